@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * x86_64 restartable-sequence add, after librseq's
+ * include/rseq/arch/x86/bits.h.
+ *
+ * The critical section reads the current CPU number from the thread's rseq
+ * area (registered by glibc >= 2.35), turns it into that CPU's stride and
+ * adds to the slot there. The add is the committing instruction: if the
+ * thread is preempted, migrated or signalled before it, the kernel restarts
+ * the sequence at the abort handler, which simply tries again. No atomic
+ * read-modify-write and no shared cacheline is written.
+ */
+#ifndef PERCPU_ARCH_X86_64_H
+#define PERCPU_ARCH_X86_64_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)) && \
+	((defined(__clang__) && __clang_major__ >= 11) || \
+	 (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
+
+#include <sys/rseq.h>
+
+#define PCPU_ARCH_HAVE_RSEQ_ADD 1
+
+/*
+ * Adds @amount to the int64_t at cpu0 + cpu * PCPU_STRIDE, cpu being the CPU
+ * this thread runs on, and returns cpu * PCPU_STRIDE; or returns -1 without
+ * adding if the thread has no registered rseq area.
+ */
+static inline long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
+{
+	long offset;
+
+retry:
+	__asm__ goto(
+		/* struct rseq_cs descriptor: version, flags, start, length, abort */
+		".pushsection __rseq_cs, \"aw\"\n\t"
+		".balign 32\n\t"
+		"3:\n\t"
+		".long 0x0, 0x0\n\t"
+		".quad 1f, 2f - 1f, 4f\n\t"
+		".popsection\n\t"
+		".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
+		".quad 3b\n\t"
+		".popsection\n\t"
+		/* arm it: rseq->rseq_cs = &descriptor */
+		"leaq 3b(%%rip), %[offset]\n\t"
+		"movq %[offset], %%fs:8(%[rseq])\n\t"
+		"1:\n\t"
+		/* rseq->cpu_id; negative when this thread is not registered */
+		"movslq %%fs:4(%[rseq]), %[offset]\n\t"
+		"testq %[offset], %[offset]\n\t"
+		"js %l[unregistered]\n\t"
+		"shlq $12, %[offset]\n\t"
+		"addq %[amount], (%[cpu0], %[offset])\n\t"
+		"2:\n\t"
+		/* abort handler, preceded by the signature glibc registered */
+		".pushsection __rseq_failure, \"ax\"\n\t"
+		".byte 0x0f, 0xb9, 0x3d\n\t"
+		".long 0x53053053\n\t"
+		"4:\n\t"
+		"jmp %l[abort]\n\t"
+		".popsection\n\t"
+		: [offset] "=&r"(offset)
+		: [rseq] "r"(__rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount)
+		: "memory", "cc"
+		: abort, unregistered);
+	return offset;
+abort:
+	goto retry;
+unregistered:
+	return -1;
+}
+
+/* The CPU number in this thread's rseq area; negative if not registered. */
+static inline int32_t pcpu_arch_rseq_cpu_id(void)
+{
+	int32_t cpu;
+
+	__asm__ __volatile__("movl %%fs:4(%[rseq]), %[cpu]"
+			     : [cpu] "=r"(cpu)
+			     : [rseq] "r"(__rseq_offset));
+	return cpu;
+}
+
+#if PCPU_STRIDE_SHIFT != 12
+#error "pcpu_arch_rseq_add hard-codes the stride shift"
+#endif
+
+#endif /* glibc >= 2.35 and asm goto with outputs */
+
+#endif /* PERCPU_ARCH_X86_64_H */

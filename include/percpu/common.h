@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Macros shared by the public percpu headers. Everything here is prefixed
+ * PCPU_/pcpu_ so that nothing leaks into the includer's namespace.
+ */
+#ifndef PERCPU_COMMON_H
+#define PERCPU_COMMON_H
+
+#if defined(PCPU_BUILDING_LIBRARY) && defined(__GNUC__)
+#define PCPU_EXPORT __attribute__((visibility("default")))
+#else
+#define PCPU_EXPORT
+#endif
+
+#if defined(__GNUC__)
+#define pcpu_likely(x) __builtin_expect(!!(x), 1)
+#define pcpu_unlikely(x) __builtin_expect(!!(x), 0)
+#else
+#define pcpu_likely(x) (x)
+#define pcpu_unlikely(x) (x)
+#endif
+
+/*
+ * Per-CPU storage: every CPU owns one stride of each arena chunk, so the
+ * copy of an object for CPU n lives n * PCPU_STRIDE bytes after the copy
+ * for CPU 0. One page, so that each CPU's stride can be bound to its NUMA
+ * node. Part of the ABI: the inline fast path computes addresses with it.
+ */
+#define PCPU_STRIDE_SHIFT 12
+#define PCPU_STRIDE (1UL << PCPU_STRIDE_SHIFT)
+
+#endif /* PERCPU_COMMON_H */

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file counter.h
+ * The native per-CPU counter with an elastic batch.
+ *
+ * Each CPU accumulates its updates in its own slot and folds them into the
+ * central value only when its pending delta passes a threshold. The
+ * threshold scales with the central value (all CPUs together hold at most
+ * 1/accuracy of it, 1/64 by default) above an absolute floor per CPU, so a
+ * large counter almost never folds and a counter near zero stays precise.
+ *
+ * Bad input. Calls that return int return 0 or a negative errno. A NULL,
+ * uninitialised (zero-filled) or destroyed counter passed to a call that
+ * cannot report an error is a programming error: in builds of the library
+ * without NDEBUG it aborts with a message naming the call; in release builds
+ * the call does nothing and returns 0 (or false). Memory that was never
+ * zeroed nor initialised cannot be told apart from a counter: don't.
+ *
+ * Concurrency. Every call may run concurrently with every other, on the
+ * same counter, from any thread, except init, destroy and set, which the
+ * caller must not overlap with other calls on the same counter (as in the
+ * kernel).
+ */
+#ifndef PERCPU_COUNTER_H
+#define PERCPU_COUNTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <percpu/common.h>
+#include <percpu/cpu.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * One counter's copy on one CPU: 16 bytes. @c value only ever accumulates
+ * (its CPU adds, nobody resets it), @c folded says how much of it is already
+ * in the central value; a fold advances @c folded with a compare-and-swap, so
+ * any thread may fold any CPU. @since 0.1
+ */
+struct pcpu_slot {
+	int64_t value;
+	int64_t folded;
+};
+
+/**
+ * A counter. The fields are private; the layout is ABI. Embed it anywhere;
+ * it must be initialised with pcpu_counter_init() or zero-filled before any
+ * other call. @since 0.1
+ */
+struct pcpu_counter {
+	/* read by every add; written only when a CPU folds */
+	int64_t count;              /**< approximate central value */
+	int64_t thresh;             /**< per-CPU fold threshold now */
+	uint64_t thresh_max;        /**< largest threshold since the last sync */
+	struct pcpu_slot *slots;    /**< CPU 0's slot; NULL when not initialised */
+	/* read and written rarely */
+	int64_t base;               /**< exact value = base + sum of slot values */
+	int64_t floor;              /**< absolute per-CPU threshold floor */
+	uint32_t accuracy;          /**< relative accuracy is 1/accuracy */
+	uint32_t flags;             /**< PCPU_COUNTER_F_* */
+	void *registry_node[2];     /**< link in the registry of live counters */
+};
+
+/** Options for pcpu_counter_init_opts(); zero means "the default". @since 0.1 */
+struct pcpu_counter_options {
+	/**
+	 * All CPUs together hold at most 1/accuracy of |value| unfolded.
+	 * 0: 64. Accepted: 1 to PCPU_COUNTER_MAX_ACCURACY.
+	 */
+	int32_t accuracy;
+	/**
+	 * Absolute per-CPU threshold floor. 0: the kernel's
+	 * max(32, 2 * online CPUs). Accepted: 0 to PCPU_COUNTER_MAX_BATCH.
+	 */
+	int64_t floor;
+	/**
+	 * Non-zero: fixed batch (the kernel's behaviour): each CPU folds when
+	 * its pending delta reaches +-batch, whatever the value. Accepted:
+	 * 0 to PCPU_COUNTER_MAX_BATCH.
+	 */
+	int64_t batch;
+};
+
+/** Largest accepted relative accuracy divisor. @since 0.1 */
+#define PCPU_COUNTER_MAX_ACCURACY (1 << 20)
+/** Largest accepted floor or fixed batch. @since 0.1 */
+#define PCPU_COUNTER_MAX_BATCH (INT64_C(1) << 40)
+
+/** Flag: fixed batch, no elastic threshold. */
+#define PCPU_COUNTER_F_FIXED 1u
+
+/**
+ * Initialises @p c to @p value with the default elastic batch.
+ * @return 0; -EINVAL if @p c is NULL; -ENOMEM if per-CPU memory could not
+ *         be allocated (then @p c is left uninitialised: destroy is a no-op).
+ * @since 0.1
+ */
+PCPU_EXPORT int pcpu_counter_init(struct pcpu_counter *c, int64_t value);
+
+/**
+ * Initialises @p c with options; @p opts NULL means all defaults.
+ * @return 0; -EINVAL for NULL @p c or an option out of its accepted range
+ *         (negative, or above its maximum); -ENOMEM as pcpu_counter_init().
+ * @since 0.1
+ */
+PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
+				       const struct pcpu_counter_options *opts);
+
+/**
+ * Initialises the @p n counters of the array @p c to @p value; all or none.
+ * @return 0; -EINVAL for NULL @p c or @p n == 0; -ENOMEM (then none is
+ *         initialised). @since 0.1
+ */
+PCPU_EXPORT int pcpu_counter_init_many(struct pcpu_counter *c, int64_t value, unsigned int n);
+
+/**
+ * Destroys the @p n counters of the array @p c, waiting for one grace
+ * period for all of them. Idempotent per counter; NULL or 0 does nothing.
+ * @since 0.1
+ */
+PCPU_EXPORT void pcpu_counter_destroy_many(struct pcpu_counter *c, unsigned int n);
+
+/**
+ * Releases the per-CPU memory of @p c. Idempotent: destroying a destroyed,
+ * zero-filled or failed-to-initialise counter does nothing; NULL does
+ * nothing. Waits for an RCU grace period (the registry may be walking it).
+ * @since 0.1
+ */
+PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c);
+
+/** True if @p c is initialised and not destroyed. @since 0.1 */
+static inline bool pcpu_counter_initialized(const struct pcpu_counter *c)
+{
+	return c && __atomic_load_n(&c->slots, __ATOMIC_RELAXED) != NULL;
+}
+
+/* Out-of-line slow paths of the inline calls; not for direct use. */
+PCPU_EXPORT void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount);
+PCPU_EXPORT void pcpu_counter_fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot,
+					int64_t thresh);
+PCPU_EXPORT void pcpu_counter_raise_bound(struct pcpu_counter *c, int64_t thresh);
+
+static inline void pcpu_counter_add_thresh(struct pcpu_counter *c, int64_t amount,
+					   const int64_t *thresh)
+{
+	struct pcpu_slot *slot;
+	int64_t pending, limit;
+
+	if (pcpu_unlikely(c == NULL || c->slots == NULL)) {
+		pcpu_counter_add_central(c, amount); /* reports the misuse */
+		return;
+	}
+	slot = (struct pcpu_slot *)(void *)pcpu_this_cpu_add(&c->slots->value, amount);
+	if (pcpu_unlikely(slot == NULL)) {
+		pcpu_counter_add_central(c, amount);
+		return;
+	}
+	pending = (int64_t)((uint64_t)__atomic_load_n(&slot->value, __ATOMIC_RELAXED) -
+			    (uint64_t)__atomic_load_n(&slot->folded, __ATOMIC_RELAXED));
+	limit = thresh ? *thresh : __atomic_load_n(&c->thresh, __ATOMIC_RELAXED);
+	/* pending outside [-limit, limit], in one comparison */
+	if (pcpu_unlikely((uint64_t)pending + (uint64_t)limit > 2 * (uint64_t)limit))
+		pcpu_counter_fold_slot(c, slot, limit);
+}
+
+/**
+ * Adds @p amount (any sign) to @p c. Inline fast path: one add to this CPU's
+ * slot, then a comparison with the threshold; folds only past it.
+ * @since 0.1
+ */
+static inline void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
+{
+	pcpu_counter_add_thresh(c, amount, (const int64_t *)0);
+}
+
+/**
+ * Adds @p amount folding at the caller's fixed @p batch instead of the
+ * counter's threshold (the kernel's percpu_counter_add_batch()): this CPU
+ * folds when its pending delta reaches +-batch; batch <= 0 folds every add.
+ * error_bound() grows to cover the batch. @since 0.1
+ */
+static inline void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount,
+					  int64_t batch)
+{
+	int64_t thresh = batch > 0 ? batch - 1 : 0;
+
+	if (thresh > PCPU_COUNTER_MAX_BATCH)
+		thresh = PCPU_COUNTER_MAX_BATCH;
+	if (pcpu_unlikely(c && (uint64_t)thresh > __atomic_load_n(&c->thresh_max, __ATOMIC_RELAXED)))
+		pcpu_counter_raise_bound(c, thresh);
+	pcpu_counter_add_thresh(c, amount, &thresh);
+}
+
+/**
+ * The approximate value: one load. |read - exact| <= pcpu_counter_error_bound()
+ * whenever no update is in flight. @since 0.1
+ */
+static inline int64_t pcpu_counter_read(const struct pcpu_counter *c)
+{
+	return c ? __atomic_load_n(&c->count, __ATOMIC_RELAXED) : 0;
+}
+
+/**
+ * A bound that is always true at quiescence: |read - exact| <= error_bound.
+ * It is the number of possible CPUs times the largest threshold in force
+ * since the counter was set or last synced. O(1). @since 0.1
+ */
+PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c);
+
+/**
+ * The exact value: the base plus every CPU's slot, read-only, O(CPUs).
+ * Exact at quiescence; while updates run it returns a value between the
+ * total of updates completed before the call and that of updates started
+ * before it returned, and never counts a fold twice or misses one.
+ * @since 0.1
+ */
+PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c);
+
+/**
+ * Returns read() when error_bound() <= @p delta; otherwise folds every
+ * CPU's pending delta into the central value and returns it. Either way the
+ * result is within @p delta of exact, and so is read() afterwards until the
+ * next update. @since 0.1
+ */
+PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta);
+
+/**
+ * Compares the value of @p c with @p rhs: -1, 0 or 1. Answers from read()
+ * when the error bound cannot straddle @p rhs; reads precisely otherwise.
+ * @since 0.1
+ */
+PCPU_EXPORT int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs);
+
+/**
+ * Adds @p amount only if the result stays within @p limit: at most @p limit
+ * for a positive amount, at least @p limit for a negative one (the kernel's
+ * percpu_counter_limited_add()). Concurrent limited adds never take the
+ * counter past @p limit (plain adds are not limited). An amount of 0
+ * returns true. @return whether it added. @since 0.1
+ */
+PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit, int64_t amount);
+
+/**
+ * Sets the value of @p c: every CPU's pending delta is dropped. Must not run
+ * concurrently with other calls on @p c. @since 0.1
+ */
+PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value);
+
+/**
+ * Folds the calling CPU's pending delta into the central value (the
+ * kernel's percpu_counter_sync()). @since 0.1
+ */
+PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERCPU_COUNTER_H */

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CPU layer: which CPU a thread runs on, and "add to this CPU's copy".
+ *
+ * A process uses one of two update paths, chosen once, at the first counter
+ * initialisation, and never mixed: the restartable-sequence path (a plain
+ * add, x86_64 with glibc >= 2.35 rseq) or the atomic path (sched_getcpu()
+ * and an atomic add). Mixing them would let a plain rseq add on one CPU erase
+ * an atomic add from a thread that believes it runs there. Setting the
+ * environment variable PCPU_FORCE_FALLBACK=1 forces the atomic path.
+ */
+#ifndef PERCPU_CPU_H
+#define PERCPU_CPU_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include <percpu/common.h>
+#include <percpu/arch.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The update paths. @since 0.1 */
+enum pcpu_cpu_mode {
+	PCPU_CPU_UNSET = 0, /**< no counter initialised yet */
+	PCPU_CPU_RSEQ = 1, /**< restartable sequences, plain adds */
+	PCPU_CPU_ATOMIC = 2, /**< sched_getcpu() and atomic adds */
+};
+
+/** The process's update path; read-only for callers. @since 0.1 */
+extern PCPU_EXPORT int pcpu_cpu_mode_current;
+
+/**
+ * Chooses the update path if not chosen yet and returns it. Called by every
+ * initialiser; safe from any thread. @since 0.1
+ */
+PCPU_EXPORT enum pcpu_cpu_mode pcpu_cpu_setup(void);
+
+/** The CPU the caller runs on (sched_getcpu()), or -1. @since 0.1 */
+PCPU_EXPORT int pcpu_cpu_current(void);
+
+/**
+ * Number of possible CPUs: every per-CPU object has this many copies, and
+ * every CPU number a thread can see is below it. @since 0.1
+ */
+PCPU_EXPORT unsigned int pcpu_cpu_possible(void);
+
+/** Number of online CPUs when the library was set up. @since 0.1 */
+PCPU_EXPORT unsigned int pcpu_cpu_online(void);
+
+/**
+ * Adds @amount to this CPU's copy of the int64_t whose CPU-0 copy is @cpu0,
+ * and returns the address of the copy it added to; NULL if it could not
+ * (the thread has no CPU number), in which case nothing was added.
+ */
+static inline int64_t *pcpu_this_cpu_add(int64_t *cpu0, int64_t amount)
+{
+	int cpu;
+	int64_t *copy;
+
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	if (pcpu_likely(pcpu_cpu_mode_current == PCPU_CPU_RSEQ)) {
+		long offset = pcpu_arch_rseq_add(cpu0, amount);
+
+		if (pcpu_unlikely(offset < 0))
+			return NULL;
+		return (int64_t *)(void *)((char *)cpu0 + offset);
+	}
+#endif
+	cpu = pcpu_cpu_current();
+	if (pcpu_unlikely(cpu < 0))
+		return NULL;
+	copy = (int64_t *)(void *)((char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT));
+	__atomic_fetch_add(copy, amount, __ATOMIC_SEQ_CST);
+	return copy;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERCPU_CPU_H */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-CPU arena: chunks of possible-CPUs x PCPU_STRIDE bytes, CPU n
+ * owning bytes [n * PCPU_STRIDE, (n + 1) * PCPU_STRIDE) of each chunk, so an
+ * object's copy for CPU n is n * PCPU_STRIDE after its copy for CPU 0, CPUs
+ * never share a cacheline, and an object costs its size per CPU, not a line.
+ */
+#ifndef PCPU_LIB_ARENA_H
+#define PCPU_LIB_ARENA_H
+
+#include <stddef.h>
+
+/* Allocation granule: every object starts on a 16-byte boundary. */
+#define PCPU_ARENA_UNIT 16
+
+/*
+ * Allocates @size bytes (1 to PCPU_STRIDE) on every possible CPU, zeroed,
+ * and returns the CPU-0 copy; NULL with errno ENOMEM or EINVAL.
+ */
+void *pcpu_arena_alloc(size_t size);
+
+/* Frees what pcpu_arena_alloc(@size) returned. NULL does nothing. */
+void pcpu_arena_free(void *cpu0, size_t size);
+
+/*
+ * Testing hook: after @successes more successful allocations, every
+ * allocation fails with ENOMEM; a negative value turns failures off.
+ */
+void pcpu_arena_fail_after(long successes);
+
+#endif /* PCPU_LIB_ARENA_H */

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CPU layer: CPU counts, the current CPU, and the choice between the
+ * restartable-sequence and atomic update paths (see <percpu/cpu.h>).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <percpu/cpu.h>
+
+#include "misuse.h"
+
+PCPU_EXPORT int pcpu_cpu_mode_current = PCPU_CPU_UNSET;
+
+static unsigned int nr_possible;
+static unsigned int nr_online;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+
+/* Highest CPU number in a sysfs CPU list such as "0-3,8-11", plus one. */
+static unsigned int parse_cpu_list_end(const char *list)
+{
+	unsigned int end = 0;
+	const char *p = list;
+
+	while (*p) {
+		char *next;
+		unsigned long lo = strtoul(p, &next, 10), hi = lo;
+
+		if (next == p)
+			break;
+		if (*next == '-')
+			hi = strtoul(next + 1, &next, 10);
+		if (hi + 1 > end)
+			end = (unsigned int)hi + 1;
+		p = *next == ',' ? next + 1 : next;
+		if (*p == '\n')
+			break;
+	}
+	return end;
+}
+
+static unsigned int read_possible_cpus(void)
+{
+	char buf[4096] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int n = 0;
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			n = parse_cpu_list_end(buf);
+		fclose(f);
+	}
+	if (conf > 0 && (unsigned long)conf > n)
+		n = (unsigned int)conf;
+	return n ? n : 1;
+}
+
+static enum pcpu_cpu_mode choose_mode(void)
+{
+	const char *force = getenv("PCPU_FORCE_FALLBACK");
+
+	if (force && *force && strcmp(force, "0") != 0)
+		return PCPU_CPU_ATOMIC;
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	if (__rseq_size > 0 && pcpu_arch_rseq_cpu_id() >= 0)
+		return PCPU_CPU_RSEQ;
+#endif
+	return PCPU_CPU_ATOMIC;
+}
+
+static void setup(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	nr_possible = read_possible_cpus();
+	nr_online = online > 0 ? (unsigned int)online : 1;
+	if (nr_online > nr_possible)
+		nr_online = nr_possible;
+	__atomic_store_n(&pcpu_cpu_mode_current, choose_mode(), __ATOMIC_RELEASE);
+}
+
+PCPU_EXPORT enum pcpu_cpu_mode pcpu_cpu_setup(void)
+{
+	pthread_once(&setup_once, setup);
+	return (enum pcpu_cpu_mode)pcpu_cpu_mode_current;
+}
+
+PCPU_EXPORT int pcpu_cpu_current(void)
+{
+	int cpu = sched_getcpu();
+
+	/* a CPU number the arena has no stride for must never be used */
+	if (cpu < 0 || (unsigned int)cpu >= nr_possible)
+		return -1;
+	return cpu;
+}
+
+PCPU_EXPORT unsigned int pcpu_cpu_possible(void)
+{
+	pcpu_cpu_setup();
+	return nr_possible;
+}
+
+PCPU_EXPORT unsigned int pcpu_cpu_online(void)
+{
+	pcpu_cpu_setup();
+	return nr_online;
+}
+
+void pcpu_misuse_abort(const char *call, const char *what)
+{
+	fprintf(stderr, "percpu: %s: %s\n", call, what);
+	abort();
+}
