@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The hard cases of the update path, each with an exact oracle: threads
+ * that migrate every few adds, more threads than CPUs, signal handlers that
+ * add while the interrupted thread is mid-add, threads that exit with
+ * unfolded deltas, and fork in the middle of a run. Run with the rseq path
+ * (default), with PCPU_FORCE_FALLBACK=1 (meson test --setup fallback) and
+ * under valgrind (which has no rseq, so it also takes the fallback).
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <percpu/counter.h>
+#include <percpu/registry.h>
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#include <sys/rseq.h>
+#define HAVE_GLIBC_RSEQ 1
+#endif
+
+static struct pcpu_counter counter;
+
+static void setup(void)
+{
+	cr_assert_eq(pcpu_counter_init(&counter, 0), 0);
+}
+
+static void teardown(void)
+{
+	pcpu_counter_destroy(&counter);
+}
+
+TestSuite(rseq, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Scale the work down under valgrind, which serialises threads. */
+static long iterations(long normal)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	if (getenv("PCPU_TEST_SMALL") || (preload && strstr(preload, "valgrind")))
+		return normal / 20;
+	return normal;
+}
+
+static unsigned int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+static void assert_exact_and_bounded(struct pcpu_counter *c, int64_t tally)
+{
+	int64_t read = pcpu_counter_read(c);
+	uint64_t diff = read > tally ? (uint64_t)read - (uint64_t)tally
+				     : (uint64_t)tally - (uint64_t)read;
+
+	cr_assert_eq(pcpu_counter_sum(c), tally, "sum %lld != tally %lld",
+		     (long long)pcpu_counter_sum(c), (long long)tally);
+	cr_assert_leq(diff, pcpu_counter_error_bound(c), "|read %lld - tally %lld| > bound %llu",
+		      (long long)read, (long long)tally,
+		      (unsigned long long)pcpu_counter_error_bound(c));
+}
+
+Test(rseq, update_path_is_the_one_the_environment_asks_for)
+{
+	const char *force = getenv("PCPU_FORCE_FALLBACK");
+	bool forced = force && *force && strcmp(force, "0") != 0;
+
+	if (forced) {
+		cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
+		return;
+	}
+#if PCPU_ARCH_HAVE_RSEQ_ADD && defined(HAVE_GLIBC_RSEQ)
+	if (__rseq_size > 0)
+		cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_RSEQ, "rseq is registered but not used");
+	else
+		cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
+#else
+	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
+#endif
+}
+
+/* Deterministic per-thread pseudo-random signed amounts. */
+static int64_t next_amount(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (int64_t)((*state >> 33) % 2001) - 1000;
+}
+
+struct worker {
+	pthread_t thread;
+	uint64_t seed;
+	long adds;
+	int migrate_every; /* 0: never */
+	int64_t tally;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	unsigned int cpus = online_cpus();
+
+	for (long i = 0; i < w->adds; i++) {
+		int64_t a = next_amount(&w->seed);
+
+		if (w->migrate_every && i % w->migrate_every == 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET((unsigned int)(w->seed >> 40) % cpus, &set);
+			sched_setaffinity(0, sizeof(set), &set); /* may fail: CPU offline */
+		}
+		pcpu_counter_add(&counter, a);
+		w->tally += a;
+	}
+	return NULL;
+}
+
+static int64_t run_workers(int nthreads, long adds, int migrate_every)
+{
+	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
+	int64_t tally = 0;
+
+	cr_assert_not_null(w);
+	for (int i = 0; i < nthreads; i++) {
+		w[i] = (struct worker){ .seed = (uint64_t)i * 7919 + 1, .adds = adds,
+					.migrate_every = migrate_every };
+		cr_assert_eq(pthread_create(&w[i].thread, NULL, work, &w[i]), 0);
+	}
+	for (int i = 0; i < nthreads; i++) {
+		pthread_join(w[i].thread, NULL);
+		tally += w[i].tally;
+	}
+	free(w);
+	return tally;
+}
+
+Test(rseq, nothing_lost_when_threads_migrate_every_few_adds)
+{
+	int64_t tally = run_workers(4, iterations(40000), 3);
+
+	assert_exact_and_bounded(&counter, tally);
+}
+
+Test(rseq, nothing_lost_with_eight_times_more_threads_than_cpus)
+{
+	int64_t tally = run_workers(8 * (int)online_cpus(), iterations(100000), 0);
+
+	assert_exact_and_bounded(&counter, tally);
+}
+
+/* Signals: the handler adds while the thread it interrupted may be mid-add. */
+static atomic_long handler_adds;
+static atomic_bool stop_signalling;
+
+static void add_in_handler(int sig)
+{
+	(void)sig;
+	pcpu_counter_add(&counter, 1000003);
+	atomic_fetch_add(&handler_adds, 1);
+}
+
+static void *signal_sender(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+
+	while (!atomic_load(&stop_signalling)) {
+		pthread_kill(target, SIGUSR1);
+		sched_yield();
+	}
+	return NULL;
+}
+
+Test(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
+{
+	struct sigaction sa = { .sa_handler = add_in_handler };
+	pthread_t self = pthread_self(), sender;
+	long adds = iterations(3000000);
+	int64_t tally = 0;
+
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	cr_assert_eq(pthread_create(&sender, NULL, signal_sender, &self), 0);
+	for (long i = 0; i < adds; i++) {
+		pcpu_counter_add(&counter, 1);
+		tally++;
+	}
+	atomic_store(&stop_signalling, true);
+	pthread_join(sender, NULL);
+	signal(SIGUSR1, SIG_IGN);
+	cr_assert_gt(atomic_load(&handler_adds), 0, "no signal arrived: the test proved nothing");
+	assert_exact_and_bounded(&counter, tally + 1000003 * atomic_load(&handler_adds));
+}
+
+/* Threads that exit holding unfolded deltas: nothing is per thread. */
+static void *add_a_little_and_exit(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 5; i++)
+		pcpu_counter_add(&counter, 3);
+	return NULL;
+}
+
+Test(rseq, deltas_of_exited_threads_are_kept)
+{
+	enum { THREADS = 64 };
+	pthread_t t[THREADS];
+
+	for (int i = 0; i < THREADS; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, add_a_little_and_exit, NULL), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	assert_exact_and_bounded(&counter, THREADS * 5 * 3);
+	pcpu_registry_fold_all();
+	cr_assert_eq(pcpu_counter_read(&counter), THREADS * 5 * 3,
+		     "after a fold of every CPU, read must be exact");
+}
+
+/* fork() while writers run: parent and child each keep exact counts. */
+static atomic_llong started, completed;
+static atomic_bool stop_writers;
+
+static void *positive_writer(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop_writers)) {
+		atomic_fetch_add(&started, 7);
+		pcpu_counter_add(&counter, 7);
+		atomic_fetch_add(&completed, 7);
+	}
+	return NULL;
+}
+
+static int child_checks(void)
+{
+	/* only this thread exists here; memory is the parent's at fork time */
+	long long lo = atomic_load(&completed), hi = atomic_load(&started);
+	int64_t at_fork = pcpu_counter_sum(&counter);
+	struct pcpu_counter fresh;
+
+	if (at_fork < lo || at_fork > hi)
+		return 10;
+	for (int i = 0; i < 100000; i++)
+		pcpu_counter_add(&counter, 5);
+	if (pcpu_counter_sum(&counter) != at_fork + 500000)
+		return 11;
+	/* locks taken by parent threads must not be held here */
+	if (pcpu_counter_sync_if_delta_above(&counter, 0) != at_fork + 500000)
+		return 12;
+	if (pcpu_counter_init(&fresh, 42) != 0)
+		return 13;
+	pcpu_counter_add(&fresh, 1);
+	if (pcpu_counter_sum(&fresh) != 43)
+		return 14;
+	pcpu_counter_destroy(&fresh);
+	return 0;
+}
+
+Test(rseq, parent_and_child_keep_exact_counts_across_fork)
+{
+	enum { WRITERS = 3 };
+	pthread_t t[WRITERS];
+	int status;
+	pid_t pid;
+
+	for (int i = 0; i < WRITERS; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, positive_writer, NULL), 0);
+	while (atomic_load(&completed) < 7 * 10000)
+		sched_yield();
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(child_checks());
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	atomic_store(&stop_writers, true);
+	for (int i = 0; i < WRITERS; i++)
+		pthread_join(t[i], NULL);
+	cr_assert(WIFEXITED(status), "child died");
+	cr_assert_eq(WEXITSTATUS(status), 0, "child check %d failed", WEXITSTATUS(status));
+	assert_exact_and_bounded(&counter, atomic_load(&completed));
+}
