@@ -94,7 +94,9 @@ PCPU_EXPORT void pcpu_registry_fold_all(void)
 			(struct pcpu_counter *)(void *)((char *)pos -
 							offsetof(struct pcpu_counter, registry_node));
 
-		pcpu_counter_fold_all(c);
+		/* init stored slots last, with release: fold only what is ready */
+		if (__atomic_load_n(&c->slots, __ATOMIC_ACQUIRE))
+			pcpu_counter_fold_all(c);
 	}
 	urcu_bp_read_unlock();
 }
