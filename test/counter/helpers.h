@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the counter, registry, CPU and kernel tests: pinning the
+ * calling thread to one CPU (so that "this CPU's pending delta" means
+ * something), scaling work down under valgrind, and the bound checks that
+ * nearly every test makes.
+ */
+#ifndef PCPU_TEST_HELPERS_H
+#define PCPU_TEST_HELPERS_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <percpu/counter.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define PCPU_TEST_HAVE_VALGRIND_H 1
+#endif
+#endif
+
+/*
+ * Misuse of a call that cannot report an error: the library aborts when
+ * built without NDEBUG (test/meson.build defines PCPU_TEST_MISUSE_ABORTS
+ * then), and does nothing in release builds.
+ */
+#ifdef PCPU_TEST_MISUSE_ABORTS
+#define PCPU_TEST_MISUSE_SIGNAL SIGABRT
+#else
+#define PCPU_TEST_MISUSE_SIGNAL 0
+#endif
+
+/* True when the test runs under valgrind (or PCPU_TEST_SMALL is set). */
+static inline bool pcpu_test_small(void)
+{
+	const char *small = getenv("PCPU_TEST_SMALL");
+	const char *preload = getenv("LD_PRELOAD");
+
+	if (small && *small && strcmp(small, "0") != 0)
+		return true;
+#ifdef PCPU_TEST_HAVE_VALGRIND_H
+	if (RUNNING_ON_VALGRIND)
+		return true;
+#endif
+	return preload && strstr(preload, "vgpreload");
+}
+
+/* @normal iterations, or a fiftieth of them (at least 1) under valgrind. */
+static inline long pcpu_test_iterations(long normal)
+{
+	if (pcpu_test_small()) {
+		long n = normal / 50;
+
+		return n > 0 ? n : 1;
+	}
+	return normal;
+}
+
+/* The CPUs this thread may run on, as a list; returns how many. */
+static inline int pcpu_test_allowed_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	for (int cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpus[n++] = cpu;
+	return n;
+}
+
+/* Pins the calling thread to @cpu; returns whether it could. */
+static inline bool pcpu_test_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		return false;
+	return sched_getcpu() == cpu;
+}
+
+/* Pins the calling thread to the first CPU it may run on; returns it. */
+static inline int pcpu_test_pin_first(void)
+{
+	int cpus[1];
+
+	cr_assert_eq(pcpu_test_allowed_cpus(cpus, 1), 1, "no CPU in the affinity mask");
+	cr_assert(pcpu_test_pin(cpus[0]), "cannot pin to CPU %d", cpus[0]);
+	return cpus[0];
+}
+
+static inline uint64_t pcpu_test_distance(int64_t a, int64_t b)
+{
+	return a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
+}
+
+/* The default per-CPU floor, as the header documents it. */
+static inline int64_t pcpu_test_default_floor(void)
+{
+	int64_t online = (int64_t)pcpu_cpu_online();
+
+	return 2 * online > 32 ? 2 * online : 32;
+}
+
+/* sum is exact and read is within the error bound of it. */
+#define pcpu_test_assert_exact(c, exact)                                                  \
+	do {                                                                              \
+		int64_t pt_exact_ = (exact);                                              \
+		int64_t pt_sum_ = pcpu_counter_sum(c);                                    \
+		int64_t pt_read_ = pcpu_counter_read(c);                                  \
+		uint64_t pt_bound_ = pcpu_counter_error_bound(c);                         \
+		cr_assert_eq(pt_sum_, pt_exact_, "sum %" PRId64 " != exact %" PRId64,     \
+			     pt_sum_, pt_exact_);                                         \
+		cr_assert_leq(pcpu_test_distance(pt_read_, pt_exact_), pt_bound_,         \
+			      "|read %" PRId64 " - exact %" PRId64 "| > bound %" PRIu64,  \
+			      pt_read_, pt_exact_, pt_bound_);                            \
+	} while (0)
+
+/* Seconds since an arbitrary point, monotonic. */
+static inline double pcpu_test_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A small deterministic generator (PCG-style LCG, upper bits). */
+static inline uint64_t pcpu_test_rand(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *state >> 33;
+}
+
+#endif /* PCPU_TEST_HELPERS_H */
