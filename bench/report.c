@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/* Tables, targets, CSV and plot (see report.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "report.h"
+
+/* ---- tables ------------------------------------------------------------ */
+
+static void cell(FILE *f, const struct bench_report *r, int width, const char *text)
+{
+	if (r->markdown)
+		fprintf(f, "| %s ", text);
+	else
+		fprintf(f, "%*s", width, text);
+}
+
+static void end_row(FILE *f, const struct bench_report *r)
+{
+	fputs(r->markdown ? "|\n" : "\n", f);
+}
+
+static void header_row(FILE *f, const struct bench_report *r)
+{
+	char name[32];
+
+	if (r->markdown)
+		fprintf(f, "| workload | threads ");
+	else
+		fprintf(f, "%-12s%8s", "workload", "threads");
+	for (int i = 0; i < NR_IMPLS; i++)
+		cell(f, r, 10, impl_names[i]);
+	for (int i = 1; i < NR_IMPLS; i++) {
+		snprintf(name, sizeof(name), r->markdown ? "percpu/%s" : "/%s", impl_names[i]);
+		cell(f, r, 10, name);
+	}
+	end_row(f, r);
+	if (r->markdown) {
+		fputs("|---|--:", f);
+		for (int i = 0; i < 2 * NR_IMPLS - 1; i++)
+			fputs("|--:", f);
+		fputs("|\n", f);
+	}
+}
+
+static void point_row(FILE *f, const struct bench_report *r, const struct bench_point *p,
+		      const char *workload, const double *mops, const double *ratio)
+{
+	char text[32];
+
+	if (r->markdown)
+		fprintf(f, "| %s | %u ", workload, p->threads);
+	else
+		fprintf(f, "%-12s%8u", workload, p->threads);
+	for (int i = 0; i < NR_IMPLS; i++) {
+		snprintf(text, sizeof(text), "%.1f", mops[i]);
+		cell(f, r, 10, text);
+	}
+	for (int i = 1; i < NR_IMPLS; i++) {
+		snprintf(text, sizeof(text), "%.2fx", ratio[i]);
+		cell(f, r, 10, text);
+	}
+	end_row(f, r);
+}
+
+void report_header(FILE *f, const struct bench_report *r)
+{
+	fprintf(f, "percpu-bench: percpu update path: %s; %u online CPUs, %u possible; "
+		   "median of %u runs of %u ms; threads %s\n",
+		r->mode, r->online, r->possible, r->runs, r->duration_ms,
+		r->pinned ? "pinned" : "float");
+	for (int i = 0; i < NR_IMPLS; i++)
+		fprintf(f, "  %-7s %s\n", impl_names[i], impl_descriptions[i]);
+}
+
+void report_table(FILE *f, const struct bench_report *r)
+{
+	bool readers = false;
+
+	fprintf(f, "\nWriter throughput, Mops/s (all threads). Ratios: percpu / baseline, "
+		   "the median of the per-run ratios.\n"
+		   "An operation: one add (inc, allocfree, readers); add+compare+sub "
+		   "(commit-*).\n\n");
+	header_row(f, r);
+	for (unsigned int i = 0; i < r->nr_points; i++) {
+		const struct bench_point *p = &r->points[i];
+
+		point_row(f, r, p, workload_names[p->workload], p->mops, p->ratio);
+		readers |= p->workload == WL_READERS;
+	}
+	if (!readers)
+		return;
+	fprintf(f, "\nReader calls (read, sum, sync_if_delta_above(%lld) in turn), Mops/s, "
+		   "one reader next to that many writers.\n\n",
+		(long long)WORKLOAD_READER_DELTA);
+	header_row(f, r);
+	for (unsigned int i = 0; i < r->nr_points; i++) {
+		const struct bench_point *p = &r->points[i];
+
+		if (p->workload == WL_READERS)
+			point_row(f, r, p, "reader", p->reader_mops, p->reader_ratio);
+	}
+}
+
+void report_fastpath(FILE *f, const struct bench_report *r)
+{
+	const struct fastpath_result *fp = &r->fastpath;
+	double slot = fp->impl_ns[IMPL_THREAD];
+
+	if (!r->have_fastpath)
+		return;
+	fprintf(f, "\nSingle thread, ns of thread CPU time per add (median of %u):\n", r->runs);
+	fprintf(f, "  %-50s %6.2f ns\n", "plain ++ of a _Thread_local int64_t", fp->plain_ns);
+	for (int i = 0; i < NR_IMPLS; i++)
+		fprintf(f, "  %-50s %6.2f ns  %5.2fx plain ++  %5.2fx thread slot\n",
+			impl_descriptions[i], fp->impl_ns[i], fp->impl_ns[i] / fp->plain_ns,
+			fp->impl_ns[i] / slot);
+	fprintf(f, "  %-50s %6.2f ns  %5.2fx plain ++  %5.2fx thread slot\n",
+		"percpu through a call: bench_add_one()", fp->call_site_ns,
+		fp->call_site_ns / fp->plain_ns, fp->call_site_ns / slot);
+}
+
+/* ---- targets (issue 3) ------------------------------------------------- */
+
+static const struct bench_point *find_point(const struct bench_report *r,
+					    enum bench_workload w, unsigned int threads)
+{
+	for (unsigned int i = 0; i < r->nr_points; i++)
+		if (r->points[i].workload == w && r->points[i].threads == threads)
+			return &r->points[i];
+	return NULL;
+}
+
+/* "@w >= @target x @impl at every thread count": prints each; returns misses. */
+static unsigned int target_every(FILE *f, const struct bench_report *r, enum bench_workload w,
+				 enum bench_impl impl, double target)
+{
+	unsigned int misses = 0, seen = 0;
+
+	for (unsigned int i = 0; i < r->nr_points; i++) {
+		const struct bench_point *p = &r->points[i];
+
+		if (p->workload != w)
+			continue;
+		if (!seen++)
+			fprintf(f, "  %-11s >= %gx %-6s every thread count:", workload_names[w],
+				target, impl_names[impl]);
+		fprintf(f, " %u:%.2f%s", p->threads, p->ratio[impl],
+			p->ratio[impl] >= target ? "" : "(MISS)");
+		misses += p->ratio[impl] < target;
+	}
+	if (seen)
+		fprintf(f, "  -> %s\n", misses ? "MISSED" : "met");
+	return misses;
+}
+
+void report_targets(FILE *f, const struct bench_report *r)
+{
+	double atomic_target = r->online == 2 ? 15 : r->online == 16 ? 100 : 0;
+
+	fprintf(f, "\nTargets of issue 3 (ratios from this run):\n");
+	target_every(f, r, WL_INC, IMPL_THREAD, 0.8);
+	target_every(f, r, WL_ALLOCFREE, IMPL_THREAD, 0.8);
+	for (enum bench_workload w = WL_INC; w <= WL_ALLOCFREE; w++) {
+		const struct bench_point *p = find_point(r, w, r->online);
+
+		if (!p)
+			continue;
+		if (atomic_target > 0)
+			fprintf(f, "  %-11s >= %gx atomic at %u threads (all CPUs): %.2f -> %s\n",
+				workload_names[w], atomic_target, r->online, p->ratio[IMPL_ATOMIC],
+				p->ratio[IMPL_ATOMIC] >= atomic_target ? "met" : "MISSED");
+		else
+			fprintf(f, "  %-11s vs atomic at %u threads (all CPUs): %.2fx "
+				   "(targets exist for 2 and 16 CPUs only)\n",
+				workload_names[w], r->online, p->ratio[IMPL_ATOMIC]);
+	}
+	target_every(f, r, WL_COMMIT_FAR, IMPL_KERNEL, 1);
+	target_every(f, r, WL_COMMIT_NEAR, IMPL_ATOMIC, 1);
+}
+
+/* ---- CSV --------------------------------------------------------------- */
+
+int report_csv(const char *path, const struct bench_report *r)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "workload,threads,impl,mode,runs,duration_ms,median_mops,min_mops,max_mops,"
+		   "percpu_ratio,reader_median_mops,percpu_reader_ratio\n");
+	for (unsigned int i = 0; i < r->nr_points; i++) {
+		const struct bench_point *p = &r->points[i];
+
+		for (int impl = 0; impl < NR_IMPLS; impl++) {
+			fprintf(f, "%s,%u,%s,%s,%u,%u,%.3f,%.3f,%.3f,%.4f,", workload_names[p->workload],
+				p->threads, impl_names[impl], r->mode, r->runs, r->duration_ms,
+				p->mops[impl], p->mops_min[impl], p->mops_max[impl], p->ratio[impl]);
+			if (p->workload == WL_READERS)
+				fprintf(f, "%.4f,%.4f\n", p->reader_mops[impl], p->reader_ratio[impl]);
+			else
+				fprintf(f, ",\n");
+		}
+	}
+	if (fclose(f) != 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- plot -------------------------------------------------------------- */
+
+/* One gnuplot datablock: threads, then the four implementations. */
+static void write_block(FILE *g, const struct bench_report *r, int index, enum bench_workload w,
+			bool reader)
+{
+	fprintf(g, "$d%d << EOD\n", index);
+	for (unsigned int i = 0; i < r->nr_points; i++) {
+		const struct bench_point *p = &r->points[i];
+
+		if (p->workload != w)
+			continue;
+		fprintf(g, "%u", p->threads);
+		for (int impl = 0; impl < NR_IMPLS; impl++)
+			fprintf(g, " %.4f", reader ? p->reader_mops[impl] : p->mops[impl]);
+		fputc('\n', g);
+	}
+	fprintf(g, "EOD\n");
+}
+
+int report_plot(const char *path, const struct bench_report *r)
+{
+	FILE *g;
+	int status, panel = 0;
+	bool present[NR_WORKLOADS] = { false };
+
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "percpu-bench: gnuplot not found, no plot written (%s)\n", path);
+		return 1;
+	}
+	if (strchr(path, '\'')) {
+		fprintf(stderr, "percpu-bench: plot path may not contain a quote\n");
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < r->nr_points; i++)
+		present[r->points[i].workload] = true;
+
+	g = popen("gnuplot", "w");
+	if (!g)
+		return -errno;
+	fprintf(g, "set terminal pngcairo size 1500,950 noenhanced font ',10'\n"
+		   "set output '%s'\n", path);
+	for (int w = 0; w < NR_WORKLOADS; w++)
+		if (present[w])
+			write_block(g, r, w, (enum bench_workload)w, false);
+	if (present[WL_READERS])
+		write_block(g, r, NR_WORKLOADS, WL_READERS, true);
+	fprintf(g, "set multiplot layout 2,3 title 'percpu-bench: %s path, %u CPUs, "
+		   "median of %u x %u ms'\n"
+		   "set logscale x 2\nset logscale y 10\nset grid\nset key left bottom\n"
+		   "set xlabel 'threads'\nset ylabel 'Mops/s'\n",
+		r->mode, r->online, r->runs, r->duration_ms);
+	for (int w = 0; w <= NR_WORKLOADS; w++) {
+		bool reader = w == NR_WORKLOADS;
+
+		if (!present[reader ? WL_READERS : w])
+			continue;
+		fprintf(g, "set title '%s%s'\nplot ", workload_names[reader ? WL_READERS : w],
+			reader ? ": reader calls" : w == WL_READERS ? ": writers" : "");
+		for (int impl = 0; impl < NR_IMPLS; impl++)
+			fprintf(g, "%s$d%d using 1:%d with linespoints lw 2 title '%s'",
+				impl ? ", " : "", w, impl + 2, impl_names[impl]);
+		fputc('\n', g);
+		panel++;
+	}
+	fprintf(g, "unset multiplot\n");
+	status = pclose(g);
+	if (status == -1)
+		return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "percpu-bench: gnuplot failed, no plot written (%s)\n", path);
+		return -EIO;
+	}
+	return panel ? 0 : -EINVAL;
+}

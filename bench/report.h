@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The results of a benchmark run and their outputs: the human (or
+ * markdown) table, the targets of issue 3, CSV and a gnuplot PNG.
+ */
+#ifndef PERCPU_BENCH_REPORT_H
+#define PERCPU_BENCH_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "fastpath.h"
+#include "impls.h"
+#include "workloads.h"
+
+/* One workload at one thread count, all implementations. */
+struct bench_point {
+	enum bench_workload workload;
+	unsigned int threads; /* writers */
+	double mops[NR_IMPLS];         /* median writer Mops/s */
+	double mops_min[NR_IMPLS];
+	double mops_max[NR_IMPLS];
+	double reader_mops[NR_IMPLS];  /* readers workload: median reader Mops/s */
+	/*
+	 * percpu / implementation: the median over runs of the ratio within
+	 * each run (all implementations run back to back in every run, so a
+	 * noisy moment of a shared machine cancels out of the ratio).
+	 */
+	double ratio[NR_IMPLS];
+	double reader_ratio[NR_IMPLS];
+};
+
+struct bench_report {
+	const char *mode;       /* the update path percpu ran */
+	unsigned int online, possible;
+	unsigned int runs, duration_ms;
+	bool pinned;
+	bool markdown;          /* tables in markdown */
+	struct bench_point *points;
+	unsigned int nr_points;
+	bool have_fastpath;
+	struct fastpath_result fastpath;
+	unsigned int inexact;   /* runs whose final value was wrong */
+};
+
+void report_header(FILE *f, const struct bench_report *r);
+void report_table(FILE *f, const struct bench_report *r);
+void report_fastpath(FILE *f, const struct bench_report *r);
+void report_targets(FILE *f, const struct bench_report *r);
+
+/* 0 or a negative errno. */
+int report_csv(const char *path, const struct bench_report *r);
+
+/* 0, 1 if gnuplot is absent (a message says so), or a negative errno. */
+int report_plot(const char *path, const struct bench_report *r);
+
+#endif /* PERCPU_BENCH_REPORT_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One timed run: N threads run one workload against one implementation for
+ * a fixed duration; the run is then checked against the exact value.
+ */
+#ifndef PERCPU_BENCH_RUNNER_H
+#define PERCPU_BENCH_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "impls.h"
+#include "workloads.h"
+
+struct run_config {
+	unsigned int duration_ms;
+	bool pin; /* pin thread i to the i-th allowed CPU (modulo); else float */
+};
+
+struct run_result {
+	double writer_mops; /* writer operations, all threads, per microsecond */
+	double reader_mops; /* readers workload: reader calls per microsecond */
+	bool exact;         /* the counter's exact value matched the oracle */
+	int64_t expected, got;
+};
+
+/*
+ * Runs @w on @impl with @nr_writers writer threads (plus one reader for
+ * WL_READERS). 0 or a negative errno (the run could not be set up).
+ */
+int runner_run(enum bench_workload w, enum bench_impl impl, unsigned int nr_writers,
+	       const struct run_config *cfg, struct run_result *out);
+
+#endif /* PERCPU_BENCH_RUNNER_H */
