@@ -208,11 +208,26 @@ static const char *mode_name(enum pcpu_cpu_mode mode)
 	}
 }
 
+/* The 1-minute load average, or -1. */
+static double load_average(void)
+{
+	FILE *f = fopen("/proc/loadavg", "re");
+	double load = -1;
+
+	if (f) {
+		if (fscanf(f, "%lf", &load) != 1)
+			load = -1;
+		fclose(f);
+	}
+	return load;
+}
+
 /* Measures one point; counts inexact runs in @r. 0 or a negative errno. */
 static int measure_point(const struct options *o, struct bench_report *r, struct bench_point *p)
 {
 	static double mops[NR_IMPLS][MAX_RUNS], reader[NR_IMPLS][MAX_RUNS];
 	static double ratio[NR_IMPLS][MAX_RUNS], reader_ratio[NR_IMPLS][MAX_RUNS];
+	static double share[NR_IMPLS][MAX_RUNS];
 	struct run_config cfg = { .duration_ms = o->duration_ms, .pin = o->pin };
 
 	for (unsigned int run = 0; run < o->runs; run++) {
@@ -232,6 +247,7 @@ static int measure_point(const struct options *o, struct bench_report *r, struct
 			}
 			mops[impl][run] = res.writer_mops;
 			reader[impl][run] = res.reader_mops;
+			share[impl][run] = res.cpu_share;
 		}
 		for (int impl = 0; impl < NR_IMPLS; impl++) {
 			ratio[impl][run] = mops[IMPL_PERCPU][run] / mops[impl][run];
@@ -249,6 +265,7 @@ static int measure_point(const struct options *o, struct bench_report *r, struct
 				p->mops_max[impl] = mops[impl][run];
 		}
 		p->reader_mops[impl] = timing_median(reader[impl], o->runs);
+		p->cpu_share[impl] = timing_median(share[impl], o->runs);
 		p->ratio[impl] = timing_median(ratio[impl], o->runs);
 		p->reader_ratio[impl] = timing_median(reader_ratio[impl], o->runs);
 	}
@@ -272,6 +289,7 @@ int main(int argc, char **argv)
 	r.duration_ms = o.duration_ms;
 	r.pinned = o.pin;
 	r.markdown = o.markdown;
+	r.load_start = load_average();
 	max = o.max_threads ? o.max_threads : 2 * r.online;
 	nr_counts = thread_counts(&o, r.online, max, counts);
 	r.points = calloc((size_t)NR_WORKLOADS * nr_counts, sizeof(*r.points));
@@ -315,8 +333,8 @@ int main(int argc, char **argv)
 	report_table(stdout, &r);
 	report_fastpath(stdout, &r);
 	report_targets(stdout, &r);
-	if (r.inexact)
-		printf("\nERROR: %u runs ended with a wrong value (see stderr)\n", r.inexact);
+	r.load_end = load_average();
+	report_footer(stdout, &r);
 	fflush(stdout);
 	if (o.csv) {
 		err = report_csv(o.csv, &r);

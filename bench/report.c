@@ -36,13 +36,25 @@ static void header_row(FILE *f, const struct bench_report *r)
 		snprintf(name, sizeof(name), r->markdown ? "percpu/%s" : "/%s", impl_names[i]);
 		cell(f, r, 10, name);
 	}
+	cell(f, r, 6, "cpu%");
 	end_row(f, r);
 	if (r->markdown) {
 		fputs("|---|--:", f);
-		for (int i = 0; i < 2 * NR_IMPLS - 1; i++)
+		for (int i = 0; i < 2 * NR_IMPLS; i++)
 			fputs("|--:", f);
 		fputs("|\n", f);
 	}
+}
+
+/* The smallest CPU share any implementation got at @p. */
+static double lowest_cpu_share(const struct bench_point *p)
+{
+	double lowest = p->cpu_share[0];
+
+	for (int i = 1; i < NR_IMPLS; i++)
+		if (p->cpu_share[i] < lowest)
+			lowest = p->cpu_share[i];
+	return lowest;
 }
 
 static void point_row(FILE *f, const struct bench_report *r, const struct bench_point *p,
@@ -62,6 +74,8 @@ static void point_row(FILE *f, const struct bench_report *r, const struct bench_
 		snprintf(text, sizeof(text), "%.2fx", ratio[i]);
 		cell(f, r, 10, text);
 	}
+	snprintf(text, sizeof(text), "%.0f", 100 * lowest_cpu_share(p));
+	cell(f, r, 6, text);
 	end_row(f, r);
 }
 
@@ -73,6 +87,18 @@ void report_header(FILE *f, const struct bench_report *r)
 		r->pinned ? "pinned" : "float");
 	for (int i = 0; i < NR_IMPLS; i++)
 		fprintf(f, "  %-7s %s\n", impl_names[i], impl_descriptions[i]);
+	if (r->load_start >= 0)
+		fprintf(f, "load average at start: %.2f%s\n", r->load_start,
+			r->load_start > r->online * 0.5 ?
+				" (other work is running: expect noise, compare ratios)" : "");
+}
+
+void report_footer(FILE *f, const struct bench_report *r)
+{
+	if (r->load_end >= 0)
+		fprintf(f, "\nload average at end: %.2f\n", r->load_end);
+	if (r->inexact)
+		fprintf(f, "\nERROR: %u runs ended with a wrong value (see stderr)\n", r->inexact);
 }
 
 void report_table(FILE *f, const struct bench_report *r)
@@ -82,7 +108,9 @@ void report_table(FILE *f, const struct bench_report *r)
 	fprintf(f, "\nWriter throughput, Mops/s (all threads). Ratios: percpu / baseline, "
 		   "the median of the per-run ratios.\n"
 		   "An operation: one add (inc, allocfree, readers); add+compare+sub "
-		   "(commit-*).\n\n");
+		   "(commit-*).\n"
+		   "cpu%%: CPU time the threads got over min(threads, CPUs) x the run "
+		   "(lowest of the four); well under 100: other processes took the CPUs.\n\n");
 	header_row(f, r);
 	for (unsigned int i = 0; i < r->nr_points; i++) {
 		const struct bench_point *p = &r->points[i];
@@ -190,14 +218,15 @@ int report_csv(const char *path, const struct bench_report *r)
 	if (!f)
 		return -errno;
 	fprintf(f, "workload,threads,impl,mode,runs,duration_ms,median_mops,min_mops,max_mops,"
-		   "percpu_ratio,reader_median_mops,percpu_reader_ratio\n");
+		   "percpu_ratio,cpu_share,reader_median_mops,percpu_reader_ratio\n");
 	for (unsigned int i = 0; i < r->nr_points; i++) {
 		const struct bench_point *p = &r->points[i];
 
 		for (int impl = 0; impl < NR_IMPLS; impl++) {
-			fprintf(f, "%s,%u,%s,%s,%u,%u,%.3f,%.3f,%.3f,%.4f,", workload_names[p->workload],
-				p->threads, impl_names[impl], r->mode, r->runs, r->duration_ms,
-				p->mops[impl], p->mops_min[impl], p->mops_max[impl], p->ratio[impl]);
+			fprintf(f, "%s,%u,%s,%s,%u,%u,%.3f,%.3f,%.3f,%.4f,%.3f,",
+				workload_names[p->workload], p->threads, impl_names[impl], r->mode,
+				r->runs, r->duration_ms, p->mops[impl], p->mops_min[impl],
+				p->mops_max[impl], p->ratio[impl], p->cpu_share[impl]);
 			if (p->workload == WL_READERS)
 				fprintf(f, "%.4f,%.4f\n", p->reader_mops[impl], p->reader_ratio[impl]);
 			else

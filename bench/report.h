@@ -27,6 +27,7 @@ struct bench_point {
 	 * noisy moment of a shared machine cancels out of the ratio).
 	 */
 	double ratio[NR_IMPLS];
+	double cpu_share[NR_IMPLS];    /* median; see struct run_result */
 	double reader_ratio[NR_IMPLS];
 };
 
@@ -41,12 +42,14 @@ struct bench_report {
 	bool have_fastpath;
 	struct fastpath_result fastpath;
 	unsigned int inexact;   /* runs whose final value was wrong */
+	double load_start, load_end; /* 1-minute load average; negative: unknown */
 };
 
 void report_header(FILE *f, const struct bench_report *r);
 void report_table(FILE *f, const struct bench_report *r);
 void report_fastpath(FILE *f, const struct bench_report *r);
 void report_targets(FILE *f, const struct bench_report *r);
+void report_footer(FILE *f, const struct bench_report *r);
 
 /* 0 or a negative errno. */
 int report_csv(const char *path, const struct bench_report *r);

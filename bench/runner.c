@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runner.h"
 #include "timing.h"
@@ -28,6 +29,7 @@ struct bench_thread {
 	bool reader;
 	int cpu; /* pin to this CPU; -1: float */
 	uint64_t start_ns, end_ns;
+	uint64_t cpu_ns; /* this thread's CPU time between start and end */
 };
 
 /* The stop flag, alone in its cacheline: read by every thread. */
@@ -46,12 +48,16 @@ static void *thread_main(void *arg)
 		CPU_SET(t->cpu, &set);
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
+	uint64_t cpu_start;
+
 	pthread_barrier_wait(t->barrier);
 	t->start_ns = timing_now_ns();
+	cpu_start = timing_thread_cpu_ns();
 	if (t->reader)
 		workload_read(&t->wt);
 	else
 		workload_write(&t->wt);
+	t->cpu_ns = timing_thread_cpu_ns() - cpu_start;
 	t->end_ns = timing_now_ns();
 	return NULL;
 }
@@ -90,6 +96,8 @@ int runner_run(enum bench_workload w, enum bench_impl impl, unsigned int nr_writ
 	struct bench_thread *threads;
 	pthread_barrier_t barrier;
 	uint64_t first_start = UINT64_MAX, last_end = 0, writer_ops = 0, reader_ops = 0;
+	uint64_t cpu_ns = 0;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	int64_t net = 0;
 	double us;
 	int err;
@@ -136,6 +144,7 @@ int runner_run(enum bench_workload w, enum bench_impl impl, unsigned int nr_writ
 			first_start = t->start_ns;
 		if (t->end_ns > last_end)
 			last_end = t->end_ns;
+		cpu_ns += t->cpu_ns;
 		if (t->reader) {
 			reader_ops += t->wt.ops;
 		} else {
@@ -146,6 +155,9 @@ int runner_run(enum bench_workload w, enum bench_impl impl, unsigned int nr_writ
 	us = (double)(last_end - first_start) / 1e3;
 	out->writer_mops = (double)writer_ops / us;
 	out->reader_mops = (double)reader_ops / us;
+	out->cpu_share = (double)cpu_ns / 1e3 /
+			 (us * (double)(online > 0 && (unsigned long)online < nr_threads ?
+						(unsigned int)online : nr_threads));
 	out->expected = workload_seed(w) + net;
 	out->got = bench_counter_exact(&counter);
 	out->exact = out->expected == out->got;

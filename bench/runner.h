@@ -20,6 +20,12 @@ struct run_config {
 struct run_result {
 	double writer_mops; /* writer operations, all threads, per microsecond */
 	double reader_mops; /* readers workload: reader calls per microsecond */
+	/*
+	 * CPU time the threads got, over what they could have had: the span
+	 * times min(threads, online CPUs). Well below 1: other processes took
+	 * the CPUs, and the run measured time slicing more than the counter.
+	 */
+	double cpu_share;
 	bool exact;         /* the counter's exact value matched the oracle */
 	int64_t expected, got;
 };
