@@ -74,6 +74,73 @@ unregistered:
 	return -1;
 }
 
+/*
+ * The 32-bit sibling, for words whose low half is a value and whose high half
+ * a mark (little-endian: the value at +0, the mark at +4): adds @amount to
+ * the value of the word at cpu0 + cpu * PCPU_STRIDE unless the new value
+ * would be more than @limit (< 2^31) away from the mark, modulo 2^32. The
+ * check and the committing 32-bit store are one restartable sequence, so the
+ * value never strays further, however many threads share the CPU. Returns
+ * cpu * PCPU_STRIDE; -1 without adding if the thread has no registered rseq
+ * area; -2 without adding if the limit would be passed.
+ */
+static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+{
+	long offset;
+	uint32_t value, distance;
+
+retry:
+	__asm__ goto(
+		/* struct rseq_cs descriptor: version, flags, start, length, abort */
+		".pushsection __rseq_cs, \"aw\"\n\t"
+		".balign 32\n\t"
+		"3:\n\t"
+		".long 0x0, 0x0\n\t"
+		".quad 1f, 2f - 1f, 4f\n\t"
+		".popsection\n\t"
+		".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
+		".quad 3b\n\t"
+		".popsection\n\t"
+		/* arm it: rseq->rseq_cs = &descriptor */
+		"leaq 3b(%%rip), %[offset]\n\t"
+		"movq %[offset], %%fs:8(%[rseq])\n\t"
+		"1:\n\t"
+		/* rseq->cpu_id; negative when this thread is not registered */
+		"movslq %%fs:4(%[rseq]), %[offset]\n\t"
+		"testq %[offset], %[offset]\n\t"
+		"js %l[unregistered]\n\t"
+		"shlq $12, %[offset]\n\t"
+		/* value + amount, and its distance from the mark, plus limit */
+		"movl (%[cpu0], %[offset]), %[value]\n\t"
+		"addl %[amount], %[value]\n\t"
+		"movl %[value], %[distance]\n\t"
+		"subl 4(%[cpu0], %[offset]), %[distance]\n\t"
+		"addl %[limit], %[distance]\n\t"
+		"cmpl %[span], %[distance]\n\t"
+		"ja %l[over]\n\t"
+		"movl %[value], (%[cpu0], %[offset])\n\t"
+		"2:\n\t"
+		/* abort handler, preceded by the signature glibc registered */
+		".pushsection __rseq_failure, \"ax\"\n\t"
+		".byte 0x0f, 0xb9, 0x3d\n\t"
+		".long 0x53053053\n\t"
+		"4:\n\t"
+		"jmp %l[abort]\n\t"
+		".popsection\n\t"
+		: [offset] "=&r"(offset), [value] "=&r"(value), [distance] "=&r"(distance)
+		: [rseq] "r"(__rseq_offset), [cpu0] "r"(cpu0), [amount] "ir"(amount),
+		  [limit] "ir"(limit), [span] "ir"(2 * limit)
+		: "memory", "cc"
+		: abort, unregistered, over);
+	return offset;
+abort:
+	goto retry;
+unregistered:
+	return -1;
+over:
+	return -2;
+}
+
 /* The CPU number in this thread's rseq area; negative if not registered. */
 static inline int32_t pcpu_arch_rseq_cpu_id(void)
 {

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file stat.h
+ * Stat sets: arrays of related per-CPU counters, like the kernel's vm_stat.
+ *
+ * A stat set holds N items created from a descriptor (names, per-item
+ * relative accuracy and floor, an optional group). Each item behaves like a
+ * <percpu/counter.h> counter: adds are local to the CPU until its pending
+ * delta passes an elastic threshold, read() is one load, error_bound() is a
+ * true bound, sum() is exact. What the set adds over N counters:
+ *
+ * - Central array. The central values live in 64-byte lines (aligned, padded
+ *   to whole lines, shared with nothing else). Word 0 of each line is the
+ *   line's fold sequence, words 1-7 hold up to 7 items. Items of a group are
+ *   placed together starting on a fresh line (a group of more than 7 spans
+ *   several lines); ungrouped items are packed together in lines after the
+ *   groups, as vmstat packs all of its items (they cost nothing on the fast
+ *   path, and folds are rare); PCPU_STAT_ONE_PER_LINE gives every item a line
+ *   of its own.
+ * - Grouped-cacheline folding. When an item passes its threshold on a CPU,
+ *   that CPU's pending deltas of every item in the same central line are
+ *   folded in the same visit, so the line is taken once for all of them.
+ * - Compact per-CPU state: 8 bytes per item per CPU (a counter costs 16).
+ *   The thresholds that every add reads live in a separate read-mostly
+ *   array, not in the central lines that folders write.
+ *
+ * Per-CPU word. Each item has, per CPU, one 64-bit word: the low 32 bits
+ * are the value (only ever accumulated, modulo 2^32, by adds on that CPU),
+ * the high 32 bits the folded mark (how much of the value is already in the
+ * central value). pending = (int32_t)(value - mark). A fold moves pending
+ * into the central value with a compare-and-swap of the whole word that
+ * changes only the mark, so any thread may fold any CPU, and a stale folder
+ * can never succeed: the swap only happens if both halves are what it read.
+ *
+ * Why a 32-bit delta cannot overflow. An add goes to the CPU's word only if
+ * |amount| <= thresh / 2 and the new pending would be within +-thresh; the
+ * check and the store are one restartable sequence (or one compare-and-swap
+ * in the atomic mode), so no number of threads preempted between an add and
+ * its check can stack unchecked deltas: there is no such point. Anything
+ * else goes to the slow path, which sends the amount to the central value
+ * (int64) and folds the CPU's line. A fold leaves at most thresh / 2 pending
+ * (vmstat's overstep), and a fold that races with an add in flight leaves
+ * that add's amount plus the fold's rest: at most thresh / 2 + thresh / 2.
+ * So |pending| <= the largest threshold ever published, and thresholds are
+ * capped at PCPU_STAT_MAX_THRESH = 2^29 - 1: a pending delta stays below
+ * 2^29, far from 2^31, and error_bound() = possible CPUs * that threshold
+ * holds without exception. Amounts of any int64 size are accepted.
+ *
+ * Exact reads while folds run. A fold changes two places (a CPU's mark and
+ * the central value), so sum() and snapshot() validate against the line's
+ * fold sequence (in-flight folders and a generation), seqlock style: they
+ * never count a fold twice or miss one. If folds keep invalidating a read,
+ * the reader freezes the line: folders stop (adders that would fold send
+ * their amount to the central value instead, which keeps every bound), in-
+ * flight folds finish, and the read completes. Adds never wait.
+ *
+ * Bad input. Creation returns NULL and sets errno (EINVAL: NULL or empty
+ * descriptor, more than PCPU_STAT_MAX_ITEMS items, a NULL, empty, over-long
+ * or duplicate name, an option out of range, unknown flags; ENOMEM). An item
+ * index out of range, or a NULL set, passed to a call that cannot report an
+ * error (add, read, error_bound, sum, sync_if_delta_above, fold_all) is a
+ * programming error: in builds of the library without NDEBUG it aborts with
+ * a message naming the call; in release builds the call does nothing and
+ * returns 0. Calls that return int return 0 or a negative errno.
+ *
+ * Concurrency. Every call may run concurrently with every other on the same
+ * set, from any thread, except destroy. Only pcpu_stat_add() is
+ * async-signal-safe: a reader or folder in a signal handler may wait for a
+ * fold that the interrupted thread was doing on the same set.
+ */
+#ifndef PERCPU_STAT_H
+#define PERCPU_STAT_H
+
+#include <stdint.h>
+
+#include <percpu/common.h>
+#include <percpu/cpu.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most items in one set: 8 bytes each must fit one CPU's stride. @since 0.1 */
+#define PCPU_STAT_MAX_ITEMS 512
+/** Longest item name, in bytes, without the terminating NUL. @since 0.1 */
+#define PCPU_STAT_MAX_NAME 255
+/** Largest per-CPU threshold, and largest accepted floor. @since 0.1 */
+#define PCPU_STAT_MAX_THRESH ((1 << 29) - 1)
+/** Largest accepted relative accuracy divisor. @since 0.1 */
+#define PCPU_STAT_MAX_ACCURACY (1 << 20)
+/** Items in one central line. @since 0.1 */
+#define PCPU_STAT_LINE_ITEMS 7
+
+/** Flag: give every item a central line of its own (groups ignored). @since 0.1 */
+#define PCPU_STAT_ONE_PER_LINE 1u
+
+/** One item of a descriptor. Zero means "the default". @since 0.1 */
+struct pcpu_stat_item {
+	/** Unique, non-empty, at most PCPU_STAT_MAX_NAME bytes; copied. */
+	const char *name;
+	/**
+	 * Items with the same non-zero group share central lines (items
+	 * updated together should); 0: ungrouped.
+	 */
+	uint32_t group;
+	/** As for counters: all CPUs hold at most 1/accuracy of |value|. 0: 64. */
+	int32_t accuracy;
+	/** Per-CPU threshold floor; 0: max(32, 2 * online CPUs). */
+	int64_t floor;
+};
+
+/** A stat set's descriptor. @since 0.1 */
+struct pcpu_stat_desc {
+	const struct pcpu_stat_item *items; /**< @c nr_items items */
+	uint32_t nr_items;                  /**< 1 to PCPU_STAT_MAX_ITEMS */
+	uint32_t flags;                     /**< PCPU_STAT_* flags */
+};
+
+/**
+ * Per item, read by every add; written only when a threshold changes.
+ * Private; the layout is ABI. @since 0.1
+ */
+struct pcpu_stat_hot {
+	uint32_t slot;   /**< index of the item's word in each CPU's array */
+	uint32_t thresh; /**< per-CPU threshold now, <= PCPU_STAT_MAX_THRESH */
+};
+
+/**
+ * A stat set, created by pcpu_stat_create(). The fields are private and read
+ * by the inline add; the layout is ABI. @since 0.1
+ */
+struct pcpu_stat {
+	uint64_t *words;           /**< CPU 0's words; CPU n's are n * PCPU_STRIDE on */
+	struct pcpu_stat_hot *hot; /**< per item */
+	uint32_t nr_items;         /**< number of items */
+	uint32_t flags;            /**< the descriptor's flags */
+};
+
+/**
+ * Creates a stat set from @p desc; every value starts at 0.
+ * @return the set; NULL with errno EINVAL (see the file comment) or ENOMEM.
+ * @since 0.1
+ */
+PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc);
+
+/**
+ * Destroys @p s; NULL does nothing. Must not overlap any other call on @p s.
+ * @since 0.1
+ */
+PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *s);
+
+/* Out-of-line slow path of pcpu_stat_add(); not for direct use. */
+PCPU_EXPORT void pcpu_stat_add_slow(struct pcpu_stat *s, unsigned int item, int64_t amount);
+
+/**
+ * Adds @p amount (any sign, any size) to item @p item of @p s. Inline fast
+ * path: one restartable sequence that adds to this CPU's word if the item
+ * stays within its threshold; otherwise the amount goes to the central
+ * value and this CPU's pending deltas of the item's central line are folded
+ * in the same visit. @since 0.1
+ */
+static inline void pcpu_stat_add(struct pcpu_stat *s, unsigned int item, int64_t amount)
+{
+	const struct pcpu_stat_hot *h;
+	uint32_t limit, half;
+
+	if (pcpu_unlikely(s == NULL || item >= s->nr_items))
+		goto slow;
+	h = &s->hot[item];
+	limit = __atomic_load_n(&h->thresh, __ATOMIC_RELAXED);
+	half = limit >> 1;
+	/* |amount| <= thresh / 2, in one comparison */
+	if (pcpu_unlikely((uint64_t)amount + half > 2 * (uint64_t)half))
+		goto slow;
+	if (pcpu_likely(pcpu_this_cpu_add32(s->words + h->slot, (int32_t)amount, limit) != NULL))
+		return;
+slow:
+	pcpu_stat_add_slow(s, item, amount);
+}
+
+/**
+ * The approximate value of item @p item: one load of its central value.
+ * |read - exact| <= pcpu_stat_error_bound() whenever no update is in flight.
+ * @since 0.1
+ */
+PCPU_EXPORT int64_t pcpu_stat_read(const struct pcpu_stat *s, unsigned int item);
+
+/**
+ * A bound that is always true at quiescence: |read - exact| <= error_bound.
+ * Possible CPUs times the largest threshold of the item since creation.
+ * O(1). @since 0.1
+ */
+PCPU_EXPORT uint64_t pcpu_stat_error_bound(const struct pcpu_stat *s, unsigned int item);
+
+/**
+ * The exact value of item @p item: its central value plus every CPU's
+ * pending delta, validated against concurrent folds; O(CPUs). Exact at
+ * quiescence; while updates run it returns a value between the total of
+ * updates completed before the call and that of updates started before it
+ * returned, and never counts a fold twice or misses one. @since 0.1
+ */
+PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *s, unsigned int item);
+
+/**
+ * Returns read() when error_bound() <= @p delta; otherwise folds every
+ * CPU's pending deltas of the item's central line and returns the item's
+ * central value. Either way the result is within @p delta of exact, and so
+ * is read() afterwards until the next update. @since 0.1
+ */
+PCPU_EXPORT int64_t pcpu_stat_sync_if_delta_above(struct pcpu_stat *s, unsigned int item,
+						  uint64_t delta);
+
+/**
+ * Every item at once, in one walk over the CPUs: values[i] is what sum()
+ * would return for item i, with the same guarantees (exact at quiescence);
+ * bounds[i], if @p bounds is not NULL, is error_bound() of item i (the
+ * accuracy read() has). Each array holds pcpu_stat_count() elements.
+ * @return 0; -EINVAL if @p s or @p values is NULL. @since 0.1
+ */
+PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *s, int64_t *values, uint64_t *bounds);
+
+/**
+ * Folds every CPU's pending delta of every item into the central values,
+ * one line at a time. Afterwards, until the next update, read() is exact.
+ * @since 0.1
+ */
+PCPU_EXPORT void pcpu_stat_fold_all(struct pcpu_stat *s);
+
+/** Number of items of @p s; 0 for NULL. @since 0.1 */
+PCPU_EXPORT unsigned int pcpu_stat_count(const struct pcpu_stat *s);
+
+/**
+ * The name of item @p item, owned by @p s; NULL with errno EINVAL for a NULL
+ * set or ERANGE for an item out of range. @since 0.1
+ */
+PCPU_EXPORT const char *pcpu_stat_name(const struct pcpu_stat *s, unsigned int item);
+
+/**
+ * The index of the item named @p name.
+ * @return the index; -EINVAL for NULL arguments; -ENOENT if no item has that
+ *         name. @since 0.1
+ */
+PCPU_EXPORT int pcpu_stat_lookup(const struct pcpu_stat *s, const char *name);
+
+/**
+ * The group of item @p item, as given in the descriptor (0: ungrouped), in
+ * @p group. @return 0; -EINVAL for NULL arguments; -ERANGE for an item out
+ * of range. @since 0.1
+ */
+PCPU_EXPORT int pcpu_stat_group(const struct pcpu_stat *s, unsigned int item, uint32_t *group);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERCPU_STAT_H */
