@@ -69,6 +69,8 @@ static unsigned int seq_freezers(uint64_t s)
 /* Optimistic reads before a reader freezes the lines it still needs. */
 #define OPTIMISTIC_TRIES 4
 
+static unsigned int optimistic_tries = OPTIMISTIC_TRIES; /* a test hook may lower it */
+
 struct line {
 	uint32_t first_slot;                 /* slot of its first item; the rest follow */
 	uint32_t nr;                         /* 1 to PCPU_STAT_LINE_ITEMS */
@@ -388,7 +390,7 @@ PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 	slot = pub->hot[item].slot;
 	seq = seq_of(s, line);
 	for (unsigned int attempt = 0;; attempt++) {
-		bool frozen = attempt >= OPTIMISTIC_TRIES;
+		bool frozen = attempt >= LOAD(&optimistic_tries);
 		uint64_t before, after, total;
 
 		if (frozen) {
@@ -437,7 +439,7 @@ PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint6
 	memset(st, 0, s->nr_lines * sizeof(*st));
 	left = s->nr_lines;
 	for (unsigned int attempt = 0; left; attempt++) {
-		bool freezing = attempt >= OPTIMISTIC_TRIES;
+		bool freezing = attempt >= LOAD(&optimistic_tries);
 
 		for (uint32_t l = 0; l < s->nr_lines; l++) {
 			if (st[l].done)
@@ -846,6 +848,11 @@ unsigned int pcpu_stat_debug_line(const struct pcpu_stat *pub, unsigned int item
 unsigned int pcpu_stat_debug_nr_lines(const struct pcpu_stat *pub)
 {
 	return set_of(pub)->nr_lines;
+}
+
+void pcpu_stat_debug_optimistic_tries(unsigned int tries)
+{
+	STORE(&optimistic_tries, tries);
 }
 
 const int64_t *pcpu_stat_debug_line_words(const struct pcpu_stat *pub, unsigned int line)

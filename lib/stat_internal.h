@@ -32,4 +32,10 @@ unsigned int pcpu_stat_debug_nr_lines(const struct pcpu_stat *s);
 /* Test-only: the 8 words of central line @line (word 0: its fold sequence). */
 const int64_t *pcpu_stat_debug_line_words(const struct pcpu_stat *s, unsigned int line);
 
+/*
+ * Test-only: how many optimistic attempts sum() and snapshot() make before
+ * they freeze lines (default 4; 0: always freeze).
+ */
+void pcpu_stat_debug_optimistic_tries(unsigned int tries);
+
 #endif /* PCPU_LIB_STAT_INTERNAL_H */

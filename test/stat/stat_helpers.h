@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers for the stat-set tests: pinning the calling thread to one CPU (so
+ * that "this CPU's pending delta" means something), scaling work down under
+ * valgrind, a deterministic generator, and descriptor builders.
+ */
+#ifndef PCPU_TEST_STAT_HELPERS_H
+#define PCPU_TEST_STAT_HELPERS_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <percpu/stat.h>
+
+#include "stat_internal.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define STAT_TEST_HAVE_VALGRIND_H 1
+#endif
+#endif
+
+/*
+ * Misuse of a call that cannot report an error: the library aborts when
+ * built without NDEBUG (test/meson.build defines PCPU_TEST_MISUSE_ABORTS
+ * then) and does nothing in release builds.
+ */
+#ifdef PCPU_TEST_MISUSE_ABORTS
+#define STAT_TEST_MISUSE_SIGNAL SIGABRT
+#else
+#define STAT_TEST_MISUSE_SIGNAL 0
+#endif
+
+/* True under valgrind (or with PCPU_TEST_SMALL set): do less work. */
+static inline bool stat_test_small(void)
+{
+	const char *small = getenv("PCPU_TEST_SMALL");
+	const char *preload = getenv("LD_PRELOAD");
+
+	if (small && *small && strcmp(small, "0") != 0)
+		return true;
+#ifdef STAT_TEST_HAVE_VALGRIND_H
+	if (RUNNING_ON_VALGRIND)
+		return true;
+#endif
+	return preload && strstr(preload, "vgpreload");
+}
+
+/* @normal iterations, or a fiftieth of them (at least 1) when small. */
+static inline long stat_test_iterations(long normal)
+{
+	long n = stat_test_small() ? normal / 50 : normal;
+
+	return n > 0 ? n : 1;
+}
+
+/* Pins the calling thread to the first CPU it may run on; returns it, or -1. */
+static inline int stat_test_pin_first(void)
+{
+	cpu_set_t set, one;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) != 0)
+			return -1;
+		return sched_getcpu() == cpu ? cpu : -1;
+	}
+	return -1;
+}
+
+/* Pins, or skips the test if this machine does not let us. */
+static inline int stat_test_pin_or_skip(void)
+{
+	int cpu = stat_test_pin_first();
+
+	if (cpu < 0)
+		cr_skip_test("cannot pin the thread to a CPU");
+	return cpu;
+}
+
+static inline uint64_t stat_test_distance(int64_t a, int64_t b)
+{
+	return a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
+}
+
+/* A small deterministic generator (LCG, upper bits). */
+static inline uint64_t stat_test_rand(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *state >> 33;
+}
+
+/* Item names "item0", "item1", ... that live as long as the process. */
+static inline const char *stat_test_name(unsigned int i)
+{
+	static char names[PCPU_STAT_MAX_ITEMS + 8][16];
+
+	snprintf(names[i], sizeof(names[i]), "item%u", i);
+	return names[i];
+}
+
+/*
+ * Creates a set of @n items named item0..; item i in group groups[i] (all
+ * ungrouped if @groups is NULL) with floor @floor (0: default).
+ */
+static inline struct pcpu_stat *stat_test_create(unsigned int n, const uint32_t *groups,
+						 int64_t floor, uint32_t flags)
+{
+	struct pcpu_stat_item *items = calloc(n, sizeof(*items));
+	struct pcpu_stat_desc desc = { .items = items, .nr_items = n, .flags = flags };
+	struct pcpu_stat *s;
+
+	cr_assert_not_null(items);
+	for (unsigned int i = 0; i < n; i++) {
+		items[i].name = stat_test_name(i);
+		items[i].group = groups ? groups[i] : 0;
+		items[i].floor = floor;
+	}
+	s = pcpu_stat_create(&desc);
+	free(items);
+	cr_assert_not_null(s, "pcpu_stat_create: %s", strerror(errno));
+	return s;
+}
+
+/* Every item: sum is @exact[i], read is within error_bound of it. */
+static inline void stat_test_assert_exact(struct pcpu_stat *s, const int64_t *exact)
+{
+	for (unsigned int i = 0; i < pcpu_stat_count(s); i++) {
+		int64_t sum = pcpu_stat_sum(s, i), read = pcpu_stat_read(s, i);
+		uint64_t bound = pcpu_stat_error_bound(s, i);
+
+		cr_assert_eq(sum, exact[i], "item %u: sum %" PRId64 " != exact %" PRId64, i, sum,
+			     exact[i]);
+		cr_assert_leq(stat_test_distance(read, exact[i]), bound,
+			      "item %u: |read %" PRId64 " - exact %" PRId64 "| > bound %" PRIu64, i,
+			      read, exact[i], bound);
+	}
+}
+
+#endif /* PCPU_TEST_STAT_HELPERS_H */
