@@ -228,6 +228,7 @@ static int measure_point(const struct options *o, struct bench_report *r, struct
 	static double mops[NR_IMPLS][MAX_RUNS], reader[NR_IMPLS][MAX_RUNS];
 	static double ratio[NR_IMPLS][MAX_RUNS], reader_ratio[NR_IMPLS][MAX_RUNS];
 	static double share[NR_IMPLS][MAX_RUNS];
+	static double cpu_mops[NR_IMPLS][MAX_RUNS], cpu_ratio[NR_IMPLS][MAX_RUNS];
 	struct run_config cfg = { .duration_ms = o->duration_ms, .pin = o->pin };
 
 	for (unsigned int run = 0; run < o->runs; run++) {
@@ -248,9 +249,11 @@ static int measure_point(const struct options *o, struct bench_report *r, struct
 			mops[impl][run] = res.writer_mops;
 			reader[impl][run] = res.reader_mops;
 			share[impl][run] = res.cpu_share;
+			cpu_mops[impl][run] = res.cpu_mops;
 		}
 		for (int impl = 0; impl < NR_IMPLS; impl++) {
 			ratio[impl][run] = mops[IMPL_PERCPU][run] / mops[impl][run];
+			cpu_ratio[impl][run] = cpu_mops[IMPL_PERCPU][run] / cpu_mops[impl][run];
 			reader_ratio[impl][run] = reader[impl][run] > 0 ?
 				reader[IMPL_PERCPU][run] / reader[impl][run] : 0;
 		}
@@ -266,6 +269,8 @@ static int measure_point(const struct options *o, struct bench_report *r, struct
 		}
 		p->reader_mops[impl] = timing_median(reader[impl], o->runs);
 		p->cpu_share[impl] = timing_median(share[impl], o->runs);
+		p->cpu_mops[impl] = timing_median(cpu_mops[impl], o->runs);
+		p->cpu_ratio[impl] = timing_median(cpu_ratio[impl], o->runs);
 		p->ratio[impl] = timing_median(ratio[impl], o->runs);
 		p->reader_ratio[impl] = timing_median(reader_ratio[impl], o->runs);
 	}

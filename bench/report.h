@@ -28,6 +28,8 @@ struct bench_point {
 	 */
 	double ratio[NR_IMPLS];
 	double cpu_share[NR_IMPLS];    /* median; see struct run_result */
+	double cpu_mops[NR_IMPLS];     /* median; see struct run_result */
+	double cpu_ratio[NR_IMPLS];    /* as ratio, of cpu_mops */
 	double reader_ratio[NR_IMPLS];
 };
 

@@ -88,6 +88,11 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
+static double at_most_online(unsigned int threads, long online)
+{
+	return online > 0 && (unsigned long)online < threads ? (double)online : (double)threads;
+}
+
 int runner_run(enum bench_workload w, enum bench_impl impl, unsigned int nr_writers,
 	       const struct run_config *cfg, struct run_result *out)
 {
@@ -96,7 +101,7 @@ int runner_run(enum bench_workload w, enum bench_impl impl, unsigned int nr_writ
 	struct bench_thread *threads;
 	pthread_barrier_t barrier;
 	uint64_t first_start = UINT64_MAX, last_end = 0, writer_ops = 0, reader_ops = 0;
-	uint64_t cpu_ns = 0;
+	uint64_t cpu_ns = 0, writer_cpu_ns = 0;
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	int64_t net = 0;
 	double us;
@@ -149,15 +154,16 @@ int runner_run(enum bench_workload w, enum bench_impl impl, unsigned int nr_writ
 			reader_ops += t->wt.ops;
 		} else {
 			writer_ops += t->wt.ops;
+			writer_cpu_ns += t->cpu_ns;
 			net += t->wt.net;
 		}
 	}
 	us = (double)(last_end - first_start) / 1e3;
 	out->writer_mops = (double)writer_ops / us;
 	out->reader_mops = (double)reader_ops / us;
-	out->cpu_share = (double)cpu_ns / 1e3 /
-			 (us * (double)(online > 0 && (unsigned long)online < nr_threads ?
-						(unsigned int)online : nr_threads));
+	out->cpu_share = (double)cpu_ns / 1e3 / (us * at_most_online(nr_threads, online));
+	out->cpu_mops = writer_cpu_ns ? (double)writer_ops / ((double)writer_cpu_ns / 1e3) *
+						at_most_online(nr_writers, online) : 0;
 	out->expected = workload_seed(w) + net;
 	out->got = bench_counter_exact(&counter);
 	out->exact = out->expected == out->got;

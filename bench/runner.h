@@ -26,6 +26,14 @@ struct run_result {
 	 * the CPUs, and the run measured time slicing more than the counter.
 	 */
 	double cpu_share;
+	/*
+	 * Writer operations per microsecond of the writers' own CPU time, times
+	 * min(writers, online CPUs): the throughput had every writer had a CPU
+	 * to itself, which time slicing by other processes does not change.
+	 * It is not a lower bound for everything: a shared atomic that is time
+	 * sliced is contended less, so it looks better on this scale.
+	 */
+	double cpu_mops;
 	bool exact;         /* the counter's exact value matched the oracle */
 	int64_t expected, got;
 };
