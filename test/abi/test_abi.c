@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The layout of every structure that callers embed or that the inline fast
+ * paths read is ABI: freeze it (after wayland's egl/wayland-egl-abi-check.c).
+ * A change here is a change of soname or of version node, never silent.
+ *
+ * The checks are static assertions (the build fails), repeated at run time
+ * so that the suite shows them. The supported architectures are LP64.
+ */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <percpu/counter.h>
+#include <percpu/cpu.h>
+#include <percpu/percpu_counter.h>
+#include <percpu/registry.h>
+
+_Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is LP64");
+
+/* Every row: the member, its offset, its size. */
+#define LAYOUT(X)                                                              \
+	X(pcpu_slot, value, 0, 8)                                              \
+	X(pcpu_slot, folded, 8, 8)                                             \
+	X(pcpu_counter, count, 0, 8)                                           \
+	X(pcpu_counter, thresh, 8, 8)                                          \
+	X(pcpu_counter, thresh_max, 16, 8)                                     \
+	X(pcpu_counter, slots, 24, 8)                                          \
+	X(pcpu_counter, base, 32, 8)                                           \
+	X(pcpu_counter, floor, 40, 8)                                          \
+	X(pcpu_counter, accuracy, 48, 4)                                       \
+	X(pcpu_counter, flags, 52, 4)                                          \
+	X(pcpu_counter, registry_node, 56, 16)                                 \
+	X(pcpu_counter_options, accuracy, 0, 4)                                \
+	X(pcpu_counter_options, floor, 8, 8)                                   \
+	X(pcpu_counter_options, batch, 16, 8)                                  \
+	X(percpu_counter, pcpu, 0, 72)
+
+#define SIZES(X)                                                               \
+	X(pcpu_slot, 16, 8)                                                    \
+	X(pcpu_counter, 72, 8)                                                 \
+	X(pcpu_counter_options, 24, 8)                                         \
+	X(percpu_counter, 72, 8)
+
+#define MEMBER_OF(s, m) (((struct s *)0)->m)
+#define STATIC_MEMBER(s, m, off, size)                                         \
+	_Static_assert(offsetof(struct s, m) == (off), #s "." #m " moved");    \
+	_Static_assert(sizeof(MEMBER_OF(s, m)) == (size), #s "." #m " resized");
+#define STATIC_SIZE(s, size, align)                                            \
+	_Static_assert(sizeof(struct s) == (size), "struct " #s " resized");   \
+	_Static_assert(_Alignof(struct s) == (align), "struct " #s " realigned");
+
+LAYOUT(STATIC_MEMBER)
+SIZES(STATIC_SIZE)
+
+/* Constants that the inline code or callers' data depend on. */
+_Static_assert(PCPU_STRIDE_SHIFT == 12 && PCPU_STRIDE == 4096, "stride changed");
+_Static_assert(PCPU_COUNTER_MAX_ACCURACY == (1 << 20), "max accuracy changed");
+_Static_assert(PCPU_COUNTER_MAX_BATCH == (INT64_C(1) << 40), "max batch changed");
+_Static_assert(PCPU_COUNTER_F_FIXED == 1u, "flag changed");
+_Static_assert(PCPU_CPU_UNSET == 0 && PCPU_CPU_RSEQ == 1 && PCPU_CPU_ATOMIC == 2,
+	       "update path numbers changed");
+_Static_assert(sizeof(s64) == 8 && sizeof(s32) == 4 && sizeof(u32) == 4 &&
+		       sizeof(gfp_t) == 4,
+	       "kernel types resized");
+
+Test(abi, struct_members_keep_their_offsets_and_sizes)
+{
+#define CHECK_MEMBER(s, m, off, size)                                          \
+	cr_expect_eq(offsetof(struct s, m), (size_t)(off), #s "." #m " at %zu", \
+		     offsetof(struct s, m));                                   \
+	cr_expect_eq(sizeof(MEMBER_OF(s, m)), (size_t)(size), #s "." #m " of %zu", \
+		     sizeof(MEMBER_OF(s, m)));
+	LAYOUT(CHECK_MEMBER)
+}
+
+Test(abi, structs_keep_their_sizes_and_alignment)
+{
+#define CHECK_SIZE(s, size, align)                                             \
+	cr_expect_eq(sizeof(struct s), (size_t)(size), #s " of %zu", sizeof(struct s)); \
+	cr_expect_eq(_Alignof(struct s), (size_t)(align), #s " aligned %zu",  \
+		     _Alignof(struct s));
+	SIZES(CHECK_SIZE)
+}
+
+Test(abi, a_zero_filled_counter_is_the_uninitialised_state)
+{
+	static const struct pcpu_counter zero;
+	struct pcpu_counter c;
+
+	cr_assert_not(pcpu_counter_initialized(&zero));
+	cr_assert_eq(pcpu_counter_init(&c, 3), 0);
+	cr_assert_not_null(c.slots, "slots is what initialized() and add() test");
+	cr_assert_eq(c.count, 3, "read() loads count");
+	pcpu_counter_destroy(&c);
+	cr_assert_null(c.slots);
+}
+
+Test(abi, the_slot_of_cpu_n_is_n_strides_after_cpu_0)
+{
+	struct pcpu_counter c;
+	int64_t total = 0;
+
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	for (int i = 0; i < 1000; i++)
+		pcpu_counter_add(&c, 1);
+	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++)
+		total += ((struct pcpu_slot *)(void *)((char *)c.slots +
+						       (size_t)cpu * PCPU_STRIDE))->value;
+	cr_assert_eq(total + c.base, 1000, "the inline add and sum disagree on the layout");
+	pcpu_counter_destroy(&c);
+}
