@@ -12,12 +12,14 @@
 
 #include <percpu/counter.h>
 #include <percpu/percpu_counter.h>
+#include <percpu/stat.h>
 
 #define THREADS 3
 #define ADDS 100000
 
 static struct pcpu_counter hits;
 static struct percpu_counter free_blocks[2];
+static struct pcpu_stat *vm_stat;
 
 static void *work(void *arg)
 {
@@ -26,6 +28,8 @@ static void *work(void *arg)
 		pcpu_counter_add(&hits, 3);
 		percpu_counter_dec(&free_blocks[0]);
 		percpu_counter_add_batch(&free_blocks[1], 2, 64);
+		pcpu_stat_add(vm_stat, 0, 1);
+		pcpu_stat_add(vm_stat, 1, i % 2 ? 4096 : -4096);
 	}
 	return NULL;
 }
@@ -40,13 +44,21 @@ static void *work(void *arg)
 
 int main(void)
 {
+	static const struct pcpu_stat_item items[] = {
+		{ .name = "pgfault", .group = 1 },
+		{ .name = "bytes", .group = 1 },
+	};
+	const struct pcpu_stat_desc desc = { .items = items, .nr_items = 2 };
 	const int64_t exact = (int64_t)THREADS * ADDS * 3;
+	int64_t values[2];
+	uint64_t bounds[2];
 	pthread_t tid[THREADS];
 	uint64_t bound;
 	int64_t rd;
 
 	CHECK(pcpu_counter_init(&hits, 0) == 0);
 	CHECK(percpu_counter_init_many(free_blocks, 1000000, GFP_KERNEL, 2) == 0);
+	CHECK((vm_stat = pcpu_stat_create(&desc)) != NULL);
 	for (int i = 0; i < THREADS; i++)
 		CHECK(pthread_create(&tid[i], NULL, work, NULL) == 0);
 	for (int i = 0; i < THREADS; i++)
@@ -69,6 +81,14 @@ int main(void)
 	CHECK(percpu_counter_sum_positive(&free_blocks[1]) == 1000000 + 2 * THREADS * ADDS);
 	CHECK(percpu_counter_compare(&free_blocks[0], 0) > 0);
 	CHECK(percpu_counter_read_positive(&free_blocks[0]) > 0);
+
+	CHECK(pcpu_stat_sum(vm_stat, 0) == (int64_t)THREADS * ADDS);
+	CHECK(pcpu_stat_snapshot(vm_stat, values, bounds) == 0);
+	CHECK(values[0] == (int64_t)THREADS * ADDS && values[1] == 0);
+	CHECK(pcpu_stat_lookup(vm_stat, "bytes") == 1);
+	pcpu_stat_fold_all(vm_stat);
+	CHECK(pcpu_stat_read(vm_stat, 0) == (int64_t)THREADS * ADDS);
+	pcpu_stat_destroy(vm_stat);
 
 	percpu_counter_destroy_many(free_blocks, 2);
 	pcpu_counter_destroy(&hits);
