@@ -101,6 +101,19 @@ PCPU_EXPORT int pcpu_cpu_current(void)
 	return cpu;
 }
 
+PCPU_EXPORT int64_t *pcpu_cpu_add_atomic(int64_t *cpu0, int64_t amount)
+{
+	int cpu = pcpu_cpu_current();
+	int64_t *copy;
+
+	if (pcpu_unlikely(cpu < 0))
+		return NULL;
+	copy = (int64_t *)(void *)((char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT));
+	/* seq_cst: the threshold check that follows must see this add */
+	__atomic_fetch_add(copy, amount, __ATOMIC_SEQ_CST);
+	return copy;
+}
+
 PCPU_EXPORT unsigned int pcpu_cpu_possible(void)
 {
 	pcpu_cpu_setup();

@@ -51,72 +51,28 @@ PCPU_EXPORT unsigned int pcpu_cpu_possible(void);
 PCPU_EXPORT unsigned int pcpu_cpu_online(void);
 
 /**
+ * The atomic path of pcpu_this_cpu_add(): sched_getcpu() and an atomic add.
+ * Out of line so that the rseq fast path needs no stack frame. @since 0.1
+ */
+PCPU_EXPORT int64_t *pcpu_cpu_add_atomic(int64_t *cpu0, int64_t amount);
+
+/**
  * Adds @amount to this CPU's copy of the int64_t whose CPU-0 copy is @cpu0,
  * and returns the address of the copy it added to; NULL if it could not
  * (the thread has no CPU number), in which case nothing was added.
  */
 static inline int64_t *pcpu_this_cpu_add(int64_t *cpu0, int64_t amount)
 {
-	int cpu;
-	int64_t *copy;
-
 #if PCPU_ARCH_HAVE_RSEQ_ADD
 	if (pcpu_likely(pcpu_cpu_mode_current == PCPU_CPU_RSEQ)) {
 		long offset = pcpu_arch_rseq_add(cpu0, amount);
 
 		if (pcpu_unlikely(offset < 0))
-			return NULL;
+			return (int64_t *)0;
 		return (int64_t *)(void *)((char *)cpu0 + offset);
 	}
 #endif
-	cpu = pcpu_cpu_current();
-	if (pcpu_unlikely(cpu < 0))
-		return NULL;
-	copy = (int64_t *)(void *)((char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT));
-	__atomic_fetch_add(copy, amount, __ATOMIC_SEQ_CST);
-	return copy;
-}
-
-/**
- * The 32-bit sibling of pcpu_this_cpu_add(), for words whose low 32 bits are
- * a value and whose high 32 bits a mark: adds @amount to the value of this
- * CPU's copy of the uint64_t whose CPU-0 copy is @cpu0, unless the new value
- * would be more than @limit (below 2^31) away from the mark, modulo 2^32.
- * The check and the add are one step: a restartable sequence committed by a
- * plain 32-bit store (rseq path), or a compare-and-swap of the whole word
- * (atomic path). Returns the address of the copy it added to; NULL if it
- * added nothing (the limit would be passed, or the thread has no CPU
- * number). Other threads may change the mark, and only the mark, with a
- * compare-and-swap of the whole word, in either path.
- */
-static inline uint64_t *pcpu_this_cpu_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
-{
-	int cpu;
-	uint64_t *copy, old, word;
-
-#if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (pcpu_likely(pcpu_cpu_mode_current == PCPU_CPU_RSEQ)) {
-		long offset = pcpu_arch_rseq_add32(cpu0, amount, limit);
-
-		if (pcpu_unlikely(offset < 0))
-			return NULL;
-		return (uint64_t *)(void *)((char *)cpu0 + offset);
-	}
-#endif
-	cpu = pcpu_cpu_current();
-	if (pcpu_unlikely(cpu < 0))
-		return NULL;
-	copy = (uint64_t *)(void *)((char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT));
-	old = __atomic_load_n(copy, __ATOMIC_RELAXED);
-	do {
-		uint32_t value = (uint32_t)old + (uint32_t)amount;
-
-		if ((uint32_t)(value - (uint32_t)(old >> 32)) + limit > 2 * limit)
-			return NULL;
-		word = (old & ~(uint64_t)UINT32_MAX) | value;
-	} while (!__atomic_compare_exchange_n(copy, &old, word, 1, __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	return copy;
+	return pcpu_cpu_add_atomic(cpu0, amount);
 }
 
 #ifdef __cplusplus
