@@ -75,6 +75,39 @@ static inline int64_t *pcpu_this_cpu_add(int64_t *cpu0, int64_t amount)
 	return pcpu_cpu_add_atomic(cpu0, amount);
 }
 
+/**
+ * The atomic path of pcpu_this_cpu_add32(): sched_getcpu() and a
+ * compare-and-swap of the whole word. Out of line so that the rseq fast path
+ * needs no stack frame. @since 0.1
+ */
+PCPU_EXPORT uint64_t *pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit);
+
+/**
+ * The 32-bit sibling of pcpu_this_cpu_add(), for words whose low 32 bits are
+ * a value and whose high 32 bits a mark: adds @amount to the value of this
+ * CPU's copy of the uint64_t whose CPU-0 copy is @cpu0, unless the new value
+ * would be more than @limit (below 2^31) away from the mark, modulo 2^32.
+ * The check and the add are one step: a restartable sequence committed by a
+ * plain 32-bit store (rseq path), or a compare-and-swap of the whole word
+ * (atomic path). Returns the address of the copy it added to; NULL if it
+ * added nothing (the limit would be passed, or the thread has no CPU
+ * number). Other threads may change the mark, and only the mark, with a
+ * compare-and-swap of the whole word, in either path.
+ */
+static inline uint64_t *pcpu_this_cpu_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+{
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	if (pcpu_likely(pcpu_cpu_mode_current == PCPU_CPU_RSEQ)) {
+		long offset = pcpu_arch_rseq_add32(cpu0, amount, limit);
+
+		if (pcpu_unlikely(offset < 0))
+			return (uint64_t *)0;
+		return (uint64_t *)(void *)((char *)cpu0 + offset);
+	}
+#endif
+	return pcpu_cpu_add32_atomic(cpu0, amount, limit);
+}
+
 #ifdef __cplusplus
 }
 #endif
