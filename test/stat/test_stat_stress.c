@@ -271,7 +271,7 @@ static void run_window(bool use_snapshot, unsigned int optimistic)
 		pthread_join(w[t].thread, NULL);
 	pcpu_stat_debug_optimistic_tries(4);
 	cr_assert_eq(pcpu_stat_sum(s, 0), (int64_t)completed);
-	cr_assert_gt(checks, 10);
+	cr_assert_geq(checks, 10);
 	free(w);
 	pcpu_stat_destroy(s);
 }
@@ -436,12 +436,12 @@ static void *fork_writer_main(void *arg)
 
 Test(stat_stress, fork_while_folding_leaves_the_child_consistent)
 {
+	/* static: reachable from the forked children, whose leak check runs at _exit */
+	static struct forker_writer w[MAX_THREADS];
 	unsigned int threads = nr_threads();
 	struct pcpu_stat *s = stat_test_create(NR_ITEMS, vm_groups, 2, 0);
-	struct forker_writer *w = calloc(threads, sizeof(*w));
 	int forks = stat_test_small() ? 3 : 30;
 
-	cr_assert_not_null(w);
 	for (unsigned int t = 0; t < threads; t++) {
 		w[t] = (struct forker_writer){ .s = s };
 		cr_assert_eq(pthread_create(&w[t].thread, NULL, fork_writer_main, &w[t]), 0);
@@ -485,6 +485,5 @@ Test(stat_stress, fork_while_folding_leaves_the_child_consistent)
 	for (unsigned int l = 0; l < pcpu_stat_debug_nr_lines(s); l++)
 		cr_assert_eq((uint64_t)pcpu_stat_debug_line_words(s, l)[0] & 0xffffffffu, 0,
 			     "the parent kept a line frozen after fork");
-	free(w);
 	pcpu_stat_destroy(s);
 }
