@@ -25,7 +25,8 @@
 #include <percpu/counter.h>
 
 #if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
+#if __has_include(<valgrind/valgrind.h>) && __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
 #include <valgrind/valgrind.h>
 #define PCPU_TEST_HAVE_VALGRIND_H 1
 #endif
@@ -41,6 +42,39 @@
 #else
 #define PCPU_TEST_MISUSE_SIGNAL 0
 #endif
+
+/*
+ * Under valgrind, fails the test if memory was definitely lost. Criterion
+ * runs each test in a child process and ignores how that child exits after
+ * the test body returned (valgrind's --error-exitcode included), and with
+ * --tap it hides the child's stderr: a leak found at exit would go
+ * unnoticed. So every test checks for leaks at the end of its body.
+ */
+static inline void pcpu_test_assert_no_leaks(void)
+{
+#ifdef PCPU_TEST_HAVE_VALGRIND_H
+	unsigned long leaked = 0, dubious = 0, reachable = 0, suppressed = 0;
+
+	if (!RUNNING_ON_VALGRIND)
+		return;
+	VALGRIND_DO_LEAK_CHECK;
+	VALGRIND_COUNT_LEAKS(leaked, dubious, reachable, suppressed);
+	(void)dubious;
+	(void)reachable;
+	(void)suppressed;
+	cr_assert_eq(leaked, 0, "valgrind: %lu bytes definitely lost", leaked);
+#endif
+}
+
+/* Test(), with a leak check under valgrind after the body. */
+#define PCPU_TEST(suite, name, ...)                                             \
+	static void pcpu_test_body_##suite##_##name(void);                      \
+	Test(suite, name, ##__VA_ARGS__)                                        \
+	{                                                                       \
+		pcpu_test_body_##suite##_##name();                              \
+		pcpu_test_assert_no_leaks();                                    \
+	}                                                                       \
+	static void pcpu_test_body_##suite##_##name(void)
 
 /* True when the test runs under valgrind (or PCPU_TEST_SMALL is set). */
 static inline bool pcpu_test_small(void)

@@ -25,7 +25,7 @@ TestSuite(counter, .fini = teardown, .timeout = 30);
 
 /* ---- init, init_opts ---------------------------------------------------- */
 
-Test(counter, init_returns_zero_and_reads_the_initial_value)
+PCPU_TEST(counter, init_returns_zero_and_reads_the_initial_value)
 {
 	static const int64_t values[] = { 0, 1, -1, 12345, -GiB, GiB, INT64_MAX, INT64_MIN };
 
@@ -37,14 +37,14 @@ Test(counter, init_returns_zero_and_reads_the_initial_value)
 	}
 }
 
-Test(counter, init_makes_the_counter_initialized)
+PCPU_TEST(counter, init_makes_the_counter_initialized)
 {
 	cr_assert_not(pcpu_counter_initialized(&c));
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	cr_assert(pcpu_counter_initialized(&c));
 }
 
-Test(counter, init_overwrites_garbage)
+PCPU_TEST(counter, init_overwrites_garbage)
 {
 	memset(&c, 0xa5, sizeof(c));
 	cr_assert_eq(pcpu_counter_init(&c, 7), 0);
@@ -53,14 +53,14 @@ Test(counter, init_overwrites_garbage)
 	pcpu_test_assert_exact(&c, 12);
 }
 
-Test(counter, default_error_bound_is_possible_cpus_times_default_floor)
+PCPU_TEST(counter, default_error_bound_is_possible_cpus_times_default_floor)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	cr_assert_eq(pcpu_counter_error_bound(&c),
 		     (uint64_t)pcpu_cpu_possible() * (uint64_t)pcpu_test_default_floor());
 }
 
-Test(counter, init_opts_with_null_options_equals_init)
+PCPU_TEST(counter, init_opts_with_null_options_equals_init)
 {
 	struct pcpu_counter d;
 
@@ -71,7 +71,7 @@ Test(counter, init_opts_with_null_options_equals_init)
 	pcpu_counter_destroy(&d);
 }
 
-Test(counter, init_opts_zero_options_mean_the_defaults)
+PCPU_TEST(counter, init_opts_zero_options_mean_the_defaults)
 {
 	struct pcpu_counter_options o = { 0 };
 	struct pcpu_counter d;
@@ -85,7 +85,7 @@ Test(counter, init_opts_zero_options_mean_the_defaults)
 	}
 }
 
-Test(counter, elastic_bound_of_a_big_value_is_about_value_over_64)
+PCPU_TEST(counter, elastic_bound_of_a_big_value_is_about_value_over_64)
 {
 	static const int64_t values[] = { GiB, -GiB, 64 * GiB, -1024 * GiB, INT64_C(1) << 46 };
 	uint64_t possible = pcpu_cpu_possible();
@@ -103,7 +103,7 @@ Test(counter, elastic_bound_of_a_big_value_is_about_value_over_64)
 	}
 }
 
-Test(counter, elastic_threshold_is_capped_at_the_largest_batch)
+PCPU_TEST(counter, elastic_threshold_is_capped_at_the_largest_batch)
 {
 	cr_assert_eq(pcpu_counter_init(&c, INT64_MAX), 0);
 	cr_assert_eq(pcpu_counter_error_bound(&c),
@@ -113,7 +113,7 @@ Test(counter, elastic_threshold_is_capped_at_the_largest_batch)
 		     (uint64_t)pcpu_cpu_possible() * (uint64_t)PCPU_COUNTER_MAX_BATCH);
 }
 
-Test(counter, counter_near_zero_keeps_the_floor_bound)
+PCPU_TEST(counter, counter_near_zero_keeps_the_floor_bound)
 {
 	uint64_t floor_bound = (uint64_t)pcpu_cpu_possible() * (uint64_t)pcpu_test_default_floor();
 
@@ -125,7 +125,7 @@ Test(counter, counter_near_zero_keeps_the_floor_bound)
 	cr_assert_eq(pcpu_counter_error_bound(&c), floor_bound);
 }
 
-Test(counter, allocfree_pairs_on_a_gib_counter_never_fold)
+PCPU_TEST(counter, allocfree_pairs_on_a_gib_counter_never_fold)
 {
 	long n = pcpu_test_iterations(100000);
 
@@ -139,7 +139,7 @@ Test(counter, allocfree_pairs_on_a_gib_counter_never_fold)
 	cr_assert_eq(pcpu_counter_sum(&c), GiB);
 }
 
-Test(counter, allocfree_pairs_on_a_negative_gib_counter_never_fold)
+PCPU_TEST(counter, allocfree_pairs_on_a_negative_gib_counter_never_fold)
 {
 	long n = pcpu_test_iterations(100000);
 
@@ -152,7 +152,7 @@ Test(counter, allocfree_pairs_on_a_negative_gib_counter_never_fold)
 	cr_assert_eq(pcpu_counter_sum(&c), -GiB);
 }
 
-Test(counter, allocfree_pairs_near_zero_do_fold)
+PCPU_TEST(counter, allocfree_pairs_near_zero_do_fold)
 {
 	/* the contrast: at 0 the threshold is the floor, far below 4096 */
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
@@ -163,7 +163,7 @@ Test(counter, allocfree_pairs_near_zero_do_fold)
 	pcpu_test_assert_exact(&c, 0);
 }
 
-Test(counter, init_opts_accuracy_sets_the_relative_bound)
+PCPU_TEST(counter, init_opts_accuracy_sets_the_relative_bound)
 {
 	static const int32_t accuracies[] = { 1, 2, 16, 64, 1000, PCPU_COUNTER_MAX_ACCURACY };
 	uint64_t possible = pcpu_cpu_possible();
@@ -184,7 +184,7 @@ Test(counter, init_opts_accuracy_sets_the_relative_bound)
 	}
 }
 
-Test(counter, init_opts_floor_sets_the_absolute_bound)
+PCPU_TEST(counter, init_opts_floor_sets_the_absolute_bound)
 {
 	static const int64_t floors[] = { 1, 7, 1000, PCPU_COUNTER_MAX_BATCH };
 
@@ -198,7 +198,7 @@ Test(counter, init_opts_floor_sets_the_absolute_bound)
 	}
 }
 
-Test(counter, floor_one_at_accuracy_one_tracks_the_value)
+PCPU_TEST(counter, floor_one_at_accuracy_one_tracks_the_value)
 {
 	struct pcpu_counter_options o = { .accuracy = 1, .floor = 1 };
 
@@ -207,7 +207,7 @@ Test(counter, floor_one_at_accuracy_one_tracks_the_value)
 	cr_assert_geq(pcpu_counter_error_bound(&c), 1000000 - pcpu_cpu_possible());
 }
 
-Test(counter, fixed_batch_bound_is_possible_cpus_times_batch_minus_one)
+PCPU_TEST(counter, fixed_batch_bound_is_possible_cpus_times_batch_minus_one)
 {
 	static const int64_t batches[] = { 1, 2, 32, 100, 4096, PCPU_COUNTER_MAX_BATCH };
 	static const int64_t values[] = { 0, -5, GiB, 1024 * GiB };
@@ -225,7 +225,7 @@ Test(counter, fixed_batch_bound_is_possible_cpus_times_batch_minus_one)
 	}
 }
 
-Test(counter, fixed_batch_does_not_grow_with_the_value)
+PCPU_TEST(counter, fixed_batch_does_not_grow_with_the_value)
 {
 	struct pcpu_counter_options o = { .batch = 100 };
 
@@ -235,7 +235,7 @@ Test(counter, fixed_batch_does_not_grow_with_the_value)
 	pcpu_test_assert_exact(&c, 1024 * GiB);
 }
 
-Test(counter, fixed_batch_folds_when_pending_reaches_the_batch)
+PCPU_TEST(counter, fixed_batch_folds_when_pending_reaches_the_batch)
 {
 	struct pcpu_counter_options o = { .batch = 10 };
 
@@ -251,7 +251,7 @@ Test(counter, fixed_batch_folds_when_pending_reaches_the_batch)
 	cr_assert_eq(pcpu_counter_sum(&c), 10);
 }
 
-Test(counter, batch_one_folds_every_add)
+PCPU_TEST(counter, batch_one_folds_every_add)
 {
 	struct pcpu_counter_options o = { .batch = 1 };
 	int64_t exact = 0;
@@ -310,9 +310,10 @@ ParameterizedTest(struct bad_option *bad, counter, init_opts_rejects_every_out_o
 		     o.floor, o.batch);
 	cr_assert_not(pcpu_counter_initialized(&c));
 	cr_assert_eq(pcpu_registry_count(), live);
+	pcpu_test_assert_no_leaks();
 }
 
-Test(counter, init_opts_accepts_the_largest_options)
+PCPU_TEST(counter, init_opts_accepts_the_largest_options)
 {
 	struct pcpu_counter_options o = { .accuracy = PCPU_COUNTER_MAX_ACCURACY,
 					  .floor = PCPU_COUNTER_MAX_BATCH };
@@ -329,7 +330,7 @@ Test(counter, init_opts_accepts_the_largest_options)
 
 /* ---- init_many, destroy, destroy_many ---------------------------------- */
 
-Test(counter, init_many_initialises_every_counter_to_the_value)
+PCPU_TEST(counter, init_many_initialises_every_counter_to_the_value)
 {
 	struct pcpu_counter many[5];
 	size_t live = pcpu_registry_count();
@@ -351,13 +352,13 @@ Test(counter, init_many_initialises_every_counter_to_the_value)
 		cr_assert_not(pcpu_counter_initialized(&many[i]));
 }
 
-Test(counter, init_many_of_one_counter_works)
+PCPU_TEST(counter, init_many_of_one_counter_works)
 {
 	cr_assert_eq(pcpu_counter_init_many(&c, 9, 1), 0);
 	cr_assert_eq(pcpu_counter_sum(&c), 9);
 }
 
-Test(counter, init_many_of_more_counters_than_one_arena_chunk_holds)
+PCPU_TEST(counter, init_many_of_more_counters_than_one_arena_chunk_holds)
 {
 	/* a chunk holds PCPU_STRIDE / 16 counters: cross into a second one */
 	unsigned int n = (unsigned int)(PCPU_STRIDE / 16) + 3;
@@ -373,7 +374,7 @@ Test(counter, init_many_of_more_counters_than_one_arena_chunk_holds)
 	free(many);
 }
 
-Test(counter, destroy_makes_the_counter_uninitialized_and_zero_filled)
+PCPU_TEST(counter, destroy_makes_the_counter_uninitialized_and_zero_filled)
 {
 	static const struct pcpu_counter zero;
 
@@ -383,7 +384,7 @@ Test(counter, destroy_makes_the_counter_uninitialized_and_zero_filled)
 	cr_assert_eq(memcmp(&c, &zero, sizeof(c)), 0);
 }
 
-Test(counter, destroy_is_idempotent)
+PCPU_TEST(counter, destroy_is_idempotent)
 {
 	size_t live = pcpu_registry_count();
 
@@ -395,7 +396,7 @@ Test(counter, destroy_is_idempotent)
 	cr_assert_eq(pcpu_registry_count(), live);
 }
 
-Test(counter, destroy_of_a_zero_filled_counter_does_nothing)
+PCPU_TEST(counter, destroy_of_a_zero_filled_counter_does_nothing)
 {
 	size_t live = pcpu_registry_count();
 
@@ -405,7 +406,7 @@ Test(counter, destroy_of_a_zero_filled_counter_does_nothing)
 	cr_assert_eq(pcpu_registry_count(), live);
 }
 
-Test(counter, destroy_many_is_idempotent_per_counter)
+PCPU_TEST(counter, destroy_many_is_idempotent_per_counter)
 {
 	struct pcpu_counter many[4];
 	size_t live = pcpu_registry_count();
@@ -420,7 +421,7 @@ Test(counter, destroy_many_is_idempotent_per_counter)
 		cr_assert_not(pcpu_counter_initialized(&many[i]));
 }
 
-Test(counter, destroy_many_of_a_prefix_leaves_the_rest_live)
+PCPU_TEST(counter, destroy_many_of_a_prefix_leaves_the_rest_live)
 {
 	struct pcpu_counter many[4];
 
@@ -434,7 +435,7 @@ Test(counter, destroy_many_of_a_prefix_leaves_the_rest_live)
 	pcpu_counter_destroy_many(many, 4);
 }
 
-Test(counter, a_destroyed_counter_can_be_initialised_again)
+PCPU_TEST(counter, a_destroyed_counter_can_be_initialised_again)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 5), 0);
 	pcpu_counter_add(&c, 100);
@@ -446,7 +447,7 @@ Test(counter, a_destroyed_counter_can_be_initialised_again)
 	pcpu_test_assert_exact(&c, -4);
 }
 
-Test(counter, reused_slots_start_from_zero)
+PCPU_TEST(counter, reused_slots_start_from_zero)
 {
 	struct pcpu_counter d;
 
@@ -462,7 +463,7 @@ Test(counter, reused_slots_start_from_zero)
 
 /* ---- add, read, sum, error_bound ---------------------------------------- */
 
-Test(counter, add_of_any_sign_is_exact_in_sum)
+PCPU_TEST(counter, add_of_any_sign_is_exact_in_sum)
 {
 	int64_t exact = 0;
 	uint64_t seed = 42;
@@ -479,7 +480,7 @@ Test(counter, add_of_any_sign_is_exact_in_sum)
 	}
 }
 
-Test(counter, add_below_the_threshold_stays_pending)
+PCPU_TEST(counter, add_below_the_threshold_stays_pending)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_test_pin_first();
@@ -491,7 +492,7 @@ Test(counter, add_below_the_threshold_stays_pending)
 	cr_assert_eq(pcpu_counter_sum(&c), -pcpu_test_default_floor());
 }
 
-Test(counter, add_past_the_threshold_folds)
+PCPU_TEST(counter, add_past_the_threshold_folds)
 {
 	int64_t floor = pcpu_test_default_floor();
 
@@ -505,7 +506,7 @@ Test(counter, add_past_the_threshold_folds)
 	pcpu_test_assert_exact(&c, -2 * floor + 1);
 }
 
-Test(counter, steady_increments_fold_once_per_one_and_a_half_thresholds)
+PCPU_TEST(counter, steady_increments_fold_once_per_one_and_a_half_thresholds)
 {
 	int64_t floor = pcpu_test_default_floor(), last;
 	long changes = 0, n = 100 * floor;
@@ -529,7 +530,7 @@ Test(counter, steady_increments_fold_once_per_one_and_a_half_thresholds)
 	pcpu_test_assert_exact(&c, n);
 }
 
-Test(counter, threshold_grows_as_the_value_grows)
+PCPU_TEST(counter, threshold_grows_as_the_value_grows)
 {
 	uint64_t small, big;
 
@@ -544,7 +545,7 @@ Test(counter, threshold_grows_as_the_value_grows)
 	pcpu_test_assert_exact(&c, 64 * GiB);
 }
 
-Test(counter, error_bound_stays_true_when_the_value_shrinks)
+PCPU_TEST(counter, error_bound_stays_true_when_the_value_shrinks)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_test_pin_first();
@@ -555,7 +556,7 @@ Test(counter, error_bound_stays_true_when_the_value_shrinks)
 	pcpu_test_assert_exact(&c, GiB / 8);
 }
 
-Test(counter, extreme_amounts_are_exact_in_sum)
+PCPU_TEST(counter, extreme_amounts_are_exact_in_sum)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_counter_add(&c, INT64_MAX);
@@ -573,21 +574,21 @@ Test(counter, extreme_amounts_are_exact_in_sum)
  * so the central value overshoots the exact one by that much; next to
  * INT64_MAX (or INT64_MIN) the overshoot must not wrap around.
  */
-Test(counter, read_next_to_int64_max_stays_within_the_bound)
+PCPU_TEST(counter, read_next_to_int64_max_stays_within_the_bound)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_counter_add(&c, INT64_MAX);
 	pcpu_test_assert_exact(&c, INT64_MAX);
 }
 
-Test(counter, read_next_to_int64_min_stays_within_the_bound)
+PCPU_TEST(counter, read_next_to_int64_min_stays_within_the_bound)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_counter_add(&c, INT64_MIN);
 	pcpu_test_assert_exact(&c, INT64_MIN);
 }
 
-Test(counter, read_is_the_central_value)
+PCPU_TEST(counter, read_is_the_central_value)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 77), 0);
 	cr_assert_eq(pcpu_counter_read(&c), 77);
@@ -596,7 +597,7 @@ Test(counter, read_is_the_central_value)
 	cr_assert_eq(pcpu_counter_read(&c), 77, "a pending delta must not show in read");
 }
 
-Test(counter, sum_counts_pending_deltas_of_every_cpu)
+PCPU_TEST(counter, sum_counts_pending_deltas_of_every_cpu)
 {
 	int cpus[2];
 	struct pcpu_counter_options o = { .batch = 1000 };
@@ -615,7 +616,7 @@ Test(counter, sum_counts_pending_deltas_of_every_cpu)
 
 /* ---- add_batch ---------------------------------------------------------- */
 
-Test(counter, add_batch_does_not_fold_below_the_batch)
+PCPU_TEST(counter, add_batch_does_not_fold_below_the_batch)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_test_pin_first();
@@ -625,7 +626,7 @@ Test(counter, add_batch_does_not_fold_below_the_batch)
 	pcpu_test_assert_exact(&c, 99);
 }
 
-Test(counter, add_batch_folds_when_pending_reaches_the_batch)
+PCPU_TEST(counter, add_batch_folds_when_pending_reaches_the_batch)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_test_pin_first();
@@ -635,7 +636,7 @@ Test(counter, add_batch_folds_when_pending_reaches_the_batch)
 	pcpu_test_assert_exact(&c, 100);
 }
 
-Test(counter, add_batch_with_nonpositive_batch_folds_every_add)
+PCPU_TEST(counter, add_batch_with_nonpositive_batch_folds_every_add)
 {
 	static const int64_t batches[] = { 0, -1, INT64_MIN };
 
@@ -652,7 +653,7 @@ Test(counter, add_batch_with_nonpositive_batch_folds_every_add)
 	}
 }
 
-Test(counter, add_batch_raises_the_error_bound_to_cover_the_batch)
+PCPU_TEST(counter, add_batch_raises_the_error_bound_to_cover_the_batch)
 {
 	uint64_t possible = pcpu_cpu_possible();
 
@@ -666,7 +667,7 @@ Test(counter, add_batch_raises_the_error_bound_to_cover_the_batch)
 	pcpu_test_assert_exact(&c, 2);
 }
 
-Test(counter, add_batch_and_add_mixed_keep_read_within_the_bound)
+PCPU_TEST(counter, add_batch_and_add_mixed_keep_read_within_the_bound)
 {
 	int64_t exact = 0;
 	uint64_t seed = 7;
@@ -686,7 +687,7 @@ Test(counter, add_batch_and_add_mixed_keep_read_within_the_bound)
 
 /* ---- sync_if_delta_above ------------------------------------------------ */
 
-Test(counter, sync_with_a_delta_above_the_bound_returns_read_without_folding)
+PCPU_TEST(counter, sync_with_a_delta_above_the_bound_returns_read_without_folding)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 1000), 0);
 	pcpu_test_pin_first();
@@ -697,7 +698,7 @@ Test(counter, sync_with_a_delta_above_the_bound_returns_read_without_folding)
 	cr_assert_eq(pcpu_counter_sum(&c), 1005);
 }
 
-Test(counter, sync_with_delta_zero_returns_the_exact_value_and_read_follows)
+PCPU_TEST(counter, sync_with_delta_zero_returns_the_exact_value_and_read_follows)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 1000), 0);
 	pcpu_test_pin_first();
@@ -708,7 +709,7 @@ Test(counter, sync_with_delta_zero_returns_the_exact_value_and_read_follows)
 	cr_assert_eq(pcpu_counter_sum(&c), 988);
 }
 
-Test(counter, sync_folds_the_pending_deltas_of_every_cpu)
+PCPU_TEST(counter, sync_folds_the_pending_deltas_of_every_cpu)
 {
 	int cpus[2];
 	struct pcpu_counter_options o = { .batch = 1000 };
@@ -725,7 +726,7 @@ Test(counter, sync_folds_the_pending_deltas_of_every_cpu)
 	cr_assert_eq(pcpu_counter_read(&c), -100);
 }
 
-Test(counter, sync_result_and_later_read_are_within_delta_of_exact)
+PCPU_TEST(counter, sync_result_and_later_read_are_within_delta_of_exact)
 {
 	int64_t exact = 0;
 	uint64_t seed = 99;
@@ -751,7 +752,7 @@ static int sign(int64_t a, int64_t b)
 	return a > b ? 1 : a < b ? -1 : 0;
 }
 
-Test(counter, compare_far_from_the_value_uses_the_sign)
+PCPU_TEST(counter, compare_far_from_the_value_uses_the_sign)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 1000000), 0);
 	cr_assert_eq(pcpu_counter_compare(&c, 0), 1);
@@ -760,7 +761,7 @@ Test(counter, compare_far_from_the_value_uses_the_sign)
 	cr_assert_eq(pcpu_counter_compare(&c, INT64_MAX), -1);
 }
 
-Test(counter, compare_within_the_bound_goes_precise)
+PCPU_TEST(counter, compare_within_the_bound_goes_precise)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_test_pin_first();
@@ -775,7 +776,7 @@ Test(counter, compare_within_the_bound_goes_precise)
 	cr_assert_eq(pcpu_counter_compare(&c, -10), 0);
 }
 
-Test(counter, compare_agrees_with_the_exact_sign_for_every_rhs_near_the_value)
+PCPU_TEST(counter, compare_agrees_with_the_exact_sign_for_every_rhs_near_the_value)
 {
 	uint64_t seed = 5;
 	int64_t exact = 0;
@@ -793,7 +794,7 @@ Test(counter, compare_agrees_with_the_exact_sign_for_every_rhs_near_the_value)
 	}
 }
 
-Test(counter, compare_at_the_extremes_does_not_overflow)
+PCPU_TEST(counter, compare_at_the_extremes_does_not_overflow)
 {
 	cr_assert_eq(pcpu_counter_init(&c, INT64_MAX), 0);
 	cr_assert_eq(pcpu_counter_compare(&c, INT64_MIN), 1);
@@ -806,7 +807,7 @@ Test(counter, compare_at_the_extremes_does_not_overflow)
 
 /* ---- limited_add -------------------------------------------------------- */
 
-Test(counter, limited_add_positive_adds_up_to_the_limit_and_not_past_it)
+PCPU_TEST(counter, limited_add_positive_adds_up_to_the_limit_and_not_past_it)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	cr_assert(pcpu_counter_limited_add(&c, 10, 5));
@@ -817,7 +818,7 @@ Test(counter, limited_add_positive_adds_up_to_the_limit_and_not_past_it)
 	pcpu_test_assert_exact(&c, 10);
 }
 
-Test(counter, limited_add_negative_subtracts_down_to_the_limit_and_not_past_it)
+PCPU_TEST(counter, limited_add_negative_subtracts_down_to_the_limit_and_not_past_it)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 10), 0);
 	cr_assert(pcpu_counter_limited_add(&c, 0, -4));
@@ -829,7 +830,7 @@ Test(counter, limited_add_negative_subtracts_down_to_the_limit_and_not_past_it)
 	pcpu_test_assert_exact(&c, -100);
 }
 
-Test(counter, limited_add_of_zero_returns_true_and_changes_nothing)
+PCPU_TEST(counter, limited_add_of_zero_returns_true_and_changes_nothing)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 50), 0);
 	cr_assert(pcpu_counter_limited_add(&c, 0, 0));
@@ -837,7 +838,7 @@ Test(counter, limited_add_of_zero_returns_true_and_changes_nothing)
 	pcpu_test_assert_exact(&c, 50);
 }
 
-Test(counter, limited_add_counts_pending_deltas_near_the_limit)
+PCPU_TEST(counter, limited_add_counts_pending_deltas_near_the_limit)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_test_pin_first();
@@ -852,7 +853,7 @@ Test(counter, limited_add_counts_pending_deltas_near_the_limit)
 	pcpu_test_assert_exact(&c, -15);
 }
 
-Test(counter, limited_add_far_below_the_limit_succeeds_on_a_big_counter)
+PCPU_TEST(counter, limited_add_far_below_the_limit_succeeds_on_a_big_counter)
 {
 	cr_assert_eq(pcpu_counter_init(&c, GiB), 0);
 	for (int i = 0; i < 1000; i++)
@@ -863,7 +864,7 @@ Test(counter, limited_add_far_below_the_limit_succeeds_on_a_big_counter)
 	pcpu_test_assert_exact(&c, 2 * GiB);
 }
 
-Test(counter, limited_add_that_would_overflow_fails)
+PCPU_TEST(counter, limited_add_that_would_overflow_fails)
 {
 	cr_assert_eq(pcpu_counter_init(&c, INT64_MAX - 5), 0);
 	cr_assert_not(pcpu_counter_limited_add(&c, INT64_MAX, 10));
@@ -876,7 +877,7 @@ Test(counter, limited_add_that_would_overflow_fails)
 	pcpu_test_assert_exact(&c, INT64_MIN);
 }
 
-Test(counter, limited_add_matches_an_exact_oracle)
+PCPU_TEST(counter, limited_add_matches_an_exact_oracle)
 {
 	uint64_t seed = 11;
 	int64_t exact = 0;
@@ -902,7 +903,7 @@ Test(counter, limited_add_matches_an_exact_oracle)
 
 /* ---- set ---------------------------------------------------------------- */
 
-Test(counter, set_drops_every_pending_delta)
+PCPU_TEST(counter, set_drops_every_pending_delta)
 {
 	int cpus[2];
 	int n = pcpu_test_allowed_cpus(cpus, 2);
@@ -919,7 +920,7 @@ Test(counter, set_drops_every_pending_delta)
 	pcpu_test_assert_exact(&c, 101);
 }
 
-Test(counter, set_recomputes_the_bound_for_the_new_value)
+PCPU_TEST(counter, set_recomputes_the_bound_for_the_new_value)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_counter_set(&c, GiB);
@@ -929,7 +930,7 @@ Test(counter, set_recomputes_the_bound_for_the_new_value)
 		     (uint64_t)pcpu_cpu_possible() * (uint64_t)pcpu_test_default_floor());
 }
 
-Test(counter, set_to_the_extremes_is_exact)
+PCPU_TEST(counter, set_to_the_extremes_is_exact)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_counter_add(&c, 12345);
@@ -941,7 +942,7 @@ Test(counter, set_to_the_extremes_is_exact)
 	pcpu_test_assert_exact(&c, INT64_MIN + 5);
 }
 
-Test(counter, set_keeps_the_fixed_batch)
+PCPU_TEST(counter, set_keeps_the_fixed_batch)
 {
 	struct pcpu_counter_options o = { .batch = 50 };
 
@@ -952,7 +953,7 @@ Test(counter, set_keeps_the_fixed_batch)
 
 /* ---- fold_this_cpu ------------------------------------------------------ */
 
-Test(counter, fold_this_cpu_folds_the_calling_cpu)
+PCPU_TEST(counter, fold_this_cpu_folds_the_calling_cpu)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	pcpu_test_pin_first();
@@ -968,7 +969,7 @@ Test(counter, fold_this_cpu_folds_the_calling_cpu)
 	cr_assert_eq(pcpu_counter_sum(&c), 7);
 }
 
-Test(counter, fold_this_cpu_leaves_other_cpus_pending)
+PCPU_TEST(counter, fold_this_cpu_leaves_other_cpus_pending)
 {
 	int cpus[2];
 
@@ -986,7 +987,7 @@ Test(counter, fold_this_cpu_leaves_other_cpus_pending)
 
 /* ---- initialized -------------------------------------------------------- */
 
-Test(counter, initialized_follows_the_lifecycle)
+PCPU_TEST(counter, initialized_follows_the_lifecycle)
 {
 	static struct pcpu_counter zero;
 

@@ -67,6 +67,7 @@ static void assert_untouched(const struct pcpu_counter *p)
 		statement;                                                        \
 		assert_untouched(C);                                              \
 		cr_assert_eq(pcpu_registry_count(), live);                        \
+		pcpu_test_assert_no_leaks();                                      \
 	}
 #define MISUSE(call, statement)                                                   \
 	MISUSE_ONE(call, null, statement)                                         \
@@ -88,21 +89,21 @@ MISUSE(fold_this_cpu, pcpu_counter_fold_this_cpu(C))
 
 /* ---- bad input that is not misuse -------------------------------------- */
 
-Test(counter_badinput, read_of_null_or_zero_filled_counter_returns_zero)
+PCPU_TEST(counter_badinput, read_of_null_or_zero_filled_counter_returns_zero)
 {
 	cr_assert_eq(pcpu_counter_read(NULL), 0);
 	cr_assert_eq(pcpu_counter_read(zero_filled_counter()), 0);
 	cr_assert_eq(pcpu_counter_read(destroyed_counter()), 0);
 }
 
-Test(counter_badinput, initialized_is_false_for_null_zero_filled_and_destroyed)
+PCPU_TEST(counter_badinput, initialized_is_false_for_null_zero_filled_and_destroyed)
 {
 	cr_assert_not(pcpu_counter_initialized(NULL));
 	cr_assert_not(pcpu_counter_initialized(zero_filled_counter()));
 	cr_assert_not(pcpu_counter_initialized(destroyed_counter()));
 }
 
-Test(counter_badinput, init_of_null_returns_einval)
+PCPU_TEST(counter_badinput, init_of_null_returns_einval)
 {
 	struct pcpu_counter_options o = { .batch = 10 };
 	size_t live = pcpu_registry_count();
@@ -114,7 +115,7 @@ Test(counter_badinput, init_of_null_returns_einval)
 	cr_assert_eq(pcpu_registry_count(), live);
 }
 
-Test(counter_badinput, init_many_of_zero_counters_returns_einval_and_touches_nothing)
+PCPU_TEST(counter_badinput, init_many_of_zero_counters_returns_einval_and_touches_nothing)
 {
 	struct pcpu_counter many[2];
 	size_t live = pcpu_registry_count();
@@ -125,7 +126,7 @@ Test(counter_badinput, init_many_of_zero_counters_returns_einval_and_touches_not
 	cr_assert_eq(pcpu_registry_count(), live);
 }
 
-Test(counter_badinput, destroy_of_null_does_nothing)
+PCPU_TEST(counter_badinput, destroy_of_null_does_nothing)
 {
 	size_t live = pcpu_registry_count();
 
@@ -136,7 +137,7 @@ Test(counter_badinput, destroy_of_null_does_nothing)
 	cr_assert_eq(pcpu_registry_count(), live);
 }
 
-Test(counter_badinput, destroy_many_of_zero_counters_does_nothing)
+PCPU_TEST(counter_badinput, destroy_many_of_zero_counters_does_nothing)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 8), 0);
 	pcpu_counter_destroy_many(&c, 0);
@@ -145,7 +146,7 @@ Test(counter_badinput, destroy_many_of_zero_counters_does_nothing)
 	pcpu_counter_destroy(&c);
 }
 
-Test(counter_badinput, double_destroy_does_nothing)
+PCPU_TEST(counter_badinput, double_destroy_does_nothing)
 {
 	size_t live = pcpu_registry_count();
 
@@ -159,7 +160,7 @@ Test(counter_badinput, double_destroy_does_nothing)
 
 /* ---- allocation failure ------------------------------------------------- */
 
-Test(counter_badinput, init_returns_enomem_and_leaves_the_counter_uninitialised)
+PCPU_TEST(counter_badinput, init_returns_enomem_and_leaves_the_counter_uninitialised)
 {
 	size_t live = pcpu_registry_count();
 
@@ -173,7 +174,7 @@ Test(counter_badinput, init_returns_enomem_and_leaves_the_counter_uninitialised)
 	pcpu_arena_fail_after(-1);
 }
 
-Test(counter_badinput, init_opts_returns_enomem_and_leaves_the_counter_uninitialised)
+PCPU_TEST(counter_badinput, init_opts_returns_enomem_and_leaves_the_counter_uninitialised)
 {
 	struct pcpu_counter_options o = { .batch = 10 };
 	size_t live = pcpu_registry_count();
@@ -186,7 +187,7 @@ Test(counter_badinput, init_opts_returns_enomem_and_leaves_the_counter_uninitial
 	pcpu_arena_fail_after(-1);
 }
 
-Test(counter_badinput, option_errors_win_over_allocation_failure)
+PCPU_TEST(counter_badinput, option_errors_win_over_allocation_failure)
 {
 	struct pcpu_counter_options o = { .batch = -1 };
 
@@ -195,7 +196,7 @@ Test(counter_badinput, option_errors_win_over_allocation_failure)
 	pcpu_arena_fail_after(-1);
 }
 
-Test(counter_badinput, init_succeeds_again_once_allocations_succeed)
+PCPU_TEST(counter_badinput, init_succeeds_again_once_allocations_succeed)
 {
 	pcpu_arena_fail_after(0);
 	cr_assert_eq(pcpu_counter_init(&c, 5), -ENOMEM);
@@ -206,7 +207,7 @@ Test(counter_badinput, init_succeeds_again_once_allocations_succeed)
 	pcpu_counter_destroy(&c);
 }
 
-Test(counter_badinput, fail_after_lets_that_many_allocations_succeed)
+PCPU_TEST(counter_badinput, fail_after_lets_that_many_allocations_succeed)
 {
 	struct pcpu_counter a, b, d;
 
@@ -220,7 +221,7 @@ Test(counter_badinput, fail_after_lets_that_many_allocations_succeed)
 	pcpu_counter_destroy(&b);
 }
 
-Test(counter_badinput, init_many_is_all_or_none_when_an_allocation_fails)
+PCPU_TEST(counter_badinput, init_many_is_all_or_none_when_an_allocation_fails)
 {
 	enum { N = 6 };
 	struct pcpu_counter many[N];
@@ -246,7 +247,7 @@ Test(counter_badinput, init_many_is_all_or_none_when_an_allocation_fails)
 	pcpu_counter_destroy_many(many, N);
 }
 
-Test(counter_badinput, init_many_failure_gives_back_the_slots_it_took)
+PCPU_TEST(counter_badinput, init_many_failure_gives_back_the_slots_it_took)
 {
 	struct pcpu_counter many[4], probe;
 	void *first;
@@ -263,7 +264,7 @@ Test(counter_badinput, init_many_failure_gives_back_the_slots_it_took)
 	pcpu_counter_destroy(&probe);
 }
 
-Test(counter_badinput, live_counters_keep_working_while_allocations_fail)
+PCPU_TEST(counter_badinput, live_counters_keep_working_while_allocations_fail)
 {
 	struct pcpu_counter d;
 
@@ -281,7 +282,7 @@ Test(counter_badinput, live_counters_keep_working_while_allocations_fail)
 
 /* ---- absurd sizes to the arena ------------------------------------------ */
 
-Test(counter_badinput, arena_rejects_absurd_sizes_with_einval)
+PCPU_TEST(counter_badinput, arena_rejects_absurd_sizes_with_einval)
 {
 	static const size_t sizes[] = { 0, PCPU_STRIDE + 1, SIZE_MAX / 2, SIZE_MAX };
 
@@ -292,7 +293,7 @@ Test(counter_badinput, arena_rejects_absurd_sizes_with_einval)
 	}
 }
 
-Test(counter_badinput, arena_reports_enomem_when_told_to_fail)
+PCPU_TEST(counter_badinput, arena_reports_enomem_when_told_to_fail)
 {
 	pcpu_arena_fail_after(0);
 	errno = 0;
@@ -301,7 +302,7 @@ Test(counter_badinput, arena_reports_enomem_when_told_to_fail)
 	pcpu_arena_fail_after(-1);
 }
 
-Test(counter_badinput, arena_gives_a_zeroed_whole_stride_and_takes_it_back)
+PCPU_TEST(counter_badinput, arena_gives_a_zeroed_whole_stride_and_takes_it_back)
 {
 	unsigned int cpus = pcpu_cpu_possible();
 	unsigned char *p = pcpu_arena_alloc(PCPU_STRIDE);

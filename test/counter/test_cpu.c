@@ -46,7 +46,7 @@ static unsigned int sysfs_possible(void)
 	return end;
 }
 
-Test(cpu, possible_covers_sysfs_and_configured_cpus)
+PCPU_TEST(cpu, possible_covers_sysfs_and_configured_cpus)
 {
 	unsigned int possible = pcpu_cpu_possible();
 	long conf = sysconf(_SC_NPROCESSORS_CONF);
@@ -58,7 +58,7 @@ Test(cpu, possible_covers_sysfs_and_configured_cpus)
 	cr_assert_eq(pcpu_cpu_possible(), possible, "possible must not change");
 }
 
-Test(cpu, online_is_between_one_and_possible)
+PCPU_TEST(cpu, online_is_between_one_and_possible)
 {
 	unsigned int online = pcpu_cpu_online();
 	long onln = sysconf(_SC_NPROCESSORS_ONLN);
@@ -73,14 +73,14 @@ Test(cpu, online_is_between_one_and_possible)
  * The first call a program makes may well be pcpu_cpu_current(): it must
  * not depend on a counter having been initialised before.
  */
-Test(cpu, current_works_before_any_other_call)
+PCPU_TEST(cpu, current_works_before_any_other_call)
 {
 	int cpu = pcpu_test_pin_first();
 
 	cr_assert_eq(pcpu_cpu_current(), cpu);
 }
 
-Test(cpu, current_is_the_cpu_the_thread_is_pinned_to)
+PCPU_TEST(cpu, current_is_the_cpu_the_thread_is_pinned_to)
 {
 	int cpus[64];
 	int n = pcpu_test_allowed_cpus(cpus, 64);
@@ -95,7 +95,7 @@ Test(cpu, current_is_the_cpu_the_thread_is_pinned_to)
 	}
 }
 
-Test(cpu, current_is_below_possible)
+PCPU_TEST(cpu, current_is_below_possible)
 {
 	pcpu_cpu_setup();
 	for (int i = 0; i < 1000; i++) {
@@ -106,7 +106,7 @@ Test(cpu, current_is_below_possible)
 	}
 }
 
-Test(cpu, setup_chooses_a_mode_once)
+PCPU_TEST(cpu, setup_chooses_a_mode_once)
 {
 	enum pcpu_cpu_mode mode = pcpu_cpu_setup();
 
@@ -119,14 +119,14 @@ Test(cpu, setup_chooses_a_mode_once)
 	cr_assert_eq(pcpu_cpu_setup(), mode);
 }
 
-Test(cpu, force_fallback_selects_the_atomic_path)
+PCPU_TEST(cpu, force_fallback_selects_the_atomic_path)
 {
 	setenv("PCPU_FORCE_FALLBACK", "1", 1);
 	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
 	cr_assert_eq(pcpu_cpu_mode_current, PCPU_CPU_ATOMIC);
 }
 
-Test(cpu, force_fallback_zero_or_empty_does_not_force)
+PCPU_TEST(cpu, force_fallback_zero_or_empty_does_not_force)
 {
 	setenv("PCPU_FORCE_FALLBACK", "0", 1);
 #if PCPU_ARCH_HAVE_RSEQ_ADD
@@ -152,7 +152,7 @@ static int64_t *copy_on(int64_t *cpu0, unsigned int cpu)
 	return (int64_t *)(void *)((char *)cpu0 + (size_t)cpu * PCPU_STRIDE);
 }
 
-Test(cpu, this_cpu_add_adds_to_the_copy_of_the_current_cpu)
+PCPU_TEST(cpu, this_cpu_add_adds_to_the_copy_of_the_current_cpu)
 {
 	int cpus[64];
 	int n = pcpu_test_allowed_cpus(cpus, 64);
@@ -183,7 +183,7 @@ Test(cpu, this_cpu_add_adds_to_the_copy_of_the_current_cpu)
 	free(buf);
 }
 
-Test(cpu, this_cpu_add_loses_nothing_across_cpus)
+PCPU_TEST(cpu, this_cpu_add_loses_nothing_across_cpus)
 {
 	int64_t *buf, total = 0;
 	long n = pcpu_test_iterations(200000);

@@ -14,7 +14,7 @@
 
 TestSuite(registry, .timeout = 30);
 
-Test(registry, count_follows_init_and_destroy)
+PCPU_TEST(registry, count_follows_init_and_destroy)
 {
 	struct pcpu_counter a, b;
 	size_t live = pcpu_registry_count();
@@ -31,7 +31,7 @@ Test(registry, count_follows_init_and_destroy)
 	cr_assert_eq(pcpu_registry_count(), live);
 }
 
-Test(registry, count_follows_init_many_and_destroy_many)
+PCPU_TEST(registry, count_follows_init_many_and_destroy_many)
 {
 	struct pcpu_counter many[7];
 	size_t live = pcpu_registry_count();
@@ -44,7 +44,7 @@ Test(registry, count_follows_init_many_and_destroy_many)
 	cr_assert_eq(pcpu_registry_count(), live);
 }
 
-Test(registry, count_ignores_failed_inits)
+PCPU_TEST(registry, count_ignores_failed_inits)
 {
 	struct pcpu_counter a;
 	struct pcpu_counter_options bad = { .accuracy = -1 };
@@ -55,7 +55,7 @@ Test(registry, count_ignores_failed_inits)
 	cr_assert_eq(pcpu_registry_count(), live);
 }
 
-Test(registry, fold_all_folds_every_cpu_of_every_live_counter)
+PCPU_TEST(registry, fold_all_folds_every_cpu_of_every_live_counter)
 {
 	struct pcpu_counter many[3];
 	int cpus[8];
@@ -77,7 +77,7 @@ Test(registry, fold_all_folds_every_cpu_of_every_live_counter)
 	pcpu_counter_destroy_many(many, 3);
 }
 
-Test(registry, fold_all_skips_destroyed_counters)
+PCPU_TEST(registry, fold_all_skips_destroyed_counters)
 {
 	struct pcpu_counter many[3];
 
@@ -94,14 +94,14 @@ Test(registry, fold_all_skips_destroyed_counters)
 	pcpu_counter_destroy_many(many, 3);
 }
 
-Test(registry, fold_all_with_no_live_counter_does_nothing)
+PCPU_TEST(registry, fold_all_with_no_live_counter_does_nothing)
 {
 	cr_assert_eq(pcpu_registry_count(), 0);
 	pcpu_registry_fold_all();
 	cr_assert_eq(pcpu_registry_count(), 0);
 }
 
-Test(registry, refresher_start_rejects_bad_intervals_with_einval)
+PCPU_TEST(registry, refresher_start_rejects_bad_intervals_with_einval)
 {
 	cr_assert_eq(pcpu_refresher_start(0), -EINVAL);
 	cr_assert_eq(pcpu_refresher_start(3600001), -EINVAL);
@@ -109,7 +109,7 @@ Test(registry, refresher_start_rejects_bad_intervals_with_einval)
 	pcpu_refresher_stop(); /* none runs: a no-op */
 }
 
-Test(registry, refresher_start_twice_returns_ebusy)
+PCPU_TEST(registry, refresher_start_twice_returns_ebusy)
 {
 	cr_assert_eq(pcpu_refresher_start(50), 0);
 	cr_assert_eq(pcpu_refresher_start(50), -EBUSY);
@@ -118,7 +118,7 @@ Test(registry, refresher_start_twice_returns_ebusy)
 	pcpu_refresher_stop();
 }
 
-Test(registry, refresher_can_restart_after_stop)
+PCPU_TEST(registry, refresher_can_restart_after_stop)
 {
 	for (int i = 0; i < 3; i++) {
 		cr_assert_eq(pcpu_refresher_start(10), 0);
@@ -128,14 +128,14 @@ Test(registry, refresher_can_restart_after_stop)
 	pcpu_refresher_stop();
 }
 
-Test(registry, refresher_stop_without_start_returns)
+PCPU_TEST(registry, refresher_stop_without_start_returns)
 {
 	pcpu_refresher_stop();
 	cr_assert_eq(pcpu_refresher_start(5), 0, "stop must leave the refresher startable");
 	pcpu_refresher_stop();
 }
 
-Test(registry, refresher_stop_wakes_a_long_interval_at_once)
+PCPU_TEST(registry, refresher_stop_wakes_a_long_interval_at_once)
 {
 	double t0;
 
@@ -146,7 +146,7 @@ Test(registry, refresher_stop_wakes_a_long_interval_at_once)
 	cr_assert_lt(pcpu_test_now() - t0, 2.0, "stop waited for the interval");
 }
 
-Test(registry, refresher_folds_pending_deltas_in_the_background)
+PCPU_TEST(registry, refresher_folds_pending_deltas_in_the_background)
 {
 	struct pcpu_counter a;
 	double deadline;
@@ -186,7 +186,7 @@ static void *churn_counters(void *arg)
 	return NULL;
 }
 
-Test(registry, fold_all_is_safe_while_counters_come_and_go)
+PCPU_TEST(registry, fold_all_is_safe_while_counters_come_and_go)
 {
 	struct pcpu_counter a;
 	struct churn ch = { 0 };

@@ -50,7 +50,7 @@ static uint64_t committed_bound(void)
 	return pcpu_counter_error_bound(&vm_committed_as.pcpu);
 }
 
-Test(kernel_style, overcommit_guess_rejects_only_more_than_ram_and_swap)
+PCPU_TEST(kernel_style, overcommit_guess_rejects_only_more_than_ram_and_swap)
 {
 	mmap_init();
 	sysctl_overcommit_memory = OVERCOMMIT_GUESS;
@@ -62,7 +62,7 @@ Test(kernel_style, overcommit_guess_rejects_only_more_than_ram_and_swap)
 	percpu_counter_destroy(&vm_committed_as);
 }
 
-Test(kernel_style, overcommit_always_accepts_and_accounts_everything)
+PCPU_TEST(kernel_style, overcommit_always_accepts_and_accounts_everything)
 {
 	mmap_init();
 	sysctl_overcommit_memory = OVERCOMMIT_ALWAYS;
@@ -74,7 +74,7 @@ Test(kernel_style, overcommit_always_accepts_and_accounts_everything)
 	percpu_counter_destroy(&vm_committed_as);
 }
 
-Test(kernel_style, overcommit_never_stops_at_the_commit_limit)
+PCPU_TEST(kernel_style, overcommit_never_stops_at_the_commit_limit)
 {
 	struct mm_struct mm = { .total_vm = 32 * 1000 };
 	long allowed, granted = 0;
@@ -140,7 +140,7 @@ static void *map_until_refused(void *arg)
 	return NULL;
 }
 
-Test(kernel_style, overcommit_from_many_threads_accounts_exactly)
+PCPU_TEST(kernel_style, overcommit_from_many_threads_accounts_exactly)
 {
 	struct mapper m[NTHREADS];
 	long held = 0, allowed;
@@ -181,7 +181,7 @@ Test(kernel_style, overcommit_from_many_threads_accounts_exactly)
 
 /* ==== shmem: compare-then-add (6.5) and limited_add (6.7) ================ */
 
-Test(kernel_style, shmem_compare_then_add_stops_exactly_at_max_blocks)
+PCPU_TEST(kernel_style, shmem_compare_then_add_stops_exactly_at_max_blocks)
 {
 	struct shmem_sb_info sb;
 	long blocks = 0;
@@ -224,7 +224,7 @@ static void *use_shmem(void *arg)
 	return NULL;
 }
 
-Test(kernel_style, shmem_limited_add_never_passes_max_blocks_from_many_threads)
+PCPU_TEST(kernel_style, shmem_limited_add_never_passes_max_blocks_from_many_threads)
 {
 	struct shmem_sb_info sb;
 	struct shmem_user u[NTHREADS];
@@ -259,7 +259,7 @@ static void ext4_mount(ext4_fsblk_t clusters, uint64_t reserved)
 	cr_assert_eq(ext4_percpu_param_init(&sbi, clusters, 1 << 20, 2), 0);
 }
 
-Test(kernel_style, ext4_mount_sets_every_counter_up_with_init_many)
+PCPU_TEST(kernel_style, ext4_mount_sets_every_counter_up_with_init_many)
 {
 	ext4_mount(123456, 0);
 	for (int i = 0; i < EXT4_NR_COUNTERS; i++)
@@ -275,7 +275,7 @@ Test(kernel_style, ext4_mount_sets_every_counter_up_with_init_many)
 	ext4_percpu_param_destroy(&sbi); /* a second unmount path: harmless */
 }
 
-Test(kernel_style, ext4_mount_fails_cleanly_when_memory_runs_out)
+PCPU_TEST(kernel_style, ext4_mount_fails_cleanly_when_memory_runs_out)
 {
 	memset(&sbi, 0, sizeof(sbi));
 	pcpu_arena_fail_after(EXT4_NR_COUNTERS - 1);
@@ -286,7 +286,7 @@ Test(kernel_style, ext4_mount_fails_cleanly_when_memory_runs_out)
 	ext4_percpu_param_destroy(&sbi);
 }
 
-Test(kernel_style, ext4_claims_stop_at_the_root_reserve)
+PCPU_TEST(kernel_style, ext4_claims_stop_at_the_root_reserve)
 {
 	long claimed = 0;
 
@@ -314,7 +314,7 @@ Test(kernel_style, ext4_claims_stop_at_the_root_reserve)
  * mballoc does) on a 4 TiB file system; the request is then checked
  * against the exact free count.
  */
-Test(kernel_style, ext4_has_free_clusters_never_promises_clusters_that_are_not_free)
+PCPU_TEST(kernel_style, ext4_has_free_clusters_never_promises_clusters_that_are_not_free)
 {
 	const s64 total = 1LL << 30; /* clusters */
 	const s64 want = total - (1LL << 20);
@@ -361,7 +361,7 @@ static void *delalloc_write(void *arg)
 	return NULL;
 }
 
-Test(kernel_style, ext4_delalloc_from_many_threads_stops_at_the_reserve_and_counts_exactly)
+PCPU_TEST(kernel_style, ext4_delalloc_from_many_threads_stops_at_the_reserve_and_counts_exactly)
 {
 	struct ext4_writer w[NTHREADS];
 	const long total = pcpu_test_small() ? 3000 : 60000, reserved = 1000;
@@ -390,7 +390,7 @@ Test(kernel_style, ext4_delalloc_from_many_threads_stops_at_the_reserve_and_coun
 	ext4_percpu_param_destroy(&sbi);
 }
 
-Test(kernel_style, ext4_inode_accounting_is_exact_and_orlov_reads_are_close)
+PCPU_TEST(kernel_style, ext4_inode_accounting_is_exact_and_orlov_reads_are_close)
 {
 	ext4_mount(1000, 0);
 	for (int i = 0; i < 5000; i++)
@@ -405,7 +405,7 @@ Test(kernel_style, ext4_inode_accounting_is_exact_and_orlov_reads_are_close)
 	ext4_percpu_param_destroy(&sbi);
 }
 
-Test(kernel_style, ext4_nonda_switch_triggers_near_exhaustion_only)
+PCPU_TEST(kernel_style, ext4_nonda_switch_triggers_near_exhaustion_only)
 {
 	ext4_mount(1000000, 0);
 	cr_assert_eq(ext4_nonda_switch(&sbi), 0);
@@ -438,7 +438,7 @@ static void xfs_unmount(void)
 	pthread_mutex_destroy(&mp.m_sb_lock);
 }
 
-Test(kernel_style, xfs_mod_fdblocks_stops_at_the_set_aside)
+PCPU_TEST(kernel_style, xfs_mod_fdblocks_stops_at_the_set_aside)
 {
 	long taken = 0;
 
@@ -453,7 +453,7 @@ Test(kernel_style, xfs_mod_fdblocks_stops_at_the_set_aside)
 	xfs_unmount();
 }
 
-Test(kernel_style, xfs_mod_fdblocks_dips_into_and_refills_the_reserve_pool)
+PCPU_TEST(kernel_style, xfs_mod_fdblocks_dips_into_and_refills_the_reserve_pool)
 {
 	xfs_mount(1000, 1000, 100);
 	cr_assert_eq(xfs_mod_fdblocks(&mp, -10, false), -ENOSPC);
@@ -489,7 +489,7 @@ static void *use_xfs(void *arg)
 	return NULL;
 }
 
-Test(kernel_style, xfs_mod_fdblocks_from_many_threads_never_hands_out_the_set_aside)
+PCPU_TEST(kernel_style, xfs_mod_fdblocks_from_many_threads_never_hands_out_the_set_aside)
 {
 	struct xfs_user u[NTHREADS];
 	long held = 0;

@@ -29,7 +29,7 @@ TestSuite(percpu_counter, .fini = teardown, .timeout = 30);
 /* own_types.c: the header under PERCPU_COUNTER_HAVE_KERNEL_TYPES */
 long long own_types_roundtrip(long long v);
 
-Test(percpu_counter, kernel_types_have_the_kernel_sizes)
+PCPU_TEST(percpu_counter, kernel_types_have_the_kernel_sizes)
 {
 	s64 a = -1;
 	s32 b = -1;
@@ -45,19 +45,19 @@ Test(percpu_counter, kernel_types_have_the_kernel_sizes)
 	(void)g;
 }
 
-Test(percpu_counter, header_accepts_the_callers_own_kernel_types)
+PCPU_TEST(percpu_counter, header_accepts_the_callers_own_kernel_types)
 {
 	cr_assert_eq(own_types_roundtrip(-123456789012LL), -123456789012LL);
 }
 
-Test(percpu_counter, batch_is_the_kernels_default)
+PCPU_TEST(percpu_counter, batch_is_the_kernels_default)
 {
 	int online = (int)pcpu_cpu_online();
 
 	cr_assert_eq(percpu_counter_batch, online * 2 > 32 ? online * 2 : 32);
 }
 
-Test(percpu_counter, init_sets_the_value_and_ignores_gfp)
+PCPU_TEST(percpu_counter, init_sets_the_value_and_ignores_gfp)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, -77, GFP_KERNEL), 0);
 	cr_assert_eq(percpu_counter_read(&fbc), -77);
@@ -67,13 +67,13 @@ Test(percpu_counter, init_sets_the_value_and_ignores_gfp)
 	cr_assert_eq(percpu_counter_sum(&fbc), 5);
 }
 
-Test(percpu_counter, init_of_null_returns_einval)
+PCPU_TEST(percpu_counter, init_of_null_returns_einval)
 {
 	cr_assert_eq(percpu_counter_init(NULL, 0, GFP_KERNEL), -EINVAL);
 	cr_assert_eq(percpu_counter_init_many(NULL, 0, GFP_KERNEL, 2), -EINVAL);
 }
 
-Test(percpu_counter, init_returns_enomem_when_allocation_fails)
+PCPU_TEST(percpu_counter, init_returns_enomem_when_allocation_fails)
 {
 	pcpu_arena_fail_after(0);
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), -ENOMEM);
@@ -82,7 +82,7 @@ Test(percpu_counter, init_returns_enomem_when_allocation_fails)
 	percpu_counter_destroy(&fbc); /* as the kernel: fine after a failed init */
 }
 
-Test(percpu_counter, init_many_initialises_every_counter)
+PCPU_TEST(percpu_counter, init_many_initialises_every_counter)
 {
 	struct percpu_counter many[4];
 
@@ -100,13 +100,13 @@ Test(percpu_counter, init_many_initialises_every_counter)
 	percpu_counter_destroy_many(many, 4); /* idempotent */
 }
 
-Test(percpu_counter, init_many_of_zero_counters_returns_einval)
+PCPU_TEST(percpu_counter, init_many_of_zero_counters_returns_einval)
 {
 	cr_assert_eq(percpu_counter_init_many(&fbc, 0, GFP_KERNEL, 0), -EINVAL);
 	cr_assert_not(percpu_counter_initialized(&fbc));
 }
 
-Test(percpu_counter, init_many_fails_all_or_none)
+PCPU_TEST(percpu_counter, init_many_fails_all_or_none)
 {
 	struct percpu_counter many[3];
 
@@ -118,7 +118,7 @@ Test(percpu_counter, init_many_fails_all_or_none)
 		cr_assert_not(percpu_counter_initialized(&many[i]));
 }
 
-Test(percpu_counter, destroy_is_idempotent_and_accepts_null)
+PCPU_TEST(percpu_counter, destroy_is_idempotent_and_accepts_null)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 1, GFP_KERNEL), 0);
 	percpu_counter_destroy(&fbc);
@@ -128,7 +128,7 @@ Test(percpu_counter, destroy_is_idempotent_and_accepts_null)
 	cr_assert_not(percpu_counter_initialized(&fbc));
 }
 
-Test(percpu_counter, set_drops_pending_deltas)
+PCPU_TEST(percpu_counter, set_drops_pending_deltas)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	pcpu_test_pin_first();
@@ -138,7 +138,7 @@ Test(percpu_counter, set_drops_pending_deltas)
 	cr_assert_eq(percpu_counter_sum(&fbc), 1000);
 }
 
-Test(percpu_counter, add_is_elastic)
+PCPU_TEST(percpu_counter, add_is_elastic)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, GiB, GFP_KERNEL), 0);
 	for (int i = 0; i < 1000; i++) {
@@ -150,7 +150,7 @@ Test(percpu_counter, add_is_elastic)
 	cr_assert_eq(percpu_counter_sum(&fbc), GiB + 12);
 }
 
-Test(percpu_counter, add_batch_stays_local_below_the_batch)
+PCPU_TEST(percpu_counter, add_batch_stays_local_below_the_batch)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	pcpu_test_pin_first();
@@ -165,7 +165,7 @@ Test(percpu_counter, add_batch_stays_local_below_the_batch)
  * and the local count goes back to 0, so with one CPU busy read is exact
  * right after the fold.
  */
-Test(percpu_counter, add_batch_folds_the_whole_local_count_at_the_batch)
+PCPU_TEST(percpu_counter, add_batch_folds_the_whole_local_count_at_the_batch)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	pcpu_test_pin_first();
@@ -180,7 +180,7 @@ Test(percpu_counter, add_batch_folds_the_whole_local_count_at_the_batch)
 		     (long long)percpu_counter_read(&fbc));
 }
 
-Test(percpu_counter, add_batch_of_zero_folds_every_add)
+PCPU_TEST(percpu_counter, add_batch_of_zero_folds_every_add)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	for (int i = 1; i <= 20; i++) {
@@ -190,7 +190,7 @@ Test(percpu_counter, add_batch_of_zero_folds_every_add)
 	cr_assert_eq(percpu_counter_sum(&fbc), 20);
 }
 
-Test(percpu_counter, add_local_stays_local_up_to_int_max)
+PCPU_TEST(percpu_counter, add_local_stays_local_up_to_int_max)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	pcpu_test_pin_first();
@@ -205,7 +205,7 @@ Test(percpu_counter, add_local_stays_local_up_to_int_max)
 	cr_assert_eq(percpu_counter_sum(&fbc), 3000000000LL);
 }
 
-Test(percpu_counter, sub_and_sub_local_subtract)
+PCPU_TEST(percpu_counter, sub_and_sub_local_subtract)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 100, GFP_KERNEL), 0);
 	percpu_counter_sub(&fbc, 30);
@@ -216,7 +216,7 @@ Test(percpu_counter, sub_and_sub_local_subtract)
 	cr_assert_eq(percpu_counter_sum(&fbc), 25);
 }
 
-Test(percpu_counter, inc_and_dec_count_by_one)
+PCPU_TEST(percpu_counter, inc_and_dec_count_by_one)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	for (int i = 0; i < 1000; i++)
@@ -228,7 +228,7 @@ Test(percpu_counter, inc_and_dec_count_by_one)
 		      pcpu_counter_error_bound(&fbc.pcpu));
 }
 
-Test(percpu_counter, read_positive_clamps_negative_values_to_zero)
+PCPU_TEST(percpu_counter, read_positive_clamps_negative_values_to_zero)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, -5000, GFP_KERNEL), 0);
 	cr_assert_eq(percpu_counter_read(&fbc), -5000);
@@ -239,7 +239,7 @@ Test(percpu_counter, read_positive_clamps_negative_values_to_zero)
 	cr_assert_eq(percpu_counter_read_positive(&fbc), 42);
 }
 
-Test(percpu_counter, sum_and_sum_positive_are_exact)
+PCPU_TEST(percpu_counter, sum_and_sum_positive_are_exact)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	pcpu_test_pin_first();
@@ -252,7 +252,7 @@ Test(percpu_counter, sum_and_sum_positive_are_exact)
 	cr_assert_eq(percpu_counter_sum_positive(&fbc), 3);
 }
 
-Test(percpu_counter, compare_returns_the_sign_and_goes_precise_near_rhs)
+PCPU_TEST(percpu_counter, compare_returns_the_sign_and_goes_precise_near_rhs)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	pcpu_test_pin_first();
@@ -264,7 +264,7 @@ Test(percpu_counter, compare_returns_the_sign_and_goes_precise_near_rhs)
 	cr_assert_eq(percpu_counter_compare(&fbc, 1000000), -1);
 }
 
-Test(percpu_counter, compare_with_a_callers_batch_stays_correct)
+PCPU_TEST(percpu_counter, compare_with_a_callers_batch_stays_correct)
 {
 	static const s32 batches[] = { 0, 1, 32, 1000000, INT_MAX, -5 };
 
@@ -278,7 +278,7 @@ Test(percpu_counter, compare_with_a_callers_batch_stays_correct)
 	}
 }
 
-Test(percpu_counter, limited_add_positive_respects_the_upper_limit)
+PCPU_TEST(percpu_counter, limited_add_positive_respects_the_upper_limit)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	cr_assert(percpu_counter_limited_add(&fbc, 100, 60));
@@ -287,7 +287,7 @@ Test(percpu_counter, limited_add_positive_respects_the_upper_limit)
 	cr_assert_eq(percpu_counter_sum(&fbc), 100);
 }
 
-Test(percpu_counter, limited_add_negative_respects_the_lower_limit)
+PCPU_TEST(percpu_counter, limited_add_negative_respects_the_lower_limit)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 100, GFP_KERNEL), 0);
 	cr_assert(percpu_counter_limited_add(&fbc, 0, -60));
@@ -297,7 +297,7 @@ Test(percpu_counter, limited_add_negative_respects_the_lower_limit)
 	cr_assert(percpu_counter_limited_add(&fbc, 0, 0), "amount 0 is always added");
 }
 
-Test(percpu_counter, limited_add_with_a_callers_batch_stays_exact)
+PCPU_TEST(percpu_counter, limited_add_with_a_callers_batch_stays_exact)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	pcpu_test_pin_first();
@@ -308,7 +308,7 @@ Test(percpu_counter, limited_add_with_a_callers_batch_stays_exact)
 	cr_assert_eq(percpu_counter_sum(&fbc), 30);
 }
 
-Test(percpu_counter, sync_folds_this_cpus_local_count)
+PCPU_TEST(percpu_counter, sync_folds_this_cpus_local_count)
 {
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
 	pcpu_test_pin_first();
@@ -318,7 +318,7 @@ Test(percpu_counter, sync_folds_this_cpus_local_count)
 	cr_assert_eq(percpu_counter_read(&fbc), 11);
 }
 
-Test(percpu_counter, initialized_follows_init_and_destroy)
+PCPU_TEST(percpu_counter, initialized_follows_init_and_destroy)
 {
 	static struct percpu_counter zero;
 
@@ -330,7 +330,7 @@ Test(percpu_counter, initialized_follows_init_and_destroy)
 	cr_assert_not(percpu_counter_initialized(&fbc));
 }
 
-Test(percpu_counter, add_on_a_zero_filled_counter_is_reported,
+PCPU_TEST(percpu_counter, add_on_a_zero_filled_counter_is_reported,
      .signal = PCPU_TEST_MISUSE_SIGNAL)
 {
 	static struct percpu_counter zero;
@@ -341,7 +341,7 @@ Test(percpu_counter, add_on_a_zero_filled_counter_is_reported,
 	cr_assert_eq(percpu_counter_read(&zero), 0);
 }
 
-Test(percpu_counter, sum_of_null_is_reported, .signal = PCPU_TEST_MISUSE_SIGNAL)
+PCPU_TEST(percpu_counter, sum_of_null_is_reported, .signal = PCPU_TEST_MISUSE_SIGNAL)
 {
 	cr_assert_eq(percpu_counter_sum(NULL), 0);
 }
