@@ -149,6 +149,7 @@ static bool usable(const struct pcpu_stat *s, unsigned int item, const char *cal
 {
 	if (pcpu_likely(s && item < s->nr_items))
 		return true;
+	(void)call; /* unused when misuse is ignored (NDEBUG) */
 	pcpu_misuse(call, s ? "item index out of range" : "NULL stat set");
 	return false;
 }
@@ -323,45 +324,63 @@ static int64_t drain(uint64_t *word, int64_t amount, uint32_t limit, uint32_t ov
 /*
  * Inside @line's fold section: folds CPU @cpu's pending deltas of every
  * item of the line; item @trigger (or none: UINT32_MAX) also gets @amount
- * and keeps vmstat's overstep.
+ * and keeps vmstat's overstep. Returns a mask of the line positions whose
+ * central value changed. Only the two writes of each fold happen here: a
+ * reader may have to wait for this section to end.
  */
-static void fold_cpu_line(struct stat_set *s, uint32_t line, unsigned int cpu, uint32_t trigger,
-			  int64_t amount)
+static uint32_t fold_cpu_line(struct stat_set *s, uint32_t line, unsigned int cpu,
+			      uint32_t trigger, int64_t amount)
 {
 	const struct line *ln = &s->lines[line];
 	uint64_t *w = words_of(s, cpu) + ln->first_slot;
+	int64_t *central = &s->central[(size_t)line * LINE_WORDS + 1];
+	uint32_t changed = 0;
 
 	for (uint32_t k = 0; k < ln->nr; k++) {
-		uint32_t i = ln->item[k];
 		int64_t moved;
 
-		if (i == trigger) {
-			uint32_t limit = LOAD(&s->pub.hot[i].thresh);
+		if (ln->item[k] == trigger) {
+			uint32_t limit = LOAD(&s->pub.hot[trigger].thresh);
 
 			moved = drain(&w[k], amount, limit, limit / 2) + amount;
 		} else {
 			moved = drain(&w[k], 0, 0, 0);
 		}
-		if (moved)
-			add_central(s, i, moved);
+		if (moved) {
+			__atomic_add_fetch(&central[k], moved, __ATOMIC_SEQ_CST);
+			changed |= 1u << k;
+		}
 	}
+	return changed;
+}
+
+/* After a fold section: re-derives the thresholds of the positions in @changed. */
+static void retune_line(struct stat_set *s, uint32_t line, uint32_t changed)
+{
+	const struct line *ln = &s->lines[line];
+
+	for (uint32_t k = 0; k < ln->nr; k++)
+		if (changed & (1u << k))
+			retune(s, ln->item[k], LOAD(&s->central[(size_t)line * LINE_WORDS + 1 + k]));
 }
 
 /* Folds every CPU's pending deltas of the items of @line. */
 static void fold_line(struct stat_set *s, uint32_t line)
 {
 	unsigned int cpus = pcpu_cpu_possible();
+	uint32_t changed = 0;
 
 	fold_enter(s, line);
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		fold_cpu_line(s, line, cpu, UINT32_MAX, 0);
+		changed |= fold_cpu_line(s, line, cpu, UINT32_MAX, 0);
 	fold_exit(s, line);
+	retune_line(s, line, changed);
 }
 
 PCPU_EXPORT void pcpu_stat_add_slow(struct pcpu_stat *pub, unsigned int item, int64_t amount)
 {
 	struct stat_set *s;
-	uint32_t line;
+	uint32_t line, changed;
 	int cpu;
 
 	if (!usable(pub, item, "pcpu_stat_add"))
@@ -375,8 +394,9 @@ PCPU_EXPORT void pcpu_stat_add_slow(struct pcpu_stat *pub, unsigned int item, in
 			add_central(s, item, amount);
 		return;
 	}
-	fold_cpu_line(s, line, (unsigned int)cpu, item, amount);
+	changed = fold_cpu_line(s, line, (unsigned int)cpu, item, amount);
 	fold_exit(s, line);
+	retune_line(s, line, changed);
 }
 
 /* Reads. */

@@ -79,15 +79,15 @@ unregistered:
  * a mark (little-endian: the value at +0, the mark at +4): adds @amount to
  * the value of the word at cpu0 + cpu * PCPU_STRIDE unless the new value
  * would be more than @limit (< 2^31) away from the mark, modulo 2^32. The
- * check and the committing 32-bit store are one restartable sequence, so the
- * value never strays further, however many threads share the CPU. Returns
+ * check and the committing addl are one restartable sequence, so the value
+ * never strays further, however many threads share the CPU. Returns
  * cpu * PCPU_STRIDE; -1 without adding if the thread has no registered rseq
  * area; -2 without adding if the limit would be passed.
  */
 static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
 {
 	long offset;
-	uint32_t value, distance;
+	uint32_t distance;
 
 retry:
 	__asm__ goto(
@@ -110,15 +110,13 @@ retry:
 		"testq %[offset], %[offset]\n\t"
 		"js %l[unregistered]\n\t"
 		"shlq $12, %[offset]\n\t"
-		/* value + amount, and its distance from the mark, plus limit */
-		"movl (%[cpu0], %[offset]), %[value]\n\t"
-		"addl %[amount], %[value]\n\t"
-		"movl %[value], %[distance]\n\t"
+		/* value - mark + amount + limit must not pass 2 * limit */
+		"movl (%[cpu0], %[offset]), %[distance]\n\t"
 		"subl 4(%[cpu0], %[offset]), %[distance]\n\t"
-		"addl %[limit], %[distance]\n\t"
+		"addl %[bias], %[distance]\n\t"
 		"cmpl %[span], %[distance]\n\t"
 		"ja %l[over]\n\t"
-		"movl %[value], (%[cpu0], %[offset])\n\t"
+		"addl %[amount], (%[cpu0], %[offset])\n\t"
 		"2:\n\t"
 		/* abort handler, preceded by the signature glibc registered */
 		".pushsection __rseq_failure, \"ax\"\n\t"
@@ -127,9 +125,9 @@ retry:
 		"4:\n\t"
 		"jmp %l[abort]\n\t"
 		".popsection\n\t"
-		: [offset] "=&r"(offset), [value] "=&r"(value), [distance] "=&r"(distance)
+		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__rseq_offset), [cpu0] "r"(cpu0), [amount] "ir"(amount),
-		  [limit] "ir"(limit), [span] "ir"(2 * limit)
+		  [bias] "ir"((uint32_t)amount + limit), [span] "ir"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return offset;
