@@ -27,7 +27,8 @@
 #include "stat_internal.h"
 
 #if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
+#if __has_include(<valgrind/valgrind.h>) && __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
 #include <valgrind/valgrind.h>
 #define STAT_TEST_HAVE_VALGRIND_H 1
 #endif
@@ -43,6 +44,38 @@
 #else
 #define STAT_TEST_MISUSE_SIGNAL 0
 #endif
+
+/*
+ * Under valgrind, fails the test if memory was definitely lost: Criterion
+ * runs each test in a child and ignores how it exits once the body returned
+ * (valgrind's --error-exitcode included), so a leak found at exit would go
+ * unnoticed. (The same idea as PCPU_TEST in test/counter/helpers.h.)
+ */
+static inline void stat_test_assert_no_leaks(void)
+{
+#ifdef STAT_TEST_HAVE_VALGRIND_H
+	unsigned long leaked = 0, dubious = 0, reachable = 0, suppressed = 0;
+
+	if (!RUNNING_ON_VALGRIND)
+		return;
+	VALGRIND_DO_LEAK_CHECK;
+	VALGRIND_COUNT_LEAKS(leaked, dubious, reachable, suppressed);
+	(void)dubious;
+	(void)reachable;
+	(void)suppressed;
+	cr_assert_eq(leaked, 0, "valgrind: %lu bytes definitely lost", leaked);
+#endif
+}
+
+/* Test(), with a leak check under valgrind after the body. */
+#define STAT_TEST(suite, name, ...)                                                        \
+	static void stat_test_body_##suite##_##name(void);                                 \
+	Test(suite, name, ##__VA_ARGS__)                                                   \
+	{                                                                                  \
+		stat_test_body_##suite##_##name();                                         \
+		stat_test_assert_no_leaks();                                               \
+	}                                                                                  \
+	static void stat_test_body_##suite##_##name(void)
 
 /* True under valgrind (or with PCPU_TEST_SMALL set): do less work. */
 static inline bool stat_test_small(void)

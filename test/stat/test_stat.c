@@ -102,7 +102,7 @@ ParameterizedTest(struct bad_desc *bad, stat, create_rejects_bad_descriptor_with
 	cr_assert_eq(errno, EINVAL, "%s: errno %d, not EINVAL", bad->what, errno);
 }
 
-Test(stat, create_accepts_the_limits)
+STAT_TEST(stat, create_accepts_the_limits)
 {
 	static struct pcpu_stat_item items[PCPU_STAT_MAX_ITEMS];
 	struct pcpu_stat_desc desc = { .items = items, .nr_items = PCPU_STAT_MAX_ITEMS };
@@ -125,12 +125,12 @@ Test(stat, create_accepts_the_limits)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, destroy_of_null_does_nothing)
+STAT_TEST(stat, destroy_of_null_does_nothing)
 {
 	pcpu_stat_destroy(NULL);
 }
 
-Test(stat, create_copies_names_and_destroy_unregisters)
+STAT_TEST(stat, create_copies_names_and_destroy_unregisters)
 {
 	char name[] = "transient";
 	struct pcpu_stat_item item = { .name = name };
@@ -148,7 +148,7 @@ Test(stat, create_copies_names_and_destroy_unregisters)
 
 /* ---- names, groups, out-of-range items with an errno ----------------------- */
 
-Test(stat, names_groups_and_lookup_round_trip)
+STAT_TEST(stat, names_groups_and_lookup_round_trip)
 {
 	static const uint32_t groups[] = { 3, 0, 3, 9 };
 	struct pcpu_stat *s = stat_test_create(4, groups, 0, 0);
@@ -168,7 +168,7 @@ Test(stat, names_groups_and_lookup_round_trip)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, out_of_range_item_gets_erange_from_calls_that_return_errors)
+STAT_TEST(stat, out_of_range_item_gets_erange_from_calls_that_return_errors)
 {
 	struct pcpu_stat *s = stat_test_create(3, NULL, 0, 0);
 	uint32_t group = 5;
@@ -211,7 +211,7 @@ static void misuse_check(void)
 }
 
 #define MISUSE(name, statement)                                                            \
-	Test(stat, name, .init = misuse_setup, .signal = STAT_TEST_MISUSE_SIGNAL)          \
+	STAT_TEST(stat, name, .init = misuse_setup, .signal = STAT_TEST_MISUSE_SIGNAL)     \
 	{                                                                                  \
 		struct pcpu_stat *S = misuse_set;                                          \
 		(void)S;                                                                   \
@@ -243,7 +243,7 @@ static uint64_t items_in_line(struct pcpu_stat *s, unsigned int line)
 	return mask;
 }
 
-Test(stat, groups_start_on_fresh_lines_and_ungrouped_items_are_packed)
+STAT_TEST(stat, groups_start_on_fresh_lines_and_ungrouped_items_are_packed)
 {
 	/* group 5: items 0, 3, 6 | group 2: items 1, 4, 12-19 (10: spans 2 lines) | 7 others */
 	static const uint32_t groups[20] = { 5, 2, 0, 5, 2, 0, 5, 0, 0, 0,
@@ -269,7 +269,7 @@ Test(stat, groups_start_on_fresh_lines_and_ungrouped_items_are_packed)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, one_per_line_gives_every_item_its_own_line)
+STAT_TEST(stat, one_per_line_gives_every_item_its_own_line)
 {
 	static const uint32_t groups[] = { 1, 1, 1, 0, 0 };
 	struct pcpu_stat *s = stat_test_create(5, groups, 0, PCPU_STAT_ONE_PER_LINE);
@@ -281,7 +281,7 @@ Test(stat, one_per_line_gives_every_item_its_own_line)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, per_cpu_words_of_a_line_are_contiguous)
+STAT_TEST(stat, per_cpu_words_of_a_line_are_contiguous)
 {
 	static const uint32_t groups[] = { 0, 4, 0, 4, 4 };
 	struct pcpu_stat *s = stat_test_create(5, groups, 0, 0);
@@ -297,7 +297,7 @@ Test(stat, per_cpu_words_of_a_line_are_contiguous)
 
 /* ---- the fast path and thresholds ------------------------------------------- */
 
-Test(stat, default_threshold_is_the_counter_floor)
+STAT_TEST(stat, default_threshold_is_the_counter_floor)
 {
 	struct pcpu_stat *s = stat_test_create(2, NULL, 0, 0);
 	int64_t online = (int64_t)pcpu_cpu_online();
@@ -308,7 +308,7 @@ Test(stat, default_threshold_is_the_counter_floor)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, small_adds_stay_on_this_cpu)
+STAT_TEST(stat, small_adds_stay_on_this_cpu)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(3, NULL, 1000, 0);
@@ -325,7 +325,7 @@ Test(stat, small_adds_stay_on_this_cpu)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, passing_the_threshold_folds_with_vmstat_overstep)
+STAT_TEST(stat, passing_the_threshold_folds_with_vmstat_overstep)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(1, NULL, 100, 0);
@@ -350,7 +350,7 @@ Test(stat, passing_the_threshold_folds_with_vmstat_overstep)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, charge_uncharge_pairs_stay_local)
+STAT_TEST(stat, charge_uncharge_pairs_stay_local)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(1, NULL, 8192, 0);
@@ -364,7 +364,7 @@ Test(stat, charge_uncharge_pairs_stay_local)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, adds_above_half_the_threshold_go_central)
+STAT_TEST(stat, adds_above_half_the_threshold_go_central)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(1, NULL, 100, 0);
@@ -377,7 +377,7 @@ Test(stat, adds_above_half_the_threshold_go_central)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, amounts_of_any_size_are_exact)
+STAT_TEST(stat, amounts_of_any_size_are_exact)
 {
 	static const int64_t amounts[] = {
 		(INT64_C(1) << 29), -(INT64_C(1) << 29), (INT64_C(1) << 31) + 3, -(INT64_C(1) << 32),
@@ -395,7 +395,7 @@ Test(stat, amounts_of_any_size_are_exact)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, threshold_is_elastic_and_capped)
+STAT_TEST(stat, threshold_is_elastic_and_capped)
 {
 	struct pcpu_stat_item items[] = {
 		{ .name = "bytes" },
@@ -423,7 +423,7 @@ Test(stat, threshold_is_elastic_and_capped)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, random_adds_from_one_thread_are_exact)
+STAT_TEST(stat, random_adds_from_one_thread_are_exact)
 {
 	struct pcpu_stat *s = stat_test_create(10, NULL, 0, 0);
 	int64_t exact[10] = { 0 };
@@ -445,7 +445,7 @@ Test(stat, random_adds_from_one_thread_are_exact)
 
 /* ---- grouped-cacheline folding --------------------------------------------- */
 
-Test(stat, group_fold_empties_its_line_and_touches_no_other)
+STAT_TEST(stat, group_fold_empties_its_line_and_touches_no_other)
 {
 	/* items 0-2: group 1; items 3-5: group 2; item 6 ungrouped */
 	static const uint32_t groups[] = { 1, 1, 1, 2, 2, 2, 0 };
@@ -491,7 +491,7 @@ Test(stat, group_fold_empties_its_line_and_touches_no_other)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, one_per_line_folds_only_the_item)
+STAT_TEST(stat, one_per_line_folds_only_the_item)
 {
 	static const uint32_t groups[] = { 1, 1 };
 	int cpu = stat_test_pin_or_skip();
@@ -510,7 +510,7 @@ Test(stat, one_per_line_folds_only_the_item)
 
 /* ---- reads ------------------------------------------------------------------- */
 
-Test(stat, snapshot_equals_per_item_sums_at_quiescence)
+STAT_TEST(stat, snapshot_equals_per_item_sums_at_quiescence)
 {
 	static const uint32_t groups[] = { 1, 2, 1, 2, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3, 3 };
 	struct pcpu_stat *s = stat_test_create(15, groups, 0, 0);
@@ -535,7 +535,7 @@ Test(stat, snapshot_equals_per_item_sums_at_quiescence)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, frozen_reads_are_exact_too)
+STAT_TEST(stat, frozen_reads_are_exact_too)
 {
 	struct pcpu_stat *s = stat_test_create(9, NULL, 4, 0);
 	int64_t values[9], exact[9] = { 0 };
@@ -558,7 +558,7 @@ Test(stat, frozen_reads_are_exact_too)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, sync_folds_only_when_the_bound_exceeds_delta)
+STAT_TEST(stat, sync_folds_only_when_the_bound_exceeds_delta)
 {
 	static const uint32_t groups[] = { 1, 1, 2 };
 	int cpu = stat_test_pin_or_skip();
@@ -579,7 +579,7 @@ Test(stat, sync_folds_only_when_the_bound_exceeds_delta)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, fold_all_makes_read_exact)
+STAT_TEST(stat, fold_all_makes_read_exact)
 {
 	struct pcpu_stat *s = stat_test_create(20, NULL, 10000, 0);
 	unsigned int cpus = pcpu_cpu_possible();
@@ -598,7 +598,7 @@ Test(stat, fold_all_makes_read_exact)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat, refresher_hook_folds_every_live_set)
+STAT_TEST(stat, refresher_hook_folds_every_live_set)
 {
 	struct pcpu_stat *a = stat_test_create(2, NULL, 1000, 0);
 	struct pcpu_stat *b = stat_test_create(3, NULL, 1000, 0);
@@ -614,7 +614,7 @@ Test(stat, refresher_hook_folds_every_live_set)
 
 /* ---- fork -------------------------------------------------------------------- */
 
-Test(stat, a_forked_child_keeps_the_values_and_can_count)
+STAT_TEST(stat, a_forked_child_keeps_the_values_and_can_count)
 {
 	struct pcpu_stat *s = stat_test_create(4, NULL, 1000, 0);
 	int status;
@@ -640,7 +640,7 @@ Test(stat, a_forked_child_keeps_the_values_and_can_count)
 
 /* ---- ABI ---------------------------------------------------------------------- */
 
-Test(stat, exposed_structs_keep_their_layout)
+STAT_TEST(stat, exposed_structs_keep_their_layout)
 {
 	cr_assert_eq(sizeof(struct pcpu_stat_hot), 8);
 	cr_assert_eq(offsetof(struct pcpu_stat_hot, slot), 0);

@@ -180,22 +180,22 @@ static void run_oracle(int64_t floor, uint32_t flags, bool big, unsigned int opt
 	pcpu_stat_destroy(s);
 }
 
-Test(stat_stress, oracle_per_item_with_tiny_thresholds)
+STAT_TEST(stat_stress, oracle_per_item_with_tiny_thresholds)
 {
 	run_oracle(2, 0, false, 4);
 }
 
-Test(stat_stress, oracle_per_item_with_default_thresholds_and_huge_amounts)
+STAT_TEST(stat_stress, oracle_per_item_with_default_thresholds_and_huge_amounts)
 {
 	run_oracle(0, 0, true, 4);
 }
 
-Test(stat_stress, oracle_per_item_one_per_line)
+STAT_TEST(stat_stress, oracle_per_item_one_per_line)
 {
 	run_oracle(3, PCPU_STAT_ONE_PER_LINE, true, 4);
 }
 
-Test(stat_stress, oracle_per_item_with_readers_that_always_freeze)
+STAT_TEST(stat_stress, oracle_per_item_with_readers_that_always_freeze)
 {
 	run_oracle(2, 0, true, 0);
 }
@@ -276,17 +276,17 @@ static void run_window(bool use_snapshot, unsigned int optimistic)
 	pcpu_stat_destroy(s);
 }
 
-Test(stat_stress, sum_while_folding_counts_every_fold_once)
+STAT_TEST(stat_stress, sum_while_folding_counts_every_fold_once)
 {
 	run_window(false, 4);
 }
 
-Test(stat_stress, snapshot_while_folding_counts_every_fold_once)
+STAT_TEST(stat_stress, snapshot_while_folding_counts_every_fold_once)
 {
 	run_window(true, 4);
 }
 
-Test(stat_stress, frozen_sum_while_folding_counts_every_fold_once)
+STAT_TEST(stat_stress, frozen_sum_while_folding_counts_every_fold_once)
 {
 	run_window(false, 0);
 }
@@ -325,7 +325,7 @@ static void *phased_main(void *arg)
 	return NULL;
 }
 
-Test(stat_stress, bounds_hold_per_item_at_every_quiescent_point)
+STAT_TEST(stat_stress, bounds_hold_per_item_at_every_quiescent_point)
 {
 	unsigned int threads = nr_threads();
 	struct pcpu_stat *s = stat_test_create(NR_ITEMS, vm_groups, 0, 0);
@@ -384,7 +384,7 @@ static void on_alarm(int sig)
 	signal_adds = signal_adds + 1;
 }
 
-Test(stat_stress, adds_from_a_signal_handler_are_never_lost)
+STAT_TEST(stat_stress, adds_from_a_signal_handler_are_never_lost)
 {
 	static const uint32_t groups[] = { 1, 1 };
 	struct itimerval every = { .it_interval = { 0, 50 }, .it_value = { 0, 50 } };
@@ -434,7 +434,7 @@ static void *fork_writer_main(void *arg)
 	return NULL;
 }
 
-Test(stat_stress, fork_while_folding_leaves_the_child_consistent)
+STAT_TEST(stat_stress, fork_while_folding_leaves_the_child_consistent)
 {
 	/* static: reachable from the forked children, whose leak check runs at _exit */
 	static struct forker_writer w[MAX_THREADS];
