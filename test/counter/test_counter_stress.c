@@ -419,7 +419,9 @@ PCPU_TEST(counter_stress, limited_adds_count_pending_deltas_of_every_cpu)
  * central value in two steps (advance the slot's folded mark, then add to
  * the central value); a limited add that reads the central value before
  * the second step and the slot after the first misses the delta, and may
- * pass the limit.
+ * pass the limit. The window is a few instructions wide: this test rarely
+ * hits it by chance; test_counter_races.c stops a fold in it on purpose.
+ * Here it checks that pending deltas being folded are never ignored.
  */
 struct fold_race {
 	pthread_barrier_t go;
@@ -651,6 +653,8 @@ static void *fold_passes(void *arg)
  * keep it apart from the library's refresher (or a pcpu_registry_fold_all()
  * of another module). A fold that advanced a slot's folded mark before set
  * and adds to the central value after it would leave read off for good.
+ * Chance rarely opens that window here (test_counter_races.c does it on
+ * purpose); this checks that set drops pending deltas while folds run.
  */
 PCPU_TEST(counter_stress, set_leaves_read_exact_while_another_thread_folds_every_counter)
 {
