@@ -81,6 +81,7 @@ struct item {
 	const char *name;
 	uint64_t thresh_max; /* largest threshold ever published; raised atomically */
 	int64_t floor;
+	uint64_t divisor; /* accuracy * possible CPUs: thresh = |central| / divisor */
 	uint32_t accuracy;
 	uint32_t group;
 	uint32_t line;
@@ -175,7 +176,7 @@ static uint64_t magnitude(int64_t v)
 
 static uint32_t threshold_for(const struct item *it, int64_t central)
 {
-	uint64_t t = magnitude(central) / ((uint64_t)it->accuracy * pcpu_cpu_possible());
+	uint64_t t = magnitude(central) / it->divisor;
 
 	if (t < (uint64_t)it->floor)
 		t = (uint64_t)it->floor;
@@ -203,10 +204,15 @@ static void raise_max(struct item *it, uint64_t thresh)
 static void retune(struct stat_set *s, uint32_t i, int64_t central)
 {
 	struct item *it = &s->items[i];
-	uint32_t want = threshold_for(it, central);
-	uint32_t now = LOAD(&s->pub.hot[i].thresh);
-	uint32_t diff = want > now ? want - now : now - want;
+	uint32_t now = LOAD(&s->pub.hot[i].thresh), want, diff;
+	uint64_t mag = magnitude(central);
 
+	/* the common case, without a division: |central| / divisor within now +- now / 8 */
+	if (mag >= (uint64_t)(now - now / 8) * it->divisor &&
+	    mag < (uint64_t)(now + now / 8 + 1) * it->divisor)
+		return;
+	want = threshold_for(it, central);
+	diff = want > now ? want - now : now - want;
 	if (diff == 0 || diff < now / 8)
 		return;
 	raise_max(it, want);
@@ -827,6 +833,7 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 		ln->item[ln->nr++] = i;
 		it->group = d->group;
 		it->accuracy = d->accuracy ? (uint32_t)d->accuracy : 64;
+		it->divisor = (uint64_t)it->accuracy * pcpu_cpu_possible();
 		it->floor = d->floor ? d->floor : dflt_floor;
 		it->name = name;
 		strcpy(name, d->name);

@@ -461,7 +461,7 @@ static void write_plot(const char *path, const struct point *pts, unsigned int n
 		fprintf(stderr, "percpu-stat-bench: cannot run gnuplot (%s)\n", path);
 		return;
 	}
-	fprintf(g, "set terminal pngcairo size 1400,900 font ',10'\nset output '%s'\n", path);
+	fprintf(g, "set terminal pngcairo size 1400,900 noenhanced font ',10'\nset output '%s'\n", path);
 	/* one datablock per workload: threads, 5 x Mops, 4 x ratios */
 	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
 		fprintf(g, "$%s << EOD\n", workload_names[wl]);
@@ -491,7 +491,8 @@ static void write_plot(const char *path, const struct point *pts, unsigned int n
 			workload_names[wl]);
 	}
 	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
-		fprintf(g, "set title '%s: grouped / other'\nset ylabel 'ratio'\nset logscale y\n",
+		fprintf(g, "set title '%s: grouped / other'\nset ylabel 'ratio'\nset logscale y\n"
+			   "set yrange [0.25:8]\n",
 			workload_names[wl]);
 		fprintf(g, "plot for [i=7:10] $%s using 1:i with linespoints lw 2 title "
 			   "'grouped / '.word('per-line counters packed padded', i-6), 1 with lines "
