@@ -456,7 +456,7 @@ PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 		total = (uint64_t)LOAD_ACQ(&s->central[s->items[item].word]);
 		for (unsigned int cpu = 0; cpu < cpus; cpu++)
 			total += (uint64_t)(int64_t)pending_of(LOAD_ACQ(&words_of(s, cpu)[slot]));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		/* the loads above are acquire: this one cannot pass them */
 		after = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
 		if (frozen)
 			thaw(s, line);
@@ -524,7 +524,7 @@ PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint6
 						(uint64_t)(int64_t)pending_of(LOAD_ACQ(&w[ln->first_slot + k])));
 			}
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		/* the loads above are acquire: the loads below cannot pass them */
 		for (uint32_t l = 0; l < s->nr_lines; l++) {
 			uint64_t after;
 
