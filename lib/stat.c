@@ -311,8 +311,12 @@ static int64_t drain(uint64_t *word, int64_t amount, uint32_t limit, uint32_t ov
 	do {
 		uint32_t value = (uint32_t)old;
 		int32_t pending = pending_of(old);
-		int64_t total = pending + amount;
 		int32_t keep = 0;
+		int64_t total;
+
+		/* amounts near INT64_MAX: the sign of the total is the amount's */
+		if (__builtin_add_overflow(amount, (int64_t)pending, &total))
+			total = amount;
 
 		if (total > (int64_t)limit)
 			keep = -(int32_t)over;
@@ -348,7 +352,9 @@ static uint32_t fold_cpu_line(struct stat_set *s, uint32_t line, unsigned int cp
 		if (ln->item[k] == trigger) {
 			uint32_t limit = LOAD(&s->pub.hot[trigger].thresh);
 
-			moved = drain(&w[k], amount, limit, limit / 2) + amount;
+			/* the central value wraps as an int64_t, like any add to it */
+			moved = (int64_t)((uint64_t)drain(&w[k], amount, limit, limit / 2) +
+					  (uint64_t)amount);
 		} else {
 			moved = drain(&w[k], 0, 0, 0);
 		}

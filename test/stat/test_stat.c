@@ -395,6 +395,22 @@ STAT_TEST(stat, amounts_of_any_size_are_exact)
 	pcpu_stat_destroy(s);
 }
 
+STAT_TEST(stat, extreme_amounts_wrap_like_int64_without_undefined_behaviour)
+{
+	int cpu = stat_test_pin_or_skip();
+	struct pcpu_stat *s = stat_test_create(1, NULL, 100, 0);
+
+	pcpu_stat_add(s, 0, 40); /* pending 40 on this CPU */
+	pcpu_stat_add(s, 0, INT64_MAX);
+	cr_assert_eq(pcpu_stat_sum(s, 0), (int64_t)((uint64_t)INT64_MAX + 40));
+	pcpu_stat_add(s, 0, INT64_MIN);
+	pcpu_stat_add(s, 0, INT64_MIN);
+	cr_assert_eq(pcpu_stat_sum(s, 0), (int64_t)((uint64_t)INT64_MAX + 40 + 2 * (uint64_t)INT64_MIN));
+	cr_assert_leq(stat_test_distance(pcpu_stat_debug_pending(s, 0, (unsigned int)cpu), 0),
+		      s->hot[0].thresh, "an extreme amount left the pending delta out of bounds");
+	pcpu_stat_destroy(s);
+}
+
 STAT_TEST(stat, threshold_is_elastic_and_capped)
 {
 	struct pcpu_stat_item items[] = {
