@@ -21,6 +21,7 @@
 #include <percpu/cpu.h>
 
 #include "arena.h"
+#include "cpu_internal.h"
 
 #define UNITS_PER_CHUNK (PCPU_STRIDE / PCPU_ARENA_UNIT)
 #define WORD_BITS 64
@@ -91,7 +92,7 @@ static void bind_strides_to_nodes(char *base, unsigned int cpus)
 
 static struct chunk *new_chunk(void)
 {
-	unsigned int cpus = pcpu_cpu_possible();
+	unsigned int cpus = cpu_possible();
 	struct chunk *ch = calloc(1, sizeof(*ch));
 
 	if (!ch)
@@ -112,7 +113,7 @@ static struct chunk *new_chunk(void)
 void *pcpu_arena_alloc(size_t size)
 {
 	size_t units = (size + PCPU_ARENA_UNIT - 1) / PCPU_ARENA_UNIT;
-	unsigned int cpus = pcpu_cpu_possible();
+	unsigned int cpus = cpu_possible();
 	struct chunk *ch;
 	long first = -1;
 	char *cpu0;

@@ -11,13 +11,23 @@
  * Every add is followed by a check of its CPU's pending delta against a
  * threshold no larger than thresh_max, so at quiescence
  * |read - exact| <= possible CPUs * thresh_max = error_bound().
+ *
+ * A fold is two steps (advance folded, then add to count), and another
+ * thread may run between them, or the folder may be preempted there. So no
+ * call that must be precise combines count with pending deltas: precise
+ * answers come from sum(), and every change of count is an atomic add, so
+ * changes commute with a fold still in flight. A fork can leave a fold
+ * half done in the child; the registry's fork handler rebuilds count from
+ * the invariant (pcpu_counter_after_fork()).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <percpu/counter.h>
 
 #include "arena.h"
+#include "cpu_internal.h"
 #include "counter_internal.h"
 #include "misuse.h"
 #include "registry.h"
@@ -50,7 +60,7 @@ static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
 
 	if (c->flags & PCPU_COUNTER_F_FIXED)
 		return c->floor;
-	t = magnitude(count) / ((uint64_t)c->accuracy * pcpu_cpu_possible());
+	t = magnitude(count) / ((uint64_t)c->accuracy * cpu_possible());
 	if (t < (uint64_t)c->floor)
 		t = (uint64_t)c->floor;
 	if (t > (uint64_t)PCPU_COUNTER_MAX_BATCH)
@@ -72,14 +82,16 @@ PCPU_EXPORT void pcpu_counter_raise_bound(struct pcpu_counter *c, int64_t thresh
 }
 
 /*
- * Makes @thresh the threshold. The bound is raised first, so that no adder
- * can check against a threshold that error_bound() does not cover.
+ * Makes @thresh the threshold, then raises the bound to cover it: once the
+ * call returns, error_bound() covers every threshold an adder may have
+ * checked against. (Raising after storing, not before, is what lets set()
+ * lower the bound while a fold publishes: see there.)
  */
 static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 {
-	pcpu_counter_raise_bound(c, thresh);
 	if (LOAD(&c->thresh) != thresh)
 		STORE(&c->thresh, thresh);
+	pcpu_counter_raise_bound(c, thresh);
 }
 
 /*
@@ -102,6 +114,10 @@ static bool fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot, int64_t li
 		if (pending >= -limit && pending <= limit)
 			return false;
 		keep = pending > 0 ? -overstep : overstep;
+		/* next to INT64_MIN/MAX the overshoot would wrap read() around */
+		if ((__int128)LOAD(&c->count) + pending - keep > INT64_MAX ||
+		    (__int128)LOAD(&c->count) + pending - keep < INT64_MIN)
+			keep = 0;
 		target = (int64_t)((uint64_t)value - (uint64_t)keep);
 		if (__atomic_compare_exchange_n(&slot->folded, &folded, target, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -113,17 +129,19 @@ static bool fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot, int64_t li
 	return true;
 }
 
+/* @hysteresis: the counter's own elastic threshold, not a caller's batch */
 PCPU_EXPORT void pcpu_counter_fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot,
-					int64_t thresh)
+					int64_t thresh, bool hysteresis)
 {
 	if (!usable(c, __func__))
 		return;
-	fold_slot(c, slot, thresh, (c->flags & PCPU_COUNTER_F_FIXED) ? 0 : thresh / 2);
+	hysteresis = hysteresis && !(c->flags & PCPU_COUNTER_F_FIXED);
+	fold_slot(c, slot, thresh, hysteresis ? thresh / 2 : 0);
 }
 
 void pcpu_counter_fold_all(struct pcpu_counter *c)
 {
-	unsigned int cpus = pcpu_cpu_possible();
+	unsigned int cpus = cpu_possible();
 
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
 		fold_slot(c, slot_of(c, cpu), 0, 0);
@@ -244,7 +262,7 @@ PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c)
 
 PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c)
 {
-	uint64_t max, cpus = pcpu_cpu_possible();
+	uint64_t max, cpus = cpu_possible();
 
 	if (!usable(c, __func__))
 		return 0;
@@ -254,7 +272,7 @@ PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c)
 
 PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
 {
-	unsigned int cpus = pcpu_cpu_possible();
+	unsigned int cpus = cpu_possible();
 	uint64_t sum;
 
 	if (!usable(c, __func__))
@@ -265,28 +283,42 @@ PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
 	return (int64_t)sum;
 }
 
-/* Sum of every CPU's pending delta: exact - count at quiescence. */
-static int64_t pending_sum(const struct pcpu_counter *c)
+/* Sum of the magnitudes of every CPU's pending delta: |read - exact| <= it. */
+static uint64_t pending_magnitude(const struct pcpu_counter *c)
 {
-	unsigned int cpus = pcpu_cpu_possible();
+	unsigned int cpus = cpu_possible();
 	uint64_t sum = 0;
 
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
 		const struct pcpu_slot *s = slot_of(c, cpu);
 
-		sum += (uint64_t)__atomic_load_n(&s->value, __ATOMIC_ACQUIRE) -
-		       (uint64_t)__atomic_load_n(&s->folded, __ATOMIC_ACQUIRE);
+		sum += magnitude((int64_t)((uint64_t)__atomic_load_n(&s->value, __ATOMIC_ACQUIRE) -
+					   (uint64_t)__atomic_load_n(&s->folded, __ATOMIC_ACQUIRE)));
 	}
-	return (int64_t)sum;
+	return sum;
 }
 
 PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta)
 {
+	int64_t approx;
+
 	if (!usable(c, __func__))
 		return 0;
-	if (pcpu_counter_error_bound(c) > delta)
-		pcpu_counter_fold_all(c);
-	return pcpu_counter_read(c);
+	/* cheapest first: the O(1) bound, then reads of every CPU, then writes */
+	approx = pcpu_counter_read(c);
+	if (pcpu_counter_error_bound(c) <= delta)
+		return approx;
+	/*
+	 * Both tests: pending deltas alone miss a fold between its two steps
+	 * (nothing pending, count not yet added to); read against sum alone
+	 * misses pending deltas that a fold in flight happens to offset.
+	 */
+	if (pending_magnitude(c) <= delta &&
+	    magnitude((int64_t)((uint64_t)pcpu_counter_sum(c) - (uint64_t)approx)) <= delta)
+		return approx;
+	pcpu_counter_fold_all(c);
+	/* exact, even if another thread's fold has yet to reach count */
+	return pcpu_counter_sum(c);
 }
 
 static int sign_of_difference(int64_t a, int64_t b)
@@ -324,54 +356,91 @@ static int passes_limit(int64_t value, uint64_t slack, int64_t limit, int64_t am
 	return hi < limit ? 1 : lo >= limit ? -1 : 0;
 }
 
+/*
+ * Limited adds serialise on a lock, one of a small table hashed by counter
+ * address, so that each decides against a value no other limited add can
+ * change before it lands. Nothing else takes these locks: folds, adds and
+ * reads never wait for a limited add. The fork handler resets them.
+ */
+#define LIMIT_LOCKS 64
+static pthread_mutex_t limit_locks[LIMIT_LOCKS];
+static pthread_once_t limit_locks_once = PTHREAD_ONCE_INIT;
+
+static void init_limit_locks(void)
+{
+	for (int i = 0; i < LIMIT_LOCKS; i++)
+		pthread_mutex_init(&limit_locks[i], NULL);
+}
+
+static pthread_mutex_t *limit_lock_of(const struct pcpu_counter *c)
+{
+	pthread_once(&limit_locks_once, init_limit_locks);
+	return &limit_locks[((uintptr_t)c >> 6) % LIMIT_LOCKS];
+}
+
 PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
 {
-	int64_t count, after;
+	pthread_mutex_t *lock;
+	int verdict;
 
 	if (!usable(c, __func__))
 		return false;
 	if (amount == 0)
 		return true;
-	/*
-	 * Limited adds go straight to the central value by compare-and-swap,
-	 * so they serialise with each other: each one decides against the
-	 * count that it then replaces.
-	 */
-	count = __atomic_load_n(&c->count, __ATOMIC_ACQUIRE);
-	do {
-		int verdict = passes_limit(count, pcpu_counter_error_bound(c), limit, amount);
-
-		if (verdict == 0)
-			verdict = passes_limit(count + pending_sum(c), 0, limit, amount);
-		if (verdict > 0)
-			return false;
-		if (__builtin_add_overflow(count, amount, &after))
-			return false;
-	} while (!__atomic_compare_exchange_n(&c->count, &count, after, false, __ATOMIC_SEQ_CST,
-					      __ATOMIC_ACQUIRE));
-	__atomic_add_fetch(&c->base, amount, __ATOMIC_SEQ_CST);
-	publish_threshold(c, threshold_for(c, after));
-	return true;
+	lock = limit_lock_of(c);
+	pthread_mutex_lock(lock);
+	/* the bound is true of count even mid-fold: count lags, pending leads */
+	verdict = passes_limit(pcpu_counter_read(c), pcpu_counter_error_bound(c), limit, amount);
+	if (verdict == 0)
+		verdict = passes_limit(pcpu_counter_sum(c), 0, limit, amount);
+	if (verdict < 0) {
+		__atomic_add_fetch(&c->base, amount, __ATOMIC_SEQ_CST);
+		publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, amount,
+									 __ATOMIC_SEQ_CST)));
+	}
+	pthread_mutex_unlock(lock);
+	return verdict < 0;
 }
 
 PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 {
-	unsigned int cpus = pcpu_cpu_possible();
-	uint64_t slots_total = 0;
+	int64_t adjust, thresh;
 
 	if (!usable(c, __func__))
 		return;
-	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
-		struct pcpu_slot *s = slot_of(c, cpu);
-		int64_t v = LOAD(&s->value);
+	/*
+	 * By atomic adds only, so that a fold in flight (the refresher's)
+	 * still lands its amount on the new value correctly.
+	 */
+	pcpu_counter_fold_all(c);
+	adjust = (int64_t)((uint64_t)value - (uint64_t)pcpu_counter_sum(c));
+	__atomic_add_fetch(&c->base, adjust, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&c->count, adjust, __ATOMIC_SEQ_CST);
+	/*
+	 * Lower the bound to the new value's threshold, then publish it: a
+	 * fold publishing concurrently either stores its threshold before ours
+	 * (overwritten) or raises the bound after storing it (covered).
+	 */
+	thresh = threshold_for(c, value);
+	__atomic_store_n(&c->thresh_max, (uint64_t)thresh, __ATOMIC_SEQ_CST);
+	publish_threshold(c, thresh);
+}
 
-		STORE(&s->folded, v);
-		slots_total += (uint64_t)v;
-	}
-	STORE(&c->base, (int64_t)((uint64_t)value - slots_total));
-	STORE(&c->count, value);
-	STORE(&c->thresh, threshold_for(c, value));
-	__atomic_store_n(&c->thresh_max, (uint64_t)LOAD(&c->thresh), __ATOMIC_SEQ_CST);
+void pcpu_counter_after_fork(struct pcpu_counter *c)
+{
+	unsigned int cpus = cpu_possible();
+	uint64_t count = (uint64_t)LOAD(&c->base);
+
+	/* only this thread survives: a fold may have stopped between its steps */
+	for (unsigned int cpu = 0; cpu < cpus; cpu++)
+		count += (uint64_t)LOAD(&slot_of(c, cpu)->folded);
+	STORE(&c->count, (int64_t)count);
+}
+
+void pcpu_counter_after_fork_locks(void)
+{
+	for (int i = 0; i < LIMIT_LOCKS; i++)
+		pthread_mutex_init(&limit_locks[i], NULL);
 }
 
 PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c)

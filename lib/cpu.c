@@ -13,11 +13,12 @@
 
 #include <percpu/cpu.h>
 
+#include "cpu_internal.h"
 #include "misuse.h"
 
 PCPU_EXPORT int pcpu_cpu_mode_current = PCPU_CPU_UNSET;
 
-static unsigned int nr_possible;
+unsigned int pcpu_nr_possible;
 static unsigned int nr_online;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
@@ -78,10 +79,12 @@ static void setup(void)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 
-	nr_possible = read_possible_cpus();
+	unsigned int possible = read_possible_cpus();
+
 	nr_online = online > 0 ? (unsigned int)online : 1;
-	if (nr_online > nr_possible)
-		nr_online = nr_possible;
+	if (nr_online > possible)
+		nr_online = possible;
+	__atomic_store_n(&pcpu_nr_possible, possible, __ATOMIC_RELEASE);
 	__atomic_store_n(&pcpu_cpu_mode_current, choose_mode(), __ATOMIC_RELEASE);
 }
 
@@ -96,7 +99,7 @@ PCPU_EXPORT int pcpu_cpu_current(void)
 	int cpu = sched_getcpu();
 
 	/* a CPU number the arena has no stride for must never be used */
-	if (cpu < 0 || (unsigned int)cpu >= nr_possible)
+	if (cpu < 0 || (unsigned int)cpu >= cpu_possible())
 		return -1;
 	return cpu;
 }
@@ -117,7 +120,7 @@ PCPU_EXPORT int64_t *pcpu_cpu_add_atomic(int64_t *cpu0, int64_t amount)
 PCPU_EXPORT unsigned int pcpu_cpu_possible(void)
 {
 	pcpu_cpu_setup();
-	return nr_possible;
+	return pcpu_nr_possible;
 }
 
 PCPU_EXPORT unsigned int pcpu_cpu_online(void)

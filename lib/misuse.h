@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #ifdef NDEBUG
-#define pcpu_misuse(call, what) ((void)0)
+#define pcpu_misuse(call, what) ((void)(call), (void)(what))
 #else
 #define pcpu_misuse(call, what) pcpu_misuse_abort(call, what)
 #endif

@@ -28,6 +28,12 @@ static struct cds_list_head *node_of(struct pcpu_counter *c)
 	return (struct cds_list_head *)(void *)c->registry_node;
 }
 
+static struct pcpu_counter *counter_of(struct cds_list_head *node)
+{
+	return (struct pcpu_counter *)(void *)((char *)node -
+					       offsetof(struct pcpu_counter, registry_node));
+}
+
 /* Fork: the child must not inherit a held lock or a half-done grace period. */
 static void before_fork(void)
 {
@@ -43,7 +49,13 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
+	struct cds_list_head *pos;
+
 	urcu_bp_after_fork_child();
+	/* single-threaded now, and the list cannot change under the lock */
+	cds_list_for_each(pos, &live)
+		pcpu_counter_after_fork(counter_of(pos));
+	pcpu_counter_after_fork_locks();
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -90,9 +102,7 @@ PCPU_EXPORT void pcpu_registry_fold_all(void)
 
 	urcu_bp_read_lock();
 	cds_list_for_each_rcu(pos, &live) {
-		struct pcpu_counter *c =
-			(struct pcpu_counter *)(void *)((char *)pos -
-							offsetof(struct pcpu_counter, registry_node));
+		struct pcpu_counter *c = counter_of(pos);
 
 		/* init stored slots last, with release: fold only what is ready */
 		if (__atomic_load_n(&c->slots, __ATOMIC_ACQUIRE))

@@ -54,7 +54,7 @@ struct pcpu_counter {
 	/* read by every add; written only when a CPU folds */
 	int64_t count;              /**< approximate central value */
 	int64_t thresh;             /**< per-CPU fold threshold now */
-	uint64_t thresh_max;        /**< largest threshold since the last sync */
+	uint64_t thresh_max;        /**< largest threshold since init or set */
 	struct pcpu_slot *slots;    /**< CPU 0's slot; NULL when not initialised */
 	/* read and written rarely */
 	int64_t base;               /**< exact value = base + sum of slot values */
@@ -140,7 +140,7 @@ static inline bool pcpu_counter_initialized(const struct pcpu_counter *c)
 /* Out-of-line slow paths of the inline calls; not for direct use. */
 PCPU_EXPORT void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount);
 PCPU_EXPORT void pcpu_counter_fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot,
-					int64_t thresh);
+					int64_t thresh, bool hysteresis);
 PCPU_EXPORT void pcpu_counter_raise_bound(struct pcpu_counter *c, int64_t thresh);
 
 static inline void pcpu_counter_add_thresh(struct pcpu_counter *c, int64_t amount,
@@ -163,7 +163,7 @@ static inline void pcpu_counter_add_thresh(struct pcpu_counter *c, int64_t amoun
 	limit = thresh ? *thresh : __atomic_load_n(&c->thresh, __ATOMIC_RELAXED);
 	/* pending outside [-limit, limit], in one comparison */
 	if (pcpu_unlikely((uint64_t)pending + (uint64_t)limit > 2 * (uint64_t)limit))
-		pcpu_counter_fold_slot(c, slot, limit);
+		pcpu_counter_fold_slot(c, slot, limit, !thresh);
 }
 
 /**
@@ -179,7 +179,8 @@ static inline void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
 /**
  * Adds @p amount folding at the caller's fixed @p batch instead of the
  * counter's threshold (the kernel's percpu_counter_add_batch()): this CPU
- * folds when its pending delta reaches +-batch; batch <= 0 folds every add.
+ * folds all of its pending delta when it reaches +-batch (no hysteresis);
+ * batch <= 0 folds every add.
  * error_bound() grows to cover the batch. @since 0.1
  */
 static inline void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount,
@@ -206,7 +207,9 @@ static inline int64_t pcpu_counter_read(const struct pcpu_counter *c)
 /**
  * A bound that is always true at quiescence: |read - exact| <= error_bound.
  * It is the number of possible CPUs times the largest threshold in force
- * since the counter was set or last synced. O(1). @since 0.1
+ * since the counter was initialised or set, so it does not shrink when the
+ * value does (a CPU may still hold a delta taken under that threshold).
+ * O(1). @since 0.1
  */
 PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c);
 
@@ -220,10 +223,12 @@ PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c);
 PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c);
 
 /**
- * Returns read() when error_bound() <= @p delta; otherwise folds every
- * CPU's pending delta into the central value and returns it. Either way the
- * result is within @p delta of exact, and so is read() afterwards until the
- * next update. @since 0.1
+ * Returns read() when error_bound() <= @p delta. Otherwise reads every
+ * CPU's pending delta (O(CPUs) loads, no writes): if their magnitudes add
+ * up to at most @p delta, returns read(); else folds every CPU's pending
+ * delta into the central value and returns it. Either way the result is
+ * within @p delta of exact at quiescence, and so is read() afterwards until
+ * the next update. @since 0.1
  */
 PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta);
 

@@ -15,6 +15,15 @@
  *   -EINVAL; the gfp argument is ignored.
  * Bad input otherwise behaves as described in <percpu/counter.h>.
  *
+ * Kernel code that derives its own slack from percpu_counter_batch (ext4's
+ * EXT4_FREECLUSTERS_WATERMARK = 4 * percpu_counter_batch * nr_cpu_ids
+ * trusts percpu_counter_read() that far) relies on the kernel's fixed
+ * batch, which the elastic batch does not keep on large values. For such
+ * code define PERCPU_COUNTER_KERNEL_BATCH (before the include, or with
+ * -DPERCPU_COUNTER_KERNEL_BATCH): percpu_counter_add() then folds at
+ * percpu_counter_batch exactly as the kernel does. Code that asks
+ * percpu_counter_compare() instead is right either way.
+ *
  * The kernel types s64, s32, u32 and gfp_t and GFP_KERNEL are defined here
  * unless PERCPU_COUNTER_HAVE_KERNEL_TYPES is defined before the include.
  */
@@ -91,10 +100,17 @@ static inline void percpu_counter_add_batch(struct percpu_counter *fbc, s64 amou
 	pcpu_counter_add_batch(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, amount, batch);
 }
 
-/** Elastic add. @since 0.1 */
+/**
+ * Elastic add; with PERCPU_COUNTER_KERNEL_BATCH defined, folds at
+ * percpu_counter_batch as the kernel does. @since 0.1
+ */
 static inline void percpu_counter_add(struct percpu_counter *fbc, s64 amount)
 {
+#ifdef PERCPU_COUNTER_KERNEL_BATCH
+	percpu_counter_add_batch(fbc, amount, percpu_counter_batch);
+#else
 	pcpu_counter_add(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, amount);
+#endif
 }
 
 /** Adds, folding only past INT32_MAX, as the kernel. @since 0.1 */

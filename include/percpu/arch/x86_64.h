@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <percpu/common.h>
+
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)) && \
 	((defined(__clang__) && __clang_major__ >= 11) || \
 	 (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
