@@ -48,11 +48,20 @@
  *
  * Exact reads while folds run. A fold changes two places (a CPU's mark and
  * the central value), so sum() and snapshot() validate against the line's
- * fold sequence (in-flight folders and a generation), seqlock style: they
- * never count a fold twice or miss one. If folds keep invalidating a read,
- * the reader freezes the line: folders stop (adders that would fold send
- * their amount to the central value instead, which keeps every bound), in-
- * flight folds finish, and the read completes. Adds never wait.
+ * fold sequence (folds in progress and a generation), seqlock style: they
+ * never count a fold twice or miss one. If folds keep invalidating a read
+ * (4 tries), the reader freezes the line: no fold starts (an adder that
+ * would fold sends its amount to the central value instead, which keeps
+ * every bound), the folds in progress finish, and the read completes. So a
+ * reader may wait for a fold in progress: about a hundred nanoseconds, or
+ * until the folding thread runs again if it was preempted in the middle
+ * (threads outnumbering CPUs, under heavy folding). Adds never wait.
+ *
+ * Why not 64-bit slots, as the counter has. They make sum() wait-free (it
+ * reads only values that folds never touch), at 16 bytes per item per CPU
+ * and a quarter of the items per per-CPU cacheline. A set's items are
+ * updated together and read together; the compact word halves its per-CPU
+ * footprint, and the price is the rare wait above.
  *
  * Bad input. Creation returns NULL and sets errno (EINVAL: NULL or empty
  * descriptor, more than PCPU_STAT_MAX_ITEMS items, a NULL, empty, over-long
