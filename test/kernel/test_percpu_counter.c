@@ -29,6 +29,11 @@ TestSuite(percpu_counter, .fini = teardown, .timeout = 30);
 /* own_types.c: the header under PERCPU_COUNTER_HAVE_KERNEL_TYPES */
 long long own_types_roundtrip(long long v);
 
+/* kernel_batch.c: percpu_counter_add() etc. under PERCPU_COUNTER_KERNEL_BATCH */
+void kernel_batch_add(struct percpu_counter *fbc, s64 amount);
+void kernel_batch_sub(struct percpu_counter *fbc, s64 amount);
+void kernel_batch_inc(struct percpu_counter *fbc);
+
 PCPU_TEST(percpu_counter, kernel_types_have_the_kernel_sizes)
 {
 	s64 a = -1;
@@ -148,6 +153,43 @@ PCPU_TEST(percpu_counter, add_is_elastic)
 	cr_assert_eq(percpu_counter_read(&fbc), GiB, "4 KiB pairs on 1 GiB folded");
 	percpu_counter_add(&fbc, 12);
 	cr_assert_eq(percpu_counter_sum(&fbc), GiB + 12);
+}
+
+/*
+ * With PERCPU_COUNTER_KERNEL_BATCH, percpu_counter_add() keeps the kernel's
+ * promise whatever the value: a CPU folds once its local count reaches
+ * percpu_counter_batch, all of it, so read is never further than
+ * percpu_counter_batch - 1 per CPU from exact.
+ */
+PCPU_TEST(percpu_counter, kernel_batch_add_folds_at_percpu_counter_batch_on_a_big_value)
+{
+	s64 batch = percpu_counter_batch;
+
+	cr_assert_eq(percpu_counter_init(&fbc, GiB, GFP_KERNEL), 0);
+	pcpu_test_pin_first();
+	kernel_batch_sub(&fbc, batch - 1);
+	cr_assert_eq(percpu_counter_read(&fbc), GiB, "folded below the batch");
+	kernel_batch_sub(&fbc, 1);
+	cr_assert_eq(percpu_counter_read(&fbc), GiB - batch, "did not fold at the batch");
+	for (int i = 0; i < 1000; i++) {
+		kernel_batch_add(&fbc, 4096);
+		cr_assert_leq(pcpu_test_distance(percpu_counter_read(&fbc),
+						 percpu_counter_sum(&fbc)),
+			      (uint64_t)(batch - 1));
+	}
+	for (s64 i = 0; i < batch; i++)
+		kernel_batch_inc(&fbc);
+	cr_assert_eq(percpu_counter_sum(&fbc), GiB + 4096000);
+}
+
+/* The contrast: the elastic add keeps far more than the batch on 1 GiB. */
+PCPU_TEST(percpu_counter, elastic_add_keeps_more_than_the_batch_on_a_big_value)
+{
+	cr_assert_eq(percpu_counter_init(&fbc, GiB, GFP_KERNEL), 0);
+	pcpu_test_pin_first();
+	percpu_counter_sub(&fbc, 100 * (s64)percpu_counter_batch);
+	cr_assert_eq(percpu_counter_read(&fbc), GiB);
+	cr_assert_eq(percpu_counter_sum(&fbc), GiB - 100 * (s64)percpu_counter_batch);
 }
 
 PCPU_TEST(percpu_counter, add_batch_stays_local_below_the_batch)
