@@ -468,6 +468,7 @@ PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 			thaw(s, line);
 		if (frozen || stable(before, after))
 			return (int64_t)total;
+		relax(&spins);
 	}
 }
 
@@ -482,6 +483,7 @@ PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint6
 {
 	unsigned int cpus = pcpu_cpu_possible();
 	struct snap_line stack[64], *st = stack;
+	unsigned int spins = 0;
 	struct stat_set *s;
 	uint32_t left;
 
@@ -545,6 +547,8 @@ PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint6
 			}
 			left -= st[l].done;
 		}
+		if (left)
+			relax(&spins);
 	}
 	if (st != stack)
 		free(st);
