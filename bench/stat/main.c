@@ -462,7 +462,7 @@ static void write_plot(const char *path, const struct point *pts, unsigned int n
 		return;
 	}
 	fprintf(g, "set terminal pngcairo size 1400,900 noenhanced font ',10'\nset output '%s'\n", path);
-	/* one datablock per workload: threads, 5 x Mops, 4 x ratios */
+	/* one datablock per workload: threads, 5 x Mops, 4 x ratios per writer CPU second */
 	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
 		fprintf(g, "$%s << EOD\n", workload_names[wl]);
 		for (unsigned int k = 0; k < npts; k++) {
@@ -474,7 +474,7 @@ static void write_plot(const char *path, const struct point *pts, unsigned int n
 			for (unsigned int i = 0; i < NR_IMPLS; i++)
 				fprintf(g, " %.3f", med(p, i, F_MOPS));
 			for (unsigned int i = 1; i < NR_IMPLS; i++)
-				fprintf(g, " %.4f", ratio(p, i, F_MOPS));
+				fprintf(g, " %.4f", ratio(p, i, F_CPU_MOPS));
 			fputs("\n", g);
 		}
 		fputs("EOD\n", g);
@@ -484,14 +484,15 @@ static void write_plot(const char *path, const struct point *pts, unsigned int n
 		NR_WORKLOADS, opt.runs, opt.duration_ms, pcpu_cpu_online());
 	fputs("set grid\nset key top left\nset logscale x 2\nset xlabel 'writer threads'\n", g);
 	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
-		fprintf(g, "set title '%s: throughput'\nset ylabel 'Mops/s'\nset logscale y\n",
+		fprintf(g, "set title '%s: throughput (wall clock)'\nset ylabel 'Mops/s'\nset logscale y\n",
 			workload_names[wl]);
 		fprintf(g, "plot for [i=2:6] $%s using 1:i with linespoints lw 2 title "
 			   "word('grouped per-line counters packed padded', i-1)\n",
 			workload_names[wl]);
 	}
 	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
-		fprintf(g, "set title '%s: grouped / other'\nset ylabel 'ratio'\nset logscale y\n"
+		fprintf(g, "set title '%s: grouped / other, per writer CPU second'\n"
+			   "set ylabel 'ratio'\nset logscale y\n"
 			   "set yrange [0.25:8]\n",
 			workload_names[wl]);
 		fprintf(g, "plot for [i=7:10] $%s using 1:i with linespoints lw 2 title "
