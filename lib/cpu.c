@@ -117,6 +117,31 @@ PCPU_EXPORT int64_t *pcpu_cpu_add_atomic(int64_t *cpu0, int64_t amount)
 	return copy;
 }
 
+/*
+ * The atomic path of pcpu_this_cpu_add32(): the word's low half is the
+ * value, the high half a folded mark; the add lands only if the new pending
+ * delta stays within +-@limit, in one compare-and-swap.
+ */
+PCPU_EXPORT uint64_t *pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit)
+{
+	int cpu = pcpu_cpu_current();
+	uint64_t *copy, old, word;
+
+	if (pcpu_unlikely(cpu < 0))
+		return NULL;
+	copy = (uint64_t *)(void *)((char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT));
+	old = __atomic_load_n(copy, __ATOMIC_RELAXED);
+	do {
+		uint32_t value = (uint32_t)old + (uint32_t)amount;
+
+		if ((uint32_t)(value - (uint32_t)(old >> 32)) + limit > 2 * limit)
+			return NULL;
+		word = (old & ~(uint64_t)UINT32_MAX) | value;
+	} while (!__atomic_compare_exchange_n(copy, &old, word, true, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return copy;
+}
+
 PCPU_EXPORT unsigned int pcpu_cpu_possible(void)
 {
 	pcpu_cpu_setup();

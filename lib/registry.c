@@ -15,6 +15,7 @@
 
 #include "counter_internal.h"
 #include "registry.h"
+#include "stat_internal.h"
 
 _Static_assert(sizeof(struct cds_list_head) == sizeof(((struct pcpu_counter *)0)->registry_node),
 	       "registry_node must hold a cds_list_head");
@@ -109,6 +110,7 @@ PCPU_EXPORT void pcpu_registry_fold_all(void)
 			pcpu_counter_fold_all(c);
 	}
 	urcu_bp_read_unlock();
+	pcpu_stat_fold_all_live();
 }
 
 /* The refresher thread. */

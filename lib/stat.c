@@ -121,31 +121,6 @@ static int32_t pending_of(uint64_t word)
 	return (int32_t)((uint32_t)word - (uint32_t)(word >> 32));
 }
 
-/*
- * The atomic path of pcpu_this_cpu_add32() (<percpu/cpu.h>). It belongs to
- * the CPU layer, next to pcpu_cpu_add_atomic() in cpu.c; it lives here, with
- * its only user, until that file's owner moves it.
- */
-PCPU_EXPORT uint64_t *pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit)
-{
-	int cpu = pcpu_cpu_current();
-	uint64_t *copy, old, word;
-
-	if (pcpu_unlikely(cpu < 0))
-		return NULL;
-	copy = (uint64_t *)(void *)((char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT));
-	old = __atomic_load_n(copy, __ATOMIC_RELAXED);
-	do {
-		uint32_t value = (uint32_t)old + (uint32_t)amount;
-
-		if ((uint32_t)(value - (uint32_t)(old >> 32)) + limit > 2 * limit)
-			return NULL;
-		word = (old & ~(uint64_t)UINT32_MAX) | value;
-	} while (!__atomic_compare_exchange_n(copy, &old, word, true, __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	return copy;
-}
-
 static bool usable(const struct pcpu_stat *s, unsigned int item, const char *call)
 {
 	if (pcpu_likely(s && item < s->nr_items))

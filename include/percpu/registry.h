@@ -21,8 +21,8 @@ extern "C" {
 PCPU_EXPORT size_t pcpu_registry_count(void);
 
 /**
- * Folds every CPU's pending delta of every live counter into its central
- * value, once. Safe from any thread, while counters are created and
+ * Folds every CPU's pending delta of every live counter and stat set into
+ * its central value, once. Safe from any thread, while counters are created and
  * destroyed. @since 0.1
  */
 PCPU_EXPORT void pcpu_registry_fold_all(void);

@@ -190,7 +190,8 @@ Test(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
 	sigemptyset(&sa.sa_mask);
 	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
 	cr_assert_eq(pthread_create(&sender, NULL, signal_sender, &self), 0);
-	for (long i = 0; i < adds; i++) {
+	/* keep adding until enough signals have landed, not just for a while */
+	for (long i = 0; i < adds || atomic_load(&handler_adds) < 100; i++) {
 		pcpu_counter_add(&counter, 1);
 		tally++;
 	}
