@@ -178,11 +178,11 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 
 	if (!c)
 		return -EINVAL;
+	*c = (struct pcpu_counter){ 0 };
 	err = check_options(o);
 	if (err)
 		return err;
 	pcpu_cpu_setup();
-	*c = (struct pcpu_counter){ 0 };
 	slots = pcpu_arena_alloc(sizeof(struct pcpu_slot));
 	if (!slots)
 		return -ENOMEM;

@@ -9,12 +9,15 @@
  * 1/accuracy of it, 1/64 by default) above an absolute floor per CPU, so a
  * large counter almost never folds and a counter near zero stays precise.
  *
- * Bad input. Calls that return int return 0 or a negative errno. A NULL,
- * uninitialised (zero-filled) or destroyed counter passed to a call that
- * cannot report an error is a programming error: in builds of the library
- * without NDEBUG it aborts with a message naming the call; in release builds
- * the call does nothing and returns 0 (or false). Memory that was never
- * zeroed nor initialised cannot be told apart from a counter: don't.
+ * Bad input. The init calls return 0 or a negative errno, and leave the
+ * counter zero-filled (so destroy is a no-op) when they fail. A NULL,
+ * uninitialised (zero-filled) or destroyed counter passed to any other call
+ * is a programming error: in builds of the library without NDEBUG it aborts
+ * with a message naming the call; in release builds the call does nothing
+ * and returns 0 (or false). The inline read() and initialized() never
+ * abort: they return 0 and false for NULL. Memory that was never zeroed nor
+ * initialised cannot be told apart from a counter, and initialising a live
+ * counter again corrupts the registry: destroy it first.
  *
  * Concurrency. Every call may run concurrently with every other, on the
  * same counter, from any thread, except init, destroy and set, which the
