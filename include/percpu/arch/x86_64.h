@@ -27,6 +27,43 @@
 #define PCPU_ARCH_HAVE_RSEQ_ADD 1
 
 /*
+ * The frame of a critical section (labels 1: start, 2: end, 3: descriptor,
+ * 4: abort). BEGIN emits the struct rseq_cs descriptor (version, flags,
+ * start, length, abort), arms it (rseq->rseq_cs = &descriptor), and leaves
+ * this CPU's stride offset, cpu_id << 12, in %[offset], jumping to
+ * %l[unregistered] if the thread has no rseq area (cpu_id < 0). The body
+ * between BEGIN and END must end with its single committing store. END
+ * emits the abort handler, preceded by the signature glibc registered,
+ * which jumps to %l[abort].
+ */
+#define PCPU_RSEQ_ASM_BEGIN                                                \
+	".pushsection __rseq_cs, \"aw\"\n\t"                              \
+	".balign 32\n\t"                                                   \
+	"3:\n\t"                                                           \
+	".long 0x0, 0x0\n\t"                                               \
+	".quad 1f, 2f - 1f, 4f\n\t"                                        \
+	".popsection\n\t"                                                  \
+	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"                    \
+	".quad 3b\n\t"                                                     \
+	".popsection\n\t"                                                  \
+	"leaq 3b(%%rip), %[offset]\n\t"                                    \
+	"movq %[offset], %%fs:8(%[rseq])\n\t"                              \
+	"1:\n\t"                                                           \
+	"movslq %%fs:4(%[rseq]), %[offset]\n\t"                            \
+	"testq %[offset], %[offset]\n\t"                                   \
+	"js %l[unregistered]\n\t"                                          \
+	"shlq $12, %[offset]\n\t"
+
+#define PCPU_RSEQ_ASM_END                                                  \
+	"2:\n\t"                                                           \
+	".pushsection __rseq_failure, \"ax\"\n\t"                         \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                       \
+	".long 0x53053053\n\t"                                             \
+	"4:\n\t"                                                           \
+	"jmp %l[abort]\n\t"                                                \
+	".popsection\n\t"
+
+/*
  * Adds @amount to the int64_t at cpu0 + cpu * PCPU_STRIDE, cpu being the CPU
  * this thread runs on, and returns cpu * PCPU_STRIDE; or returns -1 without
  * adding if the thread has no registered rseq area.
@@ -37,34 +74,9 @@ static inline long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
 
 retry:
 	__asm__ goto(
-		/* struct rseq_cs descriptor: version, flags, start, length, abort */
-		".pushsection __rseq_cs, \"aw\"\n\t"
-		".balign 32\n\t"
-		"3:\n\t"
-		".long 0x0, 0x0\n\t"
-		".quad 1f, 2f - 1f, 4f\n\t"
-		".popsection\n\t"
-		".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
-		".quad 3b\n\t"
-		".popsection\n\t"
-		/* arm it: rseq->rseq_cs = &descriptor */
-		"leaq 3b(%%rip), %[offset]\n\t"
-		"movq %[offset], %%fs:8(%[rseq])\n\t"
-		"1:\n\t"
-		/* rseq->cpu_id; negative when this thread is not registered */
-		"movslq %%fs:4(%[rseq]), %[offset]\n\t"
-		"testq %[offset], %[offset]\n\t"
-		"js %l[unregistered]\n\t"
-		"shlq $12, %[offset]\n\t"
+		PCPU_RSEQ_ASM_BEGIN
 		"addq %[amount], (%[cpu0], %[offset])\n\t"
-		"2:\n\t"
-		/* abort handler, preceded by the signature glibc registered */
-		".pushsection __rseq_failure, \"ax\"\n\t"
-		".byte 0x0f, 0xb9, 0x3d\n\t"
-		".long 0x53053053\n\t"
-		"4:\n\t"
-		"jmp %l[abort]\n\t"
-		".popsection\n\t"
+		PCPU_RSEQ_ASM_END
 		: [offset] "=&r"(offset)
 		: [rseq] "r"(__rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount)
 		: "memory", "cc"
@@ -93,25 +105,7 @@ static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t
 
 retry:
 	__asm__ goto(
-		/* struct rseq_cs descriptor: version, flags, start, length, abort */
-		".pushsection __rseq_cs, \"aw\"\n\t"
-		".balign 32\n\t"
-		"3:\n\t"
-		".long 0x0, 0x0\n\t"
-		".quad 1f, 2f - 1f, 4f\n\t"
-		".popsection\n\t"
-		".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"
-		".quad 3b\n\t"
-		".popsection\n\t"
-		/* arm it: rseq->rseq_cs = &descriptor */
-		"leaq 3b(%%rip), %[offset]\n\t"
-		"movq %[offset], %%fs:8(%[rseq])\n\t"
-		"1:\n\t"
-		/* rseq->cpu_id; negative when this thread is not registered */
-		"movslq %%fs:4(%[rseq]), %[offset]\n\t"
-		"testq %[offset], %[offset]\n\t"
-		"js %l[unregistered]\n\t"
-		"shlq $12, %[offset]\n\t"
+		PCPU_RSEQ_ASM_BEGIN
 		/* value - mark + amount + limit must not pass 2 * limit */
 		"movl (%[cpu0], %[offset]), %[distance]\n\t"
 		"subl 4(%[cpu0], %[offset]), %[distance]\n\t"
@@ -119,14 +113,7 @@ retry:
 		"cmpl %[span], %[distance]\n\t"
 		"ja %l[over]\n\t"
 		"addl %[amount], (%[cpu0], %[offset])\n\t"
-		"2:\n\t"
-		/* abort handler, preceded by the signature glibc registered */
-		".pushsection __rseq_failure, \"ax\"\n\t"
-		".byte 0x0f, 0xb9, 0x3d\n\t"
-		".long 0x53053053\n\t"
-		"4:\n\t"
-		"jmp %l[abort]\n\t"
-		".popsection\n\t"
+		PCPU_RSEQ_ASM_END
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__rseq_offset), [cpu0] "r"(cpu0), [amount] "ir"(amount),
 		  [bias] "ir"((uint32_t)amount + limit), [span] "ir"(2 * limit)
