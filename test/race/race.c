@@ -16,19 +16,14 @@
 #include <percpu/counter.h>
 #include <percpu/registry.h>
 
+#define PCPU_CHECK_PROGRAM "race"
+#include "check.h"
+
 enum { WRITERS = 4, LIMITERS = 3, LIMIT = 50000 };
 
 static struct pcpu_counter hot, limited;
 static atomic_bool stop;
 static long adds_per_writer = 200000;
-
-#define CHECK(n, cond)                                                                       \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "race: check %d failed: %s\n", n, #cond);             \
-			exit(n);                                                              \
-		}                                                                             \
-	} while (0)
 
 static void *writer(void *arg)
 {

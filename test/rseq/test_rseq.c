@@ -21,6 +21,8 @@
 #include <percpu/counter.h>
 #include <percpu/registry.h>
 
+#include "pcpu_test.h"
+
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
 #include <sys/rseq.h>
 #define HAVE_GLIBC_RSEQ 1
@@ -39,16 +41,6 @@ static void teardown(void)
 }
 
 TestSuite(rseq, .init = setup, .fini = teardown, .timeout = 60);
-
-/* Scale the work down under valgrind, which serialises threads. */
-static long iterations(long normal)
-{
-	const char *preload = getenv("LD_PRELOAD");
-
-	if (getenv("PCPU_TEST_SMALL") || (preload && strstr(preload, "valgrind")))
-		return normal / 20;
-	return normal;
-}
 
 static unsigned int online_cpus(void)
 {
@@ -70,7 +62,7 @@ static void assert_exact_and_bounded(struct pcpu_counter *c, int64_t tally)
 		      (unsigned long long)pcpu_counter_error_bound(c));
 }
 
-Test(rseq, update_path_is_the_one_the_environment_asks_for)
+PCPU_TEST(rseq, update_path_is_the_one_the_environment_asks_for)
 {
 	const char *force = getenv("PCPU_FORCE_FALLBACK");
 	bool forced = force && *force && strcmp(force, "0") != 0;
@@ -144,16 +136,16 @@ static int64_t run_workers(int nthreads, long adds, int migrate_every)
 	return tally;
 }
 
-Test(rseq, nothing_lost_when_threads_migrate_every_few_adds)
+PCPU_TEST(rseq, nothing_lost_when_threads_migrate_every_few_adds)
 {
-	int64_t tally = run_workers(4, iterations(40000), 3);
+	int64_t tally = run_workers(4, pcpu_test_iterations(40000), 3);
 
 	assert_exact_and_bounded(&counter, tally);
 }
 
-Test(rseq, nothing_lost_with_eight_times_more_threads_than_cpus)
+PCPU_TEST(rseq, nothing_lost_with_eight_times_more_threads_than_cpus)
 {
-	int64_t tally = run_workers(8 * (int)online_cpus(), iterations(100000), 0);
+	int64_t tally = run_workers(8 * (int)online_cpus(), pcpu_test_iterations(100000), 0);
 
 	assert_exact_and_bounded(&counter, tally);
 }
@@ -180,11 +172,11 @@ static void *signal_sender(void *arg)
 	return NULL;
 }
 
-Test(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
+PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
 {
 	struct sigaction sa = { .sa_handler = add_in_handler };
 	pthread_t self = pthread_self(), sender;
-	long adds = iterations(3000000);
+	long adds = pcpu_test_iterations(3000000);
 	int64_t tally = 0;
 
 	sigemptyset(&sa.sa_mask);
@@ -211,7 +203,7 @@ static void *add_a_little_and_exit(void *arg)
 	return NULL;
 }
 
-Test(rseq, deltas_of_exited_threads_are_kept)
+PCPU_TEST(rseq, deltas_of_exited_threads_are_kept)
 {
 	enum { THREADS = 64 };
 	pthread_t t[THREADS];
@@ -266,7 +258,7 @@ static int child_checks(void)
 	return 0;
 }
 
-Test(rseq, parent_and_child_keep_exact_counts_across_fork)
+PCPU_TEST(rseq, parent_and_child_keep_exact_counts_across_fork)
 {
 	enum { WRITERS = 3 };
 	pthread_t t[WRITERS];

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers for the stat-set tests: pinning the calling thread to one CPU (so
- * that "this CPU's pending delta" means something), scaling work down under
- * valgrind, a deterministic generator, and descriptor builders.
+ * that "this CPU's pending delta" means something), a deterministic
+ * generator, and descriptor builders. PCPU_TEST, the misuse signal and the
+ * scaling down under valgrind come from test/common/pcpu_test.h, included
+ * here.
  */
 #ifndef PCPU_TEST_STAT_HELPERS_H
 #define PCPU_TEST_STAT_HELPERS_H
@@ -24,81 +26,8 @@
 
 #include <percpu/stat.h>
 
+#include "pcpu_test.h"
 #include "stat_internal.h"
-
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>) && __has_include(<valgrind/memcheck.h>)
-#include <valgrind/memcheck.h>
-#include <valgrind/valgrind.h>
-#define STAT_TEST_HAVE_VALGRIND_H 1
-#endif
-#endif
-
-/*
- * Misuse of a call that cannot report an error: the library aborts when
- * built without NDEBUG (test/meson.build defines PCPU_TEST_MISUSE_ABORTS
- * then) and does nothing in release builds.
- */
-#ifdef PCPU_TEST_MISUSE_ABORTS
-#define STAT_TEST_MISUSE_SIGNAL SIGABRT
-#else
-#define STAT_TEST_MISUSE_SIGNAL 0
-#endif
-
-/*
- * Under valgrind, fails the test if memory was definitely lost: Criterion
- * runs each test in a child and ignores how it exits once the body returned
- * (valgrind's --error-exitcode included), so a leak found at exit would go
- * unnoticed. (The same idea as PCPU_TEST in test/counter/helpers.h.)
- */
-static inline void stat_test_assert_no_leaks(void)
-{
-#ifdef STAT_TEST_HAVE_VALGRIND_H
-	unsigned long leaked = 0, dubious = 0, reachable = 0, suppressed = 0;
-
-	if (!RUNNING_ON_VALGRIND)
-		return;
-	VALGRIND_DO_LEAK_CHECK;
-	VALGRIND_COUNT_LEAKS(leaked, dubious, reachable, suppressed);
-	(void)dubious;
-	(void)reachable;
-	(void)suppressed;
-	cr_assert_eq(leaked, 0, "valgrind: %lu bytes definitely lost", leaked);
-#endif
-}
-
-/* Test(), with a leak check under valgrind after the body. */
-#define STAT_TEST(suite, name, ...)                                                        \
-	static void stat_test_body_##suite##_##name(void);                                 \
-	Test(suite, name, ##__VA_ARGS__)                                                   \
-	{                                                                                  \
-		stat_test_body_##suite##_##name();                                         \
-		stat_test_assert_no_leaks();                                               \
-	}                                                                                  \
-	static void stat_test_body_##suite##_##name(void)
-
-/* True under valgrind (or with PCPU_TEST_SMALL set): do less work. */
-static inline bool stat_test_small(void)
-{
-	const char *small = getenv("PCPU_TEST_SMALL");
-	const char *preload = getenv("LD_PRELOAD");
-
-	if (small && *small && strcmp(small, "0") != 0)
-		return true;
-#ifdef STAT_TEST_HAVE_VALGRIND_H
-	if (RUNNING_ON_VALGRIND)
-		return true;
-#endif
-	return preload && strstr(preload, "vgpreload");
-}
-
-/* @normal iterations, or a fiftieth of them (at least 1) when small. */
-static inline long stat_test_iterations(long normal)
-{
-	long n = stat_test_small() ? normal / 50 : normal;
-
-	return n > 0 ? n : 1;
-}
 
 /* Pins the calling thread to the first CPU it may run on; returns it, or -1. */
 static inline int stat_test_pin_first(void)

@@ -17,6 +17,8 @@
 
 #include <percpu/stat.h>
 
+#define PCPU_CHECK_PROGRAM "stat-race"
+#include "check.h"
 #include "stat_internal.h"
 
 enum { ITEMS = 20, WRITERS = 4 };
@@ -24,14 +26,6 @@ enum { ITEMS = 20, WRITERS = 4 };
 static struct pcpu_stat *set;
 static atomic_bool stop;
 static long ops_per_writer = 100000;
-
-#define CHECK(n, cond)                                                                       \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "stat-race: check %d failed: %s\n", n, #cond);        \
-			exit(n);                                                              \
-		}                                                                             \
-	} while (0)
 
 static uint64_t next(uint64_t *state)
 {

@@ -102,7 +102,7 @@ ParameterizedTest(struct bad_desc *bad, stat, create_rejects_bad_descriptor_with
 	cr_assert_eq(errno, EINVAL, "%s: errno %d, not EINVAL", bad->what, errno);
 }
 
-STAT_TEST(stat, create_accepts_the_limits)
+PCPU_TEST(stat, create_accepts_the_limits)
 {
 	static struct pcpu_stat_item items[PCPU_STAT_MAX_ITEMS];
 	struct pcpu_stat_desc desc = { .items = items, .nr_items = PCPU_STAT_MAX_ITEMS };
@@ -125,12 +125,12 @@ STAT_TEST(stat, create_accepts_the_limits)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, destroy_of_null_does_nothing)
+PCPU_TEST(stat, destroy_of_null_does_nothing)
 {
 	pcpu_stat_destroy(NULL);
 }
 
-STAT_TEST(stat, create_copies_names_and_destroy_unregisters)
+PCPU_TEST(stat, create_copies_names_and_destroy_unregisters)
 {
 	char name[] = "transient";
 	struct pcpu_stat_item item = { .name = name };
@@ -148,7 +148,7 @@ STAT_TEST(stat, create_copies_names_and_destroy_unregisters)
 
 /* ---- names, groups, out-of-range items with an errno ----------------------- */
 
-STAT_TEST(stat, names_groups_and_lookup_round_trip)
+PCPU_TEST(stat, names_groups_and_lookup_round_trip)
 {
 	static const uint32_t groups[] = { 3, 0, 3, 9 };
 	struct pcpu_stat *s = stat_test_create(4, groups, 0, 0);
@@ -168,7 +168,7 @@ STAT_TEST(stat, names_groups_and_lookup_round_trip)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, out_of_range_item_gets_erange_from_calls_that_return_errors)
+PCPU_TEST(stat, out_of_range_item_gets_erange_from_calls_that_return_errors)
 {
 	struct pcpu_stat *s = stat_test_create(3, NULL, 0, 0);
 	uint32_t group = 5;
@@ -211,7 +211,7 @@ static void misuse_check(void)
 }
 
 #define MISUSE(name, statement)                                                            \
-	STAT_TEST(stat, name, .init = misuse_setup, .signal = STAT_TEST_MISUSE_SIGNAL)     \
+	PCPU_TEST(stat, name, .init = misuse_setup, .signal = PCPU_TEST_MISUSE_SIGNAL)     \
 	{                                                                                  \
 		struct pcpu_stat *S = misuse_set;                                          \
 		(void)S;                                                                   \
@@ -243,7 +243,7 @@ static uint64_t items_in_line(struct pcpu_stat *s, unsigned int line)
 	return mask;
 }
 
-STAT_TEST(stat, groups_start_on_fresh_lines_and_ungrouped_items_are_packed)
+PCPU_TEST(stat, groups_start_on_fresh_lines_and_ungrouped_items_are_packed)
 {
 	/* group 5: items 0, 3, 6 | group 2: items 1, 4, 12-19 (10: spans 2 lines) | 7 others */
 	static const uint32_t groups[20] = { 5, 2, 0, 5, 2, 0, 5, 0, 0, 0,
@@ -269,7 +269,7 @@ STAT_TEST(stat, groups_start_on_fresh_lines_and_ungrouped_items_are_packed)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, one_per_line_gives_every_item_its_own_line)
+PCPU_TEST(stat, one_per_line_gives_every_item_its_own_line)
 {
 	static const uint32_t groups[] = { 1, 1, 1, 0, 0 };
 	struct pcpu_stat *s = stat_test_create(5, groups, 0, PCPU_STAT_ONE_PER_LINE);
@@ -281,7 +281,7 @@ STAT_TEST(stat, one_per_line_gives_every_item_its_own_line)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, per_cpu_words_of_a_line_are_contiguous)
+PCPU_TEST(stat, per_cpu_words_of_a_line_are_contiguous)
 {
 	static const uint32_t groups[] = { 0, 4, 0, 4, 4 };
 	struct pcpu_stat *s = stat_test_create(5, groups, 0, 0);
@@ -297,7 +297,7 @@ STAT_TEST(stat, per_cpu_words_of_a_line_are_contiguous)
 
 /* ---- the fast path and thresholds ------------------------------------------- */
 
-STAT_TEST(stat, default_threshold_is_the_counter_floor)
+PCPU_TEST(stat, default_threshold_is_the_counter_floor)
 {
 	struct pcpu_stat *s = stat_test_create(2, NULL, 0, 0);
 	int64_t online = (int64_t)pcpu_cpu_online();
@@ -308,7 +308,7 @@ STAT_TEST(stat, default_threshold_is_the_counter_floor)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, small_adds_stay_on_this_cpu)
+PCPU_TEST(stat, small_adds_stay_on_this_cpu)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(3, NULL, 1000, 0);
@@ -325,7 +325,7 @@ STAT_TEST(stat, small_adds_stay_on_this_cpu)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, passing_the_threshold_folds_with_vmstat_overstep)
+PCPU_TEST(stat, passing_the_threshold_folds_with_vmstat_overstep)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(1, NULL, 100, 0);
@@ -350,7 +350,7 @@ STAT_TEST(stat, passing_the_threshold_folds_with_vmstat_overstep)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, charge_uncharge_pairs_stay_local)
+PCPU_TEST(stat, charge_uncharge_pairs_stay_local)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(1, NULL, 8192, 0);
@@ -364,7 +364,7 @@ STAT_TEST(stat, charge_uncharge_pairs_stay_local)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, adds_above_half_the_threshold_go_central)
+PCPU_TEST(stat, adds_above_half_the_threshold_go_central)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(1, NULL, 100, 0);
@@ -377,7 +377,7 @@ STAT_TEST(stat, adds_above_half_the_threshold_go_central)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, amounts_of_any_size_are_exact)
+PCPU_TEST(stat, amounts_of_any_size_are_exact)
 {
 	static const int64_t amounts[] = {
 		(INT64_C(1) << 29), -(INT64_C(1) << 29), (INT64_C(1) << 31) + 3, -(INT64_C(1) << 32),
@@ -395,7 +395,7 @@ STAT_TEST(stat, amounts_of_any_size_are_exact)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, extreme_amounts_wrap_like_int64_without_undefined_behaviour)
+PCPU_TEST(stat, extreme_amounts_wrap_like_int64_without_undefined_behaviour)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(1, NULL, 100, 0);
@@ -411,7 +411,7 @@ STAT_TEST(stat, extreme_amounts_wrap_like_int64_without_undefined_behaviour)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, threshold_is_elastic_and_capped)
+PCPU_TEST(stat, threshold_is_elastic_and_capped)
 {
 	struct pcpu_stat_item items[] = {
 		{ .name = "bytes" },
@@ -439,12 +439,12 @@ STAT_TEST(stat, threshold_is_elastic_and_capped)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, random_adds_from_one_thread_are_exact)
+PCPU_TEST(stat, random_adds_from_one_thread_are_exact)
 {
 	struct pcpu_stat *s = stat_test_create(10, NULL, 0, 0);
 	int64_t exact[10] = { 0 };
 	uint64_t rng = 42;
-	long n = stat_test_iterations(200000);
+	long n = pcpu_test_iterations(200000);
 
 	for (long k = 0; k < n; k++) {
 		unsigned int i = (unsigned int)(stat_test_rand(&rng) % 10);
@@ -461,7 +461,7 @@ STAT_TEST(stat, random_adds_from_one_thread_are_exact)
 
 /* ---- grouped-cacheline folding --------------------------------------------- */
 
-STAT_TEST(stat, group_fold_empties_its_line_and_touches_no_other)
+PCPU_TEST(stat, group_fold_empties_its_line_and_touches_no_other)
 {
 	/* items 0-2: group 1; items 3-5: group 2; item 6 ungrouped */
 	static const uint32_t groups[] = { 1, 1, 1, 2, 2, 2, 0 };
@@ -507,7 +507,7 @@ STAT_TEST(stat, group_fold_empties_its_line_and_touches_no_other)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, one_per_line_folds_only_the_item)
+PCPU_TEST(stat, one_per_line_folds_only_the_item)
 {
 	static const uint32_t groups[] = { 1, 1 };
 	int cpu = stat_test_pin_or_skip();
@@ -526,7 +526,7 @@ STAT_TEST(stat, one_per_line_folds_only_the_item)
 
 /* ---- reads ------------------------------------------------------------------- */
 
-STAT_TEST(stat, snapshot_equals_per_item_sums_at_quiescence)
+PCPU_TEST(stat, snapshot_equals_per_item_sums_at_quiescence)
 {
 	static const uint32_t groups[] = { 1, 2, 1, 2, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3, 3 };
 	struct pcpu_stat *s = stat_test_create(15, groups, 0, 0);
@@ -551,7 +551,7 @@ STAT_TEST(stat, snapshot_equals_per_item_sums_at_quiescence)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, frozen_reads_are_exact_too)
+PCPU_TEST(stat, frozen_reads_are_exact_too)
 {
 	struct pcpu_stat *s = stat_test_create(9, NULL, 4, 0);
 	int64_t values[9], exact[9] = { 0 };
@@ -574,7 +574,7 @@ STAT_TEST(stat, frozen_reads_are_exact_too)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, sync_folds_only_when_the_bound_exceeds_delta)
+PCPU_TEST(stat, sync_folds_only_when_the_bound_exceeds_delta)
 {
 	static const uint32_t groups[] = { 1, 1, 2 };
 	int cpu = stat_test_pin_or_skip();
@@ -595,7 +595,7 @@ STAT_TEST(stat, sync_folds_only_when_the_bound_exceeds_delta)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, fold_all_makes_read_exact)
+PCPU_TEST(stat, fold_all_makes_read_exact)
 {
 	struct pcpu_stat *s = stat_test_create(20, NULL, 10000, 0);
 	unsigned int cpus = pcpu_cpu_possible();
@@ -614,7 +614,7 @@ STAT_TEST(stat, fold_all_makes_read_exact)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat, refresher_hook_folds_every_live_set)
+PCPU_TEST(stat, refresher_hook_folds_every_live_set)
 {
 	struct pcpu_stat *a = stat_test_create(2, NULL, 1000, 0);
 	struct pcpu_stat *b = stat_test_create(3, NULL, 1000, 0);
@@ -630,7 +630,7 @@ STAT_TEST(stat, refresher_hook_folds_every_live_set)
 
 /* ---- fork -------------------------------------------------------------------- */
 
-STAT_TEST(stat, a_forked_child_keeps_the_values_and_can_count)
+PCPU_TEST(stat, a_forked_child_keeps_the_values_and_can_count)
 {
 	struct pcpu_stat *s = stat_test_create(4, NULL, 1000, 0);
 	int status;
@@ -656,7 +656,7 @@ STAT_TEST(stat, a_forked_child_keeps_the_values_and_can_count)
 
 /* ---- ABI ---------------------------------------------------------------------- */
 
-STAT_TEST(stat, exposed_structs_keep_their_layout)
+PCPU_TEST(stat, exposed_structs_keep_their_layout)
 {
 	cr_assert_eq(sizeof(struct pcpu_stat_hot), 8);
 	cr_assert_eq(offsetof(struct pcpu_stat_hot, slot), 0);

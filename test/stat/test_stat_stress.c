@@ -149,7 +149,7 @@ static void run_oracle(int64_t floor, uint32_t flags, bool big, unsigned int opt
 	cr_assert_eq(sched_getaffinity(0, sizeof(allowed_cpus), &allowed_cpus), 0);
 	pcpu_stat_debug_optimistic_tries(optimistic);
 	for (unsigned int t = 0; t < threads; t++) {
-		w[t] = (struct writer){ .s = s, .seed = 1000 + t, .ops = stat_test_iterations(60000),
+		w[t] = (struct writer){ .s = s, .seed = 1000 + t, .ops = pcpu_test_iterations(60000),
 					.migrate = t % 2 == 0, .big = big };
 		cr_assert_eq(pthread_create(&w[t].thread, NULL, writer_main, &w[t]), 0);
 	}
@@ -180,22 +180,22 @@ static void run_oracle(int64_t floor, uint32_t flags, bool big, unsigned int opt
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat_stress, oracle_per_item_with_tiny_thresholds)
+PCPU_TEST(stat_stress, oracle_per_item_with_tiny_thresholds)
 {
 	run_oracle(2, 0, false, 4);
 }
 
-STAT_TEST(stat_stress, oracle_per_item_with_default_thresholds_and_huge_amounts)
+PCPU_TEST(stat_stress, oracle_per_item_with_default_thresholds_and_huge_amounts)
 {
 	run_oracle(0, 0, true, 4);
 }
 
-STAT_TEST(stat_stress, oracle_per_item_one_per_line)
+PCPU_TEST(stat_stress, oracle_per_item_one_per_line)
 {
 	run_oracle(3, PCPU_STAT_ONE_PER_LINE, true, 4);
 }
 
-STAT_TEST(stat_stress, oracle_per_item_with_readers_that_always_freeze)
+PCPU_TEST(stat_stress, oracle_per_item_with_readers_that_always_freeze)
 {
 	run_oracle(2, 0, true, 0);
 }
@@ -249,7 +249,7 @@ static void run_window(bool use_snapshot, unsigned int optimistic)
 	writers_done = 0;
 	pcpu_stat_debug_optimistic_tries(optimistic);
 	for (unsigned int t = 0; t < threads; t++) {
-		w[t] = (struct window){ .s = s, .seed = 77 + t, .ops = stat_test_iterations(100000) };
+		w[t] = (struct window){ .s = s, .seed = 77 + t, .ops = pcpu_test_iterations(100000) };
 		cr_assert_eq(pthread_create(&w[t].thread, NULL, positive_writer, &w[t]), 0);
 	}
 	while (__atomic_load_n(&writers_done, __ATOMIC_SEQ_CST) < threads || checks < 10) {
@@ -276,17 +276,17 @@ static void run_window(bool use_snapshot, unsigned int optimistic)
 	pcpu_stat_destroy(s);
 }
 
-STAT_TEST(stat_stress, sum_while_folding_counts_every_fold_once)
+PCPU_TEST(stat_stress, sum_while_folding_counts_every_fold_once)
 {
 	run_window(false, 4);
 }
 
-STAT_TEST(stat_stress, snapshot_while_folding_counts_every_fold_once)
+PCPU_TEST(stat_stress, snapshot_while_folding_counts_every_fold_once)
 {
 	run_window(true, 4);
 }
 
-STAT_TEST(stat_stress, frozen_sum_while_folding_counts_every_fold_once)
+PCPU_TEST(stat_stress, frozen_sum_while_folding_counts_every_fold_once)
 {
 	run_window(false, 0);
 }
@@ -308,7 +308,7 @@ static void *phased_main(void *arg)
 	uint64_t rng = p->seed;
 
 	for (int phase = 0; phase < p->phases; phase++) {
-		long n = stat_test_iterations(20000);
+		long n = pcpu_test_iterations(20000);
 
 		for (long k = 0; k < n; k++) {
 			unsigned int i = (unsigned int)(stat_test_rand(&rng) % NR_ITEMS);
@@ -325,7 +325,7 @@ static void *phased_main(void *arg)
 	return NULL;
 }
 
-STAT_TEST(stat_stress, bounds_hold_per_item_at_every_quiescent_point)
+PCPU_TEST(stat_stress, bounds_hold_per_item_at_every_quiescent_point)
 {
 	unsigned int threads = nr_threads();
 	struct pcpu_stat *s = stat_test_create(NR_ITEMS, vm_groups, 0, 0);
@@ -384,13 +384,13 @@ static void on_alarm(int sig)
 	signal_adds = signal_adds + 1;
 }
 
-STAT_TEST(stat_stress, adds_from_a_signal_handler_are_never_lost)
+PCPU_TEST(stat_stress, adds_from_a_signal_handler_are_never_lost)
 {
 	static const uint32_t groups[] = { 1, 1 };
 	struct itimerval every = { .it_interval = { 0, 50 }, .it_value = { 0, 50 } };
 	struct itimerval off = { 0 };
 	struct sigaction sa = { .sa_handler = on_alarm };
-	long n = stat_test_iterations(3000000);
+	long n = pcpu_test_iterations(3000000);
 	int64_t exact0 = 0;
 
 	signal_set = stat_test_create(2, groups, 4, 0);
@@ -434,13 +434,13 @@ static void *fork_writer_main(void *arg)
 	return NULL;
 }
 
-STAT_TEST(stat_stress, fork_while_folding_leaves_the_child_consistent)
+PCPU_TEST(stat_stress, fork_while_folding_leaves_the_child_consistent)
 {
 	/* static: reachable from the forked children, whose leak check runs at _exit */
 	static struct forker_writer w[MAX_THREADS];
 	unsigned int threads = nr_threads();
 	struct pcpu_stat *s = stat_test_create(NR_ITEMS, vm_groups, 2, 0);
-	int forks = stat_test_small() ? 3 : 30;
+	int forks = pcpu_test_small() ? 3 : 30;
 
 	for (unsigned int t = 0; t < threads; t++) {
 		w[t] = (struct forker_writer){ .s = s };
