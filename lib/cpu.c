@@ -78,7 +78,6 @@ static enum pcpu_cpu_mode choose_mode(void)
 static void setup(void)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-
 	unsigned int possible = read_possible_cpus();
 
 	nr_online = online > 0 ? (unsigned int)online : 1;
