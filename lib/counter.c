@@ -283,24 +283,31 @@ PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
 	return (int64_t)sum;
 }
 
-/* Sum of the magnitudes of every CPU's pending delta: |read - exact| <= it. */
-static uint64_t pending_magnitude(const struct pcpu_counter *c)
+/*
+ * One walk over the CPUs for sync: returns the sum of the magnitudes of
+ * every CPU's pending delta (|read - exact| <= it), and stores in @exact
+ * what sum() would return.
+ */
+static uint64_t pending_magnitude(const struct pcpu_counter *c, int64_t *exact)
 {
 	unsigned int cpus = cpu_possible();
-	uint64_t sum = 0;
+	uint64_t magnitudes = 0, sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
 
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
 		const struct pcpu_slot *s = slot_of(c, cpu);
+		uint64_t value = (uint64_t)__atomic_load_n(&s->value, __ATOMIC_ACQUIRE);
 
-		sum += magnitude((int64_t)((uint64_t)__atomic_load_n(&s->value, __ATOMIC_ACQUIRE) -
-					   (uint64_t)__atomic_load_n(&s->folded, __ATOMIC_ACQUIRE)));
+		sum += value;
+		magnitudes += magnitude((int64_t)(value - (uint64_t)__atomic_load_n(
+							   &s->folded, __ATOMIC_ACQUIRE)));
 	}
-	return sum;
+	*exact = (int64_t)sum;
+	return magnitudes;
 }
 
 PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta)
 {
-	int64_t approx;
+	int64_t approx, exact;
 
 	if (!usable(c, __func__))
 		return 0;
@@ -313,8 +320,8 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 	 * (nothing pending, count not yet added to); read against sum alone
 	 * misses pending deltas that a fold in flight happens to offset.
 	 */
-	if (pending_magnitude(c) <= delta &&
-	    magnitude((int64_t)((uint64_t)pcpu_counter_sum(c) - (uint64_t)approx)) <= delta)
+	if (pending_magnitude(c, &exact) <= delta &&
+	    magnitude((int64_t)((uint64_t)exact - (uint64_t)approx)) <= delta)
 		return approx;
 	pcpu_counter_fold_all(c);
 	/* exact, even if another thread's fold has yet to reach count */
