@@ -29,6 +29,7 @@
 #include "arena.h"
 #include "cpu_internal.h"
 #include "counter_internal.h"
+#include "elastic.h"
 #include "misuse.h"
 #include "registry.h"
 
@@ -48,24 +49,13 @@ static bool usable(const struct pcpu_counter *c, const char *call)
 	return false;
 }
 
-static uint64_t magnitude(int64_t v)
-{
-	return v < 0 ? -(uint64_t)v : (uint64_t)v;
-}
-
 /* The per-CPU threshold for a central value of @count. */
 static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
 {
-	uint64_t t;
-
 	if (c->flags & PCPU_COUNTER_F_FIXED)
 		return c->floor;
-	t = magnitude(count) / ((uint64_t)c->accuracy * cpu_possible());
-	if (t < (uint64_t)c->floor)
-		t = (uint64_t)c->floor;
-	if (t > (uint64_t)PCPU_COUNTER_MAX_BATCH)
-		t = (uint64_t)PCPU_COUNTER_MAX_BATCH;
-	return (int64_t)t;
+	return (int64_t)pcpu_elastic_threshold(count, (uint64_t)c->accuracy * cpu_possible(),
+					       (uint64_t)c->floor, PCPU_COUNTER_MAX_BATCH);
 }
 
 PCPU_EXPORT void pcpu_counter_raise_bound(struct pcpu_counter *c, int64_t thresh)
@@ -298,7 +288,7 @@ static uint64_t pending_magnitude(const struct pcpu_counter *c, int64_t *exact)
 		uint64_t value = (uint64_t)__atomic_load_n(&s->value, __ATOMIC_ACQUIRE);
 
 		sum += value;
-		magnitudes += magnitude((int64_t)(value - (uint64_t)__atomic_load_n(
+		magnitudes += pcpu_magnitude((int64_t)(value - (uint64_t)__atomic_load_n(
 							   &s->folded, __ATOMIC_ACQUIRE)));
 	}
 	*exact = (int64_t)sum;
@@ -321,7 +311,7 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 	 * misses pending deltas that a fold in flight happens to offset.
 	 */
 	if (pending_magnitude(c, &exact) <= delta &&
-	    magnitude((int64_t)((uint64_t)exact - (uint64_t)approx)) <= delta)
+	    pcpu_magnitude((int64_t)((uint64_t)exact - (uint64_t)approx)) <= delta)
 		return approx;
 	pcpu_counter_fold_all(c);
 	/* exact, even if another thread's fold has yet to reach count */

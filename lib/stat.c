@@ -32,6 +32,8 @@
 #include <percpu/stat.h>
 
 #include "arena.h"
+#include "cpu_internal.h"
+#include "elastic.h"
 #include "misuse.h"
 #include "stat_internal.h"
 
@@ -144,20 +146,10 @@ static void relax(unsigned int *spins)
 
 /* Thresholds. */
 
-static uint64_t magnitude(int64_t v)
-{
-	return v < 0 ? -(uint64_t)v : (uint64_t)v;
-}
-
 static uint32_t threshold_for(const struct item *it, int64_t central)
 {
-	uint64_t t = magnitude(central) / it->divisor;
-
-	if (t < (uint64_t)it->floor)
-		t = (uint64_t)it->floor;
-	if (t > PCPU_STAT_MAX_THRESH)
-		t = PCPU_STAT_MAX_THRESH;
-	return (uint32_t)t;
+	return (uint32_t)pcpu_elastic_threshold(central, it->divisor, (uint64_t)it->floor,
+						PCPU_STAT_MAX_THRESH);
 }
 
 static void raise_max(struct item *it, uint64_t thresh)
@@ -180,7 +172,7 @@ static void retune(struct stat_set *s, uint32_t i, int64_t central)
 {
 	struct item *it = &s->items[i];
 	uint32_t now = LOAD(&s->pub.hot[i].thresh), want, diff;
-	uint64_t mag = magnitude(central);
+	uint64_t mag = pcpu_magnitude(central);
 
 	/* the common case, without a division: |central| / divisor within now +- now / 8 */
 	if (mag >= (uint64_t)(now - now / 8) * it->divisor &&
@@ -354,7 +346,7 @@ static void retune_line(struct stat_set *s, uint32_t line, uint32_t changed)
 /* Folds every CPU's pending deltas of the items of @line. */
 static void fold_line(struct stat_set *s, uint32_t line)
 {
-	unsigned int cpus = pcpu_cpu_possible();
+	unsigned int cpus = cpu_possible();
 	uint32_t changed = 0;
 
 	fold_enter(s, line);
@@ -400,7 +392,7 @@ PCPU_EXPORT int64_t pcpu_stat_read(const struct pcpu_stat *pub, unsigned int ite
 
 PCPU_EXPORT uint64_t pcpu_stat_error_bound(const struct pcpu_stat *pub, unsigned int item)
 {
-	uint64_t max, cpus = pcpu_cpu_possible();
+	uint64_t max, cpus = cpu_possible();
 
 	if (!usable(pub, item, __func__))
 		return 0;
@@ -410,7 +402,7 @@ PCPU_EXPORT uint64_t pcpu_stat_error_bound(const struct pcpu_stat *pub, unsigned
 
 PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 {
-	unsigned int cpus = pcpu_cpu_possible(), spins = 0;
+	unsigned int cpus = cpu_possible(), spins = 0;
 	struct stat_set *s;
 	uint32_t line, slot;
 	uint64_t *seq;
@@ -456,7 +448,7 @@ struct snap_line {
 
 PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint64_t *bounds)
 {
-	unsigned int cpus = pcpu_cpu_possible();
+	unsigned int cpus = cpu_possible();
 	struct snap_line stack[64], *st = stack;
 	unsigned int spins = 0;
 	struct stat_set *s;
@@ -818,7 +810,7 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 		ln->item[ln->nr++] = i;
 		it->group = d->group;
 		it->accuracy = d->accuracy ? (uint32_t)d->accuracy : 64;
-		it->divisor = (uint64_t)it->accuracy * pcpu_cpu_possible();
+		it->divisor = (uint64_t)it->accuracy * cpu_possible();
 		it->floor = d->floor ? d->floor : dflt_floor;
 		it->name = name;
 		strcpy(name, d->name);
