@@ -153,7 +153,9 @@ struct pcpu_stat {
 PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc);
 
 /**
- * Destroys @p s; NULL does nothing. Must not overlap any other call on @p s.
+ * Destroys @p s and frees its memory; NULL does nothing. Must not overlap
+ * any other call on @p s. Like free(), destroying the same set twice is a
+ * double free (unlike pcpu_counter_destroy(), whose counter the caller owns).
  * @since 0.1
  */
 PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *s);
