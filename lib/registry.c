@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry of live counters and the refresher (see registry.h).
+ * The registry of live counters and stat sets, and the refresher (see
+ * registry.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +23,8 @@ _Static_assert(sizeof(struct cds_list_head) == sizeof(((struct pcpu_counter *)0)
 
 static CDS_LIST_HEAD(live);
 static size_t live_count;
+static CDS_LIST_HEAD(live_sets);
+static size_t live_set_count;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct cds_list_head *node_of(struct pcpu_counter *c)
@@ -35,15 +38,29 @@ static struct pcpu_counter *counter_of(struct cds_list_head *node)
 					       offsetof(struct pcpu_counter, registry_node));
 }
 
-/* Fork: the child must not inherit a held lock or a half-done grace period. */
+/*
+ * Fork: the child must not inherit a held lock, a half-done grace period or
+ * a half-done fold. The list cannot change while the lock is held. Stat sets
+ * drain their folds after urcu's own preparation: that waits for a grace
+ * period in progress, which may be waiting for a refresher that is itself
+ * waiting for a frozen line to thaw.
+ */
 static void before_fork(void)
 {
+	struct cds_list_head *pos;
+
 	pthread_mutex_lock(&registry_lock);
 	urcu_bp_before_fork();
+	cds_list_for_each(pos, &live_sets)
+		pcpu_stat_fork_prepare(pos);
 }
 
 static void after_fork_parent(void)
 {
+	struct cds_list_head *pos;
+
+	cds_list_for_each(pos, &live_sets)
+		pcpu_stat_fork_parent(pos);
 	urcu_bp_after_fork_parent();
 	pthread_mutex_unlock(&registry_lock);
 }
@@ -53,10 +70,12 @@ static void after_fork_child(void)
 	struct cds_list_head *pos;
 
 	urcu_bp_after_fork_child();
-	/* single-threaded now, and the list cannot change under the lock */
+	/* single-threaded now */
 	cds_list_for_each(pos, &live)
 		pcpu_counter_after_fork(counter_of(pos));
 	pcpu_counter_after_fork_locks();
+	cds_list_for_each(pos, &live_sets)
+		pcpu_stat_fork_child(pos);
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -87,6 +106,34 @@ void pcpu_registry_remove(struct pcpu_counter *const *cs, size_t n)
 	urcu_bp_synchronize_rcu();
 }
 
+void pcpu_registry_add_set(struct cds_list_head *node)
+{
+	pthread_once(&atfork_once, register_atfork);
+	pthread_mutex_lock(&registry_lock);
+	cds_list_add_rcu(node, &live_sets);
+	live_set_count++;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+void pcpu_registry_remove_set(struct cds_list_head *node)
+{
+	pthread_mutex_lock(&registry_lock);
+	cds_list_del_rcu(node);
+	live_set_count--;
+	pthread_mutex_unlock(&registry_lock);
+	urcu_bp_synchronize_rcu();
+}
+
+size_t pcpu_registry_set_count(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&registry_lock);
+	n = live_set_count;
+	pthread_mutex_unlock(&registry_lock);
+	return n;
+}
+
 PCPU_EXPORT size_t pcpu_registry_count(void)
 {
 	size_t n;
@@ -109,8 +156,9 @@ PCPU_EXPORT void pcpu_registry_fold_all(void)
 		if (__atomic_load_n(&c->slots, __ATOMIC_ACQUIRE))
 			pcpu_counter_fold_all(c);
 	}
+	cds_list_for_each_rcu(pos, &live_sets)
+		pcpu_stat_fold_node(pos);
 	urcu_bp_read_unlock();
-	pcpu_stat_fold_all_live();
 }
 
 /* The refresher thread. */

@@ -23,7 +23,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -35,6 +34,7 @@
 #include "cpu_internal.h"
 #include "elastic.h"
 #include "misuse.h"
+#include "registry.h"
 #include "stat_internal.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -99,7 +99,7 @@ struct stat_set {
 	char *names;
 	size_t words_bytes;
 	uint32_t nr_lines;
-	struct stat_set *prev, *next; /* live sets */
+	struct cds_list_head node; /* on the registry's list of live sets */
 };
 
 static struct stat_set *set_of(const struct pcpu_stat *s)
@@ -588,72 +588,53 @@ PCPU_EXPORT int pcpu_stat_group(const struct pcpu_stat *pub, unsigned int item, 
 	return 0;
 }
 
-/* Live sets: for fork, and for the refresher. */
+/* The registry's hooks: for fork, and for the refresher. */
 
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct stat_set *live;
-static unsigned int live_count;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static struct stat_set *set_of_node(struct cds_list_head *node)
+{
+	return (struct stat_set *)(void *)((char *)node - offsetof(struct stat_set, node));
+}
 
 /*
- * A fork copies the sets as they are, but only the forking thread: a fold
- * another thread had half done would stay half done in the child, and its
- * sequence would show a writer forever. So before fork, every line of every
- * set is frozen and the folds in progress drain (adders meanwhile send their
- * amounts to the central values); the child starts with no writer and no
- * freezer, since the threads that were reading are not in it.
+ * A fork copies a set as it is, but only the forking thread: a fold another
+ * thread had half done would stay half done in the child, and its sequence
+ * would show a writer forever. So before fork every line is frozen and the
+ * folds in progress drain (adders meanwhile send their amounts to the
+ * central values); the child starts with no writer and no freezer, since the
+ * threads that were reading are not in it.
  */
-static void before_fork(void)
+void pcpu_stat_fork_prepare(struct cds_list_head *node)
 {
-	pthread_mutex_lock(&live_lock);
-	for (struct stat_set *s = live; s; s = s->next)
-		for (uint32_t l = 0; l < s->nr_lines; l++)
-			freeze(s, l);
-	for (struct stat_set *s = live; s; s = s->next)
-		for (uint32_t l = 0; l < s->nr_lines; l++)
-			wait_quiet(s, l);
+	struct stat_set *s = set_of_node(node);
+
+	for (uint32_t l = 0; l < s->nr_lines; l++)
+		freeze(s, l);
+	for (uint32_t l = 0; l < s->nr_lines; l++)
+		wait_quiet(s, l);
 }
 
-static void after_fork_parent(void)
+void pcpu_stat_fork_parent(struct cds_list_head *node)
 {
-	for (struct stat_set *s = live; s; s = s->next)
-		for (uint32_t l = 0; l < s->nr_lines; l++)
-			thaw(s, l);
-	pthread_mutex_unlock(&live_lock);
+	struct stat_set *s = set_of_node(node);
+
+	for (uint32_t l = 0; l < s->nr_lines; l++)
+		thaw(s, l);
 }
 
-static void after_fork_child(void)
+void pcpu_stat_fork_child(struct cds_list_head *node)
 {
-	for (struct stat_set *s = live; s; s = s->next)
-		for (uint32_t l = 0; l < s->nr_lines; l++) {
-			uint64_t *seq = seq_of(s, l);
+	struct stat_set *s = set_of_node(node);
 
-			STORE(seq, LOAD(seq) & ~(SEQ_GEN - 1));
-		}
-	pthread_mutex_unlock(&live_lock);
+	for (uint32_t l = 0; l < s->nr_lines; l++) {
+		uint64_t *seq = seq_of(s, l);
+
+		STORE(seq, LOAD(seq) & ~(SEQ_GEN - 1));
+	}
 }
 
-static void register_atfork(void)
+void pcpu_stat_fold_node(struct cds_list_head *node)
 {
-	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-}
-
-void pcpu_stat_fold_all_live(void)
-{
-	pthread_mutex_lock(&live_lock);
-	for (struct stat_set *s = live; s; s = s->next)
-		pcpu_stat_fold_all(&s->pub);
-	pthread_mutex_unlock(&live_lock);
-}
-
-unsigned int pcpu_stat_live_count(void)
-{
-	unsigned int n;
-
-	pthread_mutex_lock(&live_lock);
-	n = live_count;
-	pthread_mutex_unlock(&live_lock);
-	return n;
+	pcpu_stat_fold_all(&set_of_node(node)->pub);
 }
 
 /* Creation. */
@@ -823,14 +804,7 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 	free(placed);
 	free(starts);
 
-	pthread_once(&atfork_once, register_atfork);
-	pthread_mutex_lock(&live_lock);
-	s->next = live;
-	if (live)
-		live->prev = s;
-	live = s;
-	live_count++;
-	pthread_mutex_unlock(&live_lock);
+	pcpu_registry_add_set(&s->node);
 	return &s->pub;
 
 nomem:
@@ -850,15 +824,7 @@ PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *pub)
 	if (!pub)
 		return;
 	s = set_of(pub);
-	pthread_mutex_lock(&live_lock);
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		live = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	live_count--;
-	pthread_mutex_unlock(&live_lock);
+	pcpu_registry_remove_set(&s->node);
 	free_set(s);
 }
 

@@ -8,17 +8,23 @@
 
 #include <stdint.h>
 
+#include <urcu/list.h>
+
 #include <percpu/stat.h>
 
 /*
- * Folds every CPU's pending deltas of every live stat set, as
- * pcpu_registry_fold_all() does for counters. Safe from any thread while
- * sets are created and destroyed.
+ * The registry's hooks, each given the list head of a live set (registry.c
+ * holds its lock around all three, and the fork in between):
+ * before fork, freezes every line of the set and waits for folds in
+ * progress to end; after it, the parent thaws the lines and the child, whose
+ * readers are gone, clears them.
  */
-void pcpu_stat_fold_all_live(void);
+void pcpu_stat_fork_prepare(struct cds_list_head *node);
+void pcpu_stat_fork_parent(struct cds_list_head *node);
+void pcpu_stat_fork_child(struct cds_list_head *node);
 
-/* Number of live stat sets. */
-unsigned int pcpu_stat_live_count(void);
+/* pcpu_stat_fold_all() of the set whose list head is @node. */
+void pcpu_stat_fold_node(struct cds_list_head *node);
 
 /* Test-only: the pending delta of @item on @cpu (value - mark). */
 int32_t pcpu_stat_debug_pending(const struct pcpu_stat *s, unsigned int item, unsigned int cpu);

@@ -65,19 +65,26 @@ static inline void pcpu_test_assert_no_leaks(void)
 	}                                                                       \
 	static void pcpu_test_body_##suite##_##name(void)
 
-/* True when the test runs under valgrind (or PCPU_TEST_SMALL is set). */
-static inline bool pcpu_test_small(void)
+/* True when the test runs under valgrind. */
+static inline bool pcpu_test_on_valgrind(void)
 {
-	const char *small = getenv("PCPU_TEST_SMALL");
 	const char *preload = getenv("LD_PRELOAD");
 
-	if (small && *small && strcmp(small, "0") != 0)
-		return true;
 #ifdef PCPU_TEST_HAVE_VALGRIND_H
 	if (RUNNING_ON_VALGRIND)
 		return true;
 #endif
 	return preload && strstr(preload, "vgpreload");
+}
+
+/* True when the test runs under valgrind (or PCPU_TEST_SMALL is set). */
+static inline bool pcpu_test_small(void)
+{
+	const char *small = getenv("PCPU_TEST_SMALL");
+
+	if (small && *small && strcmp(small, "0") != 0)
+		return true;
+	return pcpu_test_on_valgrind();
 }
 
 /* @normal iterations, or a fiftieth of them (at least 1) when small. */

@@ -24,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <percpu/registry.h>
 #include <percpu/stat.h>
 
 #include "pcpu_test.h"
+#include "registry.h"
 #include "stat_internal.h"
 
 /* Pins the calling thread to the first CPU it may run on; returns it, or -1. */

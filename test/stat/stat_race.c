@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <percpu/registry.h>
 #include <percpu/stat.h>
 
 #define PCPU_CHECK_PROGRAM "stat-race"
@@ -93,7 +94,7 @@ static void *churner(void *arg)
 
 		CHECK(3, s != NULL);
 		pcpu_stat_add(s, 1, 5);
-		pcpu_stat_fold_all_live();
+		pcpu_registry_fold_all();
 		CHECK(4, pcpu_stat_sum(s, 1) == 5);
 		pcpu_stat_destroy(s);
 	}

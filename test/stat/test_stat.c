@@ -135,15 +135,15 @@ PCPU_TEST(stat, create_copies_names_and_destroy_unregisters)
 	char name[] = "transient";
 	struct pcpu_stat_item item = { .name = name };
 	struct pcpu_stat_desc desc = { .items = &item, .nr_items = 1 };
-	unsigned int live = pcpu_stat_live_count();
+	size_t live = pcpu_registry_set_count();
 	struct pcpu_stat *s = pcpu_stat_create(&desc);
 
 	cr_assert_not_null(s);
-	cr_assert_eq(pcpu_stat_live_count(), live + 1);
+	cr_assert_eq(pcpu_registry_set_count(), live + 1);
 	name[0] = 'X';
 	cr_assert_str_eq(pcpu_stat_name(s, 0), "transient");
 	pcpu_stat_destroy(s);
-	cr_assert_eq(pcpu_stat_live_count(), live);
+	cr_assert_eq(pcpu_registry_set_count(), live);
 }
 
 /* ---- names, groups, out-of-range items with an errno ----------------------- */
@@ -621,7 +621,7 @@ PCPU_TEST(stat, refresher_hook_folds_every_live_set)
 
 	pcpu_stat_add(a, 1, 17);
 	pcpu_stat_add(b, 2, -9);
-	pcpu_stat_fold_all_live();
+	pcpu_registry_fold_all();
 	cr_assert_eq(pcpu_stat_read(a, 1), 17);
 	cr_assert_eq(pcpu_stat_read(b, 2), -9);
 	pcpu_stat_destroy(a);
