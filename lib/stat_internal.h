@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private stat-set hooks: for the refresher, and test-only accessors that
+ * Private stat-set hooks: for the registry, and test-only accessors that
  * let the tests look inside a set (never exported from the shared library).
  */
 #ifndef PCPU_LIB_STAT_INTERNAL_H
