@@ -347,6 +347,25 @@ static void print_machine(FILE *f)
 		pcpu_cpu_setup() == PCPU_CPU_RSEQ ? "rseq" : "atomic", load[0]);
 }
 
+/*
+ * One row per point: the median of @field for every implementation, with
+ * @decimals decimals, then, if @ratios, grouped over each of the others.
+ */
+static void print_rows(FILE *f, const struct point *pts, unsigned int npts, enum field field,
+		       int decimals, bool ratios)
+{
+	for (unsigned int k = 0; k < npts; k++) {
+		const struct point *p = &pts[k];
+
+		fprintf(f, opt.markdown ? "| %s | %u" : "%-8s %3u", workload_names[p->wl], p->threads);
+		for (unsigned int i = 0; i < NR_IMPLS; i++)
+			fprintf(f, opt.markdown ? " | %.*f" : " %9.*f", decimals, med(p, i, field));
+		for (unsigned int i = 1; ratios && i < NR_IMPLS; i++)
+			fprintf(f, opt.markdown ? " | %.2fx" : " %9.2fx", ratio(p, i, field));
+		fputs(opt.markdown ? " |\n" : "\n", f);
+	}
+}
+
 static void print_table(FILE *f, const struct point *pts, unsigned int npts)
 {
 	const char *sep = opt.markdown ? " | " : "  ";
@@ -390,28 +409,12 @@ static void print_table(FILE *f, const struct point *pts, unsigned int npts)
 		fputs("| workload | threads | grouped | per-line | counters | packed | padded "
 		      "| g/per-line | g/counters | g/packed | g/padded |\n"
 		      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
-	for (unsigned int k = 0; k < npts; k++) {
-		const struct point *p = &pts[k];
-
-		fprintf(f, opt.markdown ? "| %s | %u" : "%-8s %3u", workload_names[p->wl], p->threads);
-		for (unsigned int i = 0; i < NR_IMPLS; i++)
-			fprintf(f, opt.markdown ? " | %.1f" : " %9.1f", med(p, i, F_CPU_MOPS));
-		for (unsigned int i = 1; i < NR_IMPLS; i++)
-			fprintf(f, opt.markdown ? " | %.2fx" : " %9.2fx", ratio(p, i, F_CPU_MOPS));
-		fputs(opt.markdown ? " |\n" : "\n", f);
-	}
+	print_rows(f, pts, npts, F_CPU_MOPS, 1, true);
 	fprintf(f, "\nReader snapshots per second (all 30 items; exact at quiescence)\n\n");
 	if (opt.markdown)
 		fputs("| workload | threads | grouped | per-line | counters | packed | padded |\n"
 		      "|---|--:|--:|--:|--:|--:|--:|\n", f);
-	for (unsigned int k = 0; k < npts; k++) {
-		const struct point *p = &pts[k];
-
-		fprintf(f, opt.markdown ? "| %s | %u" : "%-8s %3u", workload_names[p->wl], p->threads);
-		for (unsigned int i = 0; i < NR_IMPLS; i++)
-			fprintf(f, opt.markdown ? " | %.0f" : " %9.0f", med(p, i, F_SNAPSHOTS));
-		fputs(opt.markdown ? " |\n" : "\n", f);
-	}
+	print_rows(f, pts, npts, F_SNAPSHOTS, 0, false);
 	fprintf(f, "\nMemory per item: ");
 	for (unsigned int i = 0; i < NR_IMPLS; i++) {
 		double per_cpu, central;
