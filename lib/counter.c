@@ -38,7 +38,7 @@
 
 static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
 {
-	return (struct pcpu_slot *)(void *)((char *)c->slots + ((size_t)cpu << PCPU_STRIDE_SHIFT));
+	return cpu_copy(c->slots, cpu);
 }
 
 static bool usable(const struct pcpu_counter *c, const char *call)
@@ -100,13 +100,14 @@ static bool fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot, int64_t li
 		int64_t value = __atomic_load_n(&slot->value, __ATOMIC_ACQUIRE);
 		int64_t pending = (int64_t)((uint64_t)value - (uint64_t)folded);
 		int64_t keep;
+		__int128 after;
 
 		if (pending >= -limit && pending <= limit)
 			return false;
 		keep = pending > 0 ? -overstep : overstep;
 		/* next to INT64_MIN/MAX the overshoot would wrap read() around */
-		if ((__int128)LOAD(&c->count) + pending - keep > INT64_MAX ||
-		    (__int128)LOAD(&c->count) + pending - keep < INT64_MIN)
+		after = (__int128)LOAD(&c->count) + pending - keep;
+		if (after > INT64_MAX || after < INT64_MIN)
 			keep = 0;
 		target = (int64_t)((uint64_t)value - (uint64_t)keep);
 		if (__atomic_compare_exchange_n(&slot->folded, &folded, target, false,
@@ -436,8 +437,7 @@ void pcpu_counter_after_fork(struct pcpu_counter *c)
 
 void pcpu_counter_after_fork_locks(void)
 {
-	for (int i = 0; i < LIMIT_LOCKS; i++)
-		pthread_mutex_init(&limit_locks[i], NULL);
+	init_limit_locks();
 }
 
 PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c)

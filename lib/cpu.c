@@ -110,7 +110,7 @@ PCPU_EXPORT int64_t *pcpu_cpu_add_atomic(int64_t *cpu0, int64_t amount)
 
 	if (pcpu_unlikely(cpu < 0))
 		return NULL;
-	copy = (int64_t *)(void *)((char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT));
+	copy = cpu_copy(cpu0, (unsigned int)cpu);
 	/* seq_cst: the threshold check that follows must see this add */
 	__atomic_fetch_add(copy, amount, __ATOMIC_SEQ_CST);
 	return copy;
@@ -128,7 +128,7 @@ PCPU_EXPORT uint64_t *pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint
 
 	if (pcpu_unlikely(cpu < 0))
 		return NULL;
-	copy = (uint64_t *)(void *)((char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT));
+	copy = cpu_copy(cpu0, (unsigned int)cpu);
 	old = __atomic_load_n(copy, __ATOMIC_RELAXED);
 	do {
 		uint32_t value = (uint32_t)old + (uint32_t)amount;

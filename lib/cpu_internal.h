@@ -18,4 +18,10 @@ static inline unsigned int cpu_possible(void)
 	return pcpu_likely(n) ? n : pcpu_cpu_possible();
 }
 
+/* CPU @cpu's copy of the per-CPU object whose CPU-0 copy is @cpu0. */
+static inline void *cpu_copy(void *cpu0, unsigned int cpu)
+{
+	return (char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT);
+}
+
 #endif /* PCPU_LIB_CPU_INTERNAL_H */

@@ -115,7 +115,7 @@ static uint64_t *seq_of(const struct stat_set *s, uint32_t line)
 /* CPU @cpu's word of slot 0. */
 static uint64_t *words_of(const struct stat_set *s, unsigned int cpu)
 {
-	return (uint64_t *)(void *)((char *)s->pub.words + ((size_t)cpu << PCPU_STRIDE_SHIFT));
+	return cpu_copy(s->pub.words, cpu);
 }
 
 static int32_t pending_of(uint64_t word)
