@@ -112,6 +112,12 @@ static uint64_t *seq_of(const struct stat_set *s, uint32_t line)
 	return (uint64_t *)(void *)&s->central[(size_t)line * LINE_WORDS];
 }
 
+/* The central values of @line's items, by position (word 0 is the sequence). */
+static int64_t *values_of(const struct stat_set *s, uint32_t line)
+{
+	return &s->central[(size_t)line * LINE_WORDS + 1];
+}
+
 /* CPU @cpu's word of slot 0. */
 static uint64_t *words_of(const struct stat_set *s, unsigned int cpu)
 {
@@ -127,7 +133,6 @@ static bool usable(const struct pcpu_stat *s, unsigned int item, const char *cal
 {
 	if (pcpu_likely(s && item < s->nr_items))
 		return true;
-	(void)call; /* unused when misuse is ignored (NDEBUG) */
 	pcpu_misuse(call, s ? "item index out of range" : "NULL stat set");
 	return false;
 }
@@ -310,7 +315,7 @@ static uint32_t fold_cpu_line(struct stat_set *s, uint32_t line, unsigned int cp
 {
 	const struct line *ln = &s->lines[line];
 	uint64_t *w = words_of(s, cpu) + ln->first_slot;
-	int64_t *central = &s->central[(size_t)line * LINE_WORDS + 1];
+	int64_t *central = values_of(s, line);
 	uint32_t changed = 0;
 
 	for (uint32_t k = 0; k < ln->nr; k++) {
@@ -340,7 +345,7 @@ static void retune_line(struct stat_set *s, uint32_t line, uint32_t changed)
 
 	for (uint32_t k = 0; k < ln->nr; k++)
 		if (changed & (1u << k))
-			retune(s, ln->item[k], LOAD(&s->central[(size_t)line * LINE_WORDS + 1 + k]));
+			retune(s, ln->item[k], LOAD(&values_of(s, line)[k]));
 }
 
 /* Folds every CPU's pending deltas of the items of @line. */
