@@ -2,7 +2,8 @@
 /*
  * What every Criterion test of the library shares: the signal that misuse
  * raises, PCPU_TEST (Test() with a leak check under valgrind after the
- * body), and scaling work down under valgrind. test/meson.build puts this
+ * body), scaling work down under valgrind, pinning to a CPU, |a - b| and a
+ * deterministic generator. test/meson.build puts this
  * directory on the include path of every test and defines
  * PCPU_TEST_HAVE_VALGRIND_H when <valgrind/valgrind.h> and
  * <valgrind/memcheck.h> are installed.
@@ -10,9 +11,14 @@
 #ifndef PCPU_TEST_COMMON_H
 #define PCPU_TEST_COMMON_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* before any system header: CPU_SET, sched_getcpu */
+#endif
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +102,45 @@ static inline long pcpu_test_iterations(long normal)
 		return n > 0 ? n : 1;
 	}
 	return normal;
+}
+
+/* The CPUs this thread may run on, as a list; returns how many. */
+static inline int pcpu_test_allowed_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	for (int cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpus[n++] = cpu;
+	return n;
+}
+
+/* Pins the calling thread to @cpu; returns whether it could. */
+static inline bool pcpu_test_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		return false;
+	return sched_getcpu() == cpu;
+}
+
+/* |a - b|, exact for any two int64_t. */
+static inline uint64_t pcpu_test_distance(int64_t a, int64_t b)
+{
+	return a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
+}
+
+/* A small deterministic generator (PCG-style LCG, upper bits). */
+static inline uint64_t pcpu_test_rand(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *state >> 33;
 }
 
 #endif /* PCPU_TEST_COMMON_H */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the counter, registry, CPU and kernel tests: pinning the
- * calling thread to one CPU (so that "this CPU's pending delta" means
- * something) and the bound checks that nearly every test makes. PCPU_TEST,
- * the misuse signal and the scaling down under valgrind come from
- * test/common/pcpu_test.h, included here.
+ * calling thread to its first CPU (so that "this CPU's pending delta" means
+ * something) and the bound checks that nearly every test makes. The rest
+ * (PCPU_TEST, the misuse signal, scaling down under valgrind, pinning, the
+ * generator) comes from test/common/pcpu_test.h, included here.
  */
 #ifndef PCPU_TEST_HELPERS_H
 #define PCPU_TEST_HELPERS_H
@@ -27,32 +27,6 @@
 
 #include "pcpu_test.h"
 
-/* The CPUs this thread may run on, as a list; returns how many. */
-static inline int pcpu_test_allowed_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int n = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 0;
-	for (int cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
-		if (CPU_ISSET(cpu, &set))
-			cpus[n++] = cpu;
-	return n;
-}
-
-/* Pins the calling thread to @cpu; returns whether it could. */
-static inline bool pcpu_test_pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		return false;
-	return sched_getcpu() == cpu;
-}
-
 /* Pins the calling thread to the first CPU it may run on; returns it. */
 static inline int pcpu_test_pin_first(void)
 {
@@ -61,11 +35,6 @@ static inline int pcpu_test_pin_first(void)
 	cr_assert_eq(pcpu_test_allowed_cpus(cpus, 1), 1, "no CPU in the affinity mask");
 	cr_assert(pcpu_test_pin(cpus[0]), "cannot pin to CPU %d", cpus[0]);
 	return cpus[0];
-}
-
-static inline uint64_t pcpu_test_distance(int64_t a, int64_t b)
-{
-	return a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
 }
 
 /* The default per-CPU floor, as the header documents it. */
@@ -97,13 +66,6 @@ static inline double pcpu_test_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* A small deterministic generator (PCG-style LCG, upper bits). */
-static inline uint64_t pcpu_test_rand(uint64_t *state)
-{
-	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-	return *state >> 33;
 }
 
 #endif /* PCPU_TEST_HELPERS_H */

@@ -84,8 +84,7 @@ PCPU_TEST(rseq, update_path_is_the_one_the_environment_asks_for)
 /* Deterministic per-thread pseudo-random signed amounts. */
 static int64_t next_amount(uint64_t *state)
 {
-	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (int64_t)((*state >> 33) % 2001) - 1000;
+	return (int64_t)(pcpu_test_rand(state) % 2001) - 1000;
 }
 
 struct worker {

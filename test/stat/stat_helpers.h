@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers for the stat-set tests: pinning the calling thread to one CPU (so
- * that "this CPU's pending delta" means something), a deterministic
- * generator, and descriptor builders. PCPU_TEST, the misuse signal and the
- * scaling down under valgrind come from test/common/pcpu_test.h, included
- * here.
+ * Helpers for the stat-set tests: pinning the calling thread to one CPU or
+ * skipping (so that "this CPU's pending delta" means something), and
+ * descriptor builders. The rest (PCPU_TEST, the misuse signal, scaling down
+ * under valgrind, the generator) comes from test/common/pcpu_test.h,
+ * included here.
  */
 #ifndef PCPU_TEST_STAT_HELPERS_H
 #define PCPU_TEST_STAT_HELPERS_H
@@ -34,20 +34,11 @@
 /* Pins the calling thread to the first CPU it may run on; returns it, or -1. */
 static inline int stat_test_pin_first(void)
 {
-	cpu_set_t set, one;
+	int cpu;
 
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+	if (pcpu_test_allowed_cpus(&cpu, 1) != 1 || !pcpu_test_pin(cpu))
 		return -1;
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		if (sched_setaffinity(0, sizeof(one), &one) != 0)
-			return -1;
-		return sched_getcpu() == cpu ? cpu : -1;
-	}
-	return -1;
+	return cpu;
 }
 
 /* Pins, or skips the test if this machine does not let us. */
@@ -58,18 +49,6 @@ static inline int stat_test_pin_or_skip(void)
 	if (cpu < 0)
 		cr_skip_test("cannot pin the thread to a CPU");
 	return cpu;
-}
-
-static inline uint64_t stat_test_distance(int64_t a, int64_t b)
-{
-	return a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
-}
-
-/* A small deterministic generator (LCG, upper bits). */
-static inline uint64_t stat_test_rand(uint64_t *state)
-{
-	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-	return *state >> 33;
 }
 
 /* Item names "item0", "item1", ... that live as long as the process. */
@@ -113,7 +92,7 @@ static inline void stat_test_assert_exact(struct pcpu_stat *s, const int64_t *ex
 
 		cr_assert_eq(sum, exact[i], "item %u: sum %" PRId64 " != exact %" PRId64, i, sum,
 			     exact[i]);
-		cr_assert_leq(stat_test_distance(read, exact[i]), bound,
+		cr_assert_leq(pcpu_test_distance(read, exact[i]), bound,
 			      "item %u: |read %" PRId64 " - exact %" PRId64 "| > bound %" PRIu64, i,
 			      read, exact[i], bound);
 	}

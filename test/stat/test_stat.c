@@ -406,7 +406,7 @@ PCPU_TEST(stat, extreme_amounts_wrap_like_int64_without_undefined_behaviour)
 	pcpu_stat_add(s, 0, INT64_MIN);
 	pcpu_stat_add(s, 0, INT64_MIN);
 	cr_assert_eq(pcpu_stat_sum(s, 0), (int64_t)((uint64_t)INT64_MAX + 40 + 2 * (uint64_t)INT64_MIN));
-	cr_assert_leq(stat_test_distance(pcpu_stat_debug_pending(s, 0, (unsigned int)cpu), 0),
+	cr_assert_leq(pcpu_test_distance(pcpu_stat_debug_pending(s, 0, (unsigned int)cpu), 0),
 		      s->hot[0].thresh, "an extreme amount left the pending delta out of bounds");
 	pcpu_stat_destroy(s);
 }
@@ -447,8 +447,8 @@ PCPU_TEST(stat, random_adds_from_one_thread_are_exact)
 	long n = pcpu_test_iterations(200000);
 
 	for (long k = 0; k < n; k++) {
-		unsigned int i = (unsigned int)(stat_test_rand(&rng) % 10);
-		int64_t amount = (int64_t)(stat_test_rand(&rng) % 201) - 100;
+		unsigned int i = (unsigned int)(pcpu_test_rand(&rng) % 10);
+		int64_t amount = (int64_t)(pcpu_test_rand(&rng) % 201) - 100;
 
 		if (k % 1000 == 0)
 			amount *= 1000000;
@@ -534,8 +534,8 @@ PCPU_TEST(stat, snapshot_equals_per_item_sums_at_quiescence)
 	uint64_t bounds[15], rng = 7;
 
 	for (int k = 0; k < 5000; k++) {
-		unsigned int i = (unsigned int)(stat_test_rand(&rng) % 15);
-		int64_t amount = (int64_t)(stat_test_rand(&rng) % 61) - 20;
+		unsigned int i = (unsigned int)(pcpu_test_rand(&rng) % 15);
+		int64_t amount = (int64_t)(pcpu_test_rand(&rng) % 61) - 20;
 
 		pcpu_stat_add(s, i, amount);
 		exact[i] += amount;
@@ -545,7 +545,7 @@ PCPU_TEST(stat, snapshot_equals_per_item_sums_at_quiescence)
 		cr_assert_eq(values[i], pcpu_stat_sum(s, i), "item %u", i);
 		cr_assert_eq(values[i], exact[i], "item %u", i);
 		cr_assert_eq(bounds[i], pcpu_stat_error_bound(s, i));
-		cr_assert_leq(stat_test_distance(pcpu_stat_read(s, i), exact[i]), bounds[i]);
+		cr_assert_leq(pcpu_test_distance(pcpu_stat_read(s, i), exact[i]), bounds[i]);
 	}
 	cr_assert_eq(pcpu_stat_snapshot(s, values, NULL), 0, "bounds are optional");
 	pcpu_stat_destroy(s);

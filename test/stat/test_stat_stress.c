@@ -59,7 +59,7 @@ static void migrate(const cpu_set_t *allowed, uint64_t *rng)
 	if (n < 2)
 		return;
 	CPU_ZERO(&one);
-	CPU_SET(cpus[stat_test_rand(rng) % (uint64_t)n], &one);
+	CPU_SET(cpus[pcpu_test_rand(rng) % (uint64_t)n], &one);
 	sched_setaffinity(0, sizeof(one), &one);
 }
 
@@ -84,16 +84,16 @@ static void *writer_main(void *arg)
 
 	for (long op = 0; op < w->ops; op++) {
 		unsigned int items[NR_ITEMS];
-		unsigned int n = group_items((uint32_t)(stat_test_rand(&rng) % 8) + 1, items);
+		unsigned int n = group_items((uint32_t)(pcpu_test_rand(&rng) % 8) + 1, items);
 
 		if (w->migrate && op % 997 == 0)
 			migrate(&allowed_cpus, &rng);
 		for (unsigned int k = 0; k < n; k++) {
-			int64_t amount = (int64_t)(stat_test_rand(&rng) % 9) - 3;
+			int64_t amount = (int64_t)(pcpu_test_rand(&rng) % 9) - 3;
 
-			if (w->big && stat_test_rand(&rng) % 512 == 0)
-				amount = ((int64_t)(stat_test_rand(&rng) % (1u << 31)) - (1 << 30)) *
-					 (int64_t)(1 + stat_test_rand(&rng) % 4);
+			if (w->big && pcpu_test_rand(&rng) % 512 == 0)
+				amount = ((int64_t)(pcpu_test_rand(&rng) % (1u << 31)) - (1 << 30)) *
+					 (int64_t)(1 + pcpu_test_rand(&rng) % 4);
 			pcpu_stat_add(w->s, items[k], amount);
 			w->tally[items[k]] += amount;
 		}
@@ -121,12 +121,12 @@ static void *meddler_main(void *arg)
 	uint64_t bounds[NR_ITEMS];
 
 	while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
-		unsigned int item = (unsigned int)(stat_test_rand(&rng) % NR_ITEMS);
+		unsigned int item = (unsigned int)(pcpu_test_rand(&rng) % NR_ITEMS);
 
-		switch (stat_test_rand(&rng) % 6) {
+		switch (pcpu_test_rand(&rng) % 6) {
 		case 0: (void)pcpu_stat_sum(m->s, item); break;
 		case 1: cr_assert_eq(pcpu_stat_snapshot(m->s, values, bounds), 0); break;
-		case 2: (void)pcpu_stat_sync_if_delta_above(m->s, item, stat_test_rand(&rng) % 200); break;
+		case 2: (void)pcpu_stat_sync_if_delta_above(m->s, item, pcpu_test_rand(&rng) % 200); break;
 		case 3: pcpu_stat_fold_all(m->s); break;
 		case 4: pcpu_registry_fold_all(); break;
 		default: (void)pcpu_stat_read(m->s, item); break;
@@ -219,12 +219,12 @@ static void *positive_writer(void *arg)
 	uint64_t rng = w->seed;
 
 	for (long op = 0; op < w->ops; op++) {
-		uint64_t amount = 1 + stat_test_rand(&rng) % 3;
+		uint64_t amount = 1 + pcpu_test_rand(&rng) % 3;
 
 		if (op % 997 == 0)
 			migrate(&allowed_cpus, &rng);
-		if (stat_test_rand(&rng) % 256 == 0)
-			amount = 1 + stat_test_rand(&rng) % 100000;
+		if (pcpu_test_rand(&rng) % 256 == 0)
+			amount = 1 + pcpu_test_rand(&rng) % 100000;
 		__atomic_fetch_add(&started, amount, __ATOMIC_SEQ_CST);
 		pcpu_stat_add(w->s, 0, (int64_t)amount);
 		__atomic_fetch_add(&completed, amount, __ATOMIC_SEQ_CST);
@@ -311,9 +311,9 @@ static void *phased_main(void *arg)
 		long n = pcpu_test_iterations(20000);
 
 		for (long k = 0; k < n; k++) {
-			unsigned int i = (unsigned int)(stat_test_rand(&rng) % NR_ITEMS);
+			unsigned int i = (unsigned int)(pcpu_test_rand(&rng) % NR_ITEMS);
 			/* drift upward by phase, so thresholds grow, then shrink back */
-			int64_t amount = (int64_t)(stat_test_rand(&rng) % 2001) - 1000 +
+			int64_t amount = (int64_t)(pcpu_test_rand(&rng) % 2001) - 1000 +
 					 (phase < p->phases / 2 ? 600 : -600);
 
 			pcpu_stat_add(p->s, i, amount);
@@ -351,12 +351,12 @@ PCPU_TEST(stat_stress, bounds_hold_per_item_at_every_quiescent_point)
 			uint64_t bound = pcpu_stat_error_bound(s, i);
 			uint64_t t = s->hot[i].thresh;
 
-			cr_assert_leq((uint64_t)stat_test_distance(pcpu_stat_read(s, i), exact[i]),
+			cr_assert_leq((uint64_t)pcpu_test_distance(pcpu_stat_read(s, i), exact[i]),
 				      bound);
 			cr_assert_leq(t, PCPU_STAT_MAX_THRESH);
 			cr_assert_leq(t * pcpu_cpu_possible(), bound);
 			for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++)
-				cr_assert_leq(stat_test_distance(pcpu_stat_debug_pending(s, i, cpu), 0),
+				cr_assert_leq(pcpu_test_distance(pcpu_stat_debug_pending(s, i, cpu), 0),
 					      bound / pcpu_cpu_possible(),
 					      "item %u cpu %u: pending beyond the largest threshold",
 					      i, cpu);
@@ -427,10 +427,10 @@ static void *fork_writer_main(void *arg)
 	uint64_t rng = 3;
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
-		unsigned int i = (unsigned int)(stat_test_rand(&rng) % NR_ITEMS);
+		unsigned int i = (unsigned int)(pcpu_test_rand(&rng) % NR_ITEMS);
 
-		pcpu_stat_add(w->s, i, (int64_t)(stat_test_rand(&rng) % 7) - 2);
-		if (stat_test_rand(&rng) % 1000 == 0)
+		pcpu_stat_add(w->s, i, (int64_t)(pcpu_test_rand(&rng) % 7) - 2);
+		if (pcpu_test_rand(&rng) % 1000 == 0)
 			(void)pcpu_stat_sum(w->s, i);
 	}
 	return NULL;
