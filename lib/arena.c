@@ -38,10 +38,20 @@ static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 static long fail_after = -1;
 
 /* A fork while another thread holds the lock must not leave it held. */
-static void lock_arena(void) { pthread_mutex_lock(&arena_lock); }
-static void unlock_arena(void) { pthread_mutex_unlock(&arena_lock); }
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void register_atfork(void) { pthread_atfork(lock_arena, unlock_arena, unlock_arena); }
+void pcpu_arena_fork_prepare(void)
+{
+	pthread_mutex_lock(&arena_lock);
+}
+
+void pcpu_arena_fork_parent(void)
+{
+	pthread_mutex_unlock(&arena_lock);
+}
+
+void pcpu_arena_fork_child(void)
+{
+	pthread_mutex_init(&arena_lock, NULL);
+}
 
 static bool unit_used(const struct chunk *ch, size_t unit)
 {
@@ -122,7 +132,6 @@ void *pcpu_arena_alloc(size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
-	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&arena_lock);
 	if (fail_after == 0) {
 		pthread_mutex_unlock(&arena_lock);

@@ -28,4 +28,9 @@ void pcpu_arena_free(void *cpu0, size_t size);
  */
 void pcpu_arena_fail_after(long successes);
 
+/* The registry's fork handlers call these (lib/registry.c). */
+void pcpu_arena_fork_prepare(void);
+void pcpu_arena_fork_parent(void);
+void pcpu_arena_fork_child(void);
+
 #endif /* PCPU_LIB_ARENA_H */

@@ -5,32 +5,43 @@
  * Invariants, with pending(cpu) = slot.value - slot.folded:
  *   exact value = base + sum of slot.value          (what sum() reads)
  *   count       = base + sum of slot.folded         (what read() returns)
- * so exact - count = sum of pending(cpu). Slots only accumulate; a fold
- * advances slot.folded by compare-and-swap and adds the same amount to
- * count, so any thread may fold any CPU and sum() never depends on folds.
- * Every add is followed by a check of its CPU's pending delta against a
- * threshold no larger than thresh_max, so at quiescence
- * |read - exact| <= possible CPUs * thresh_max = error_bound().
+ * so exact - count = sum of pending(cpu). Only a CPU's fast path writes its
+ * slot.value; everything else (the slow path, limited adds, set) changes
+ * base and count together. A fold swaps a slot's {value, folded} pair with
+ * a 16-byte compare-and-swap that advances folded, then adds the same amount
+ * to count; any thread may fold any CPU, and sum() never depends on folds.
  *
- * A fold is two steps (advance folded, then add to count), and another
+ * Why |pending(cpu)| <= thresh_max on every CPU at quiescence, whatever
+ * folds ran beside the adds: see lib/policy.h. In short, the fast path
+ * checks and adds in one step, takes at most a threshold at a time, and a
+ * fold fails on a value it read before an add landed. So error_bound() =
+ * possible CPUs * thresh_max.
+ *
+ * A fold is still two steps (swap the pair, then add to count), and another
  * thread may run between them, or the folder may be preempted there. So no
  * call that must be precise combines count with pending deltas: precise
  * answers come from sum(), and every change of count is an atomic add, so
  * changes commute with a fold still in flight. A fork can leave a fold
- * half done in the child; the registry's fork handler rebuilds count from
- * the invariant (pcpu_counter_after_fork()).
+ * half done in the child; the class's fork handler rebuilds count from the
+ * invariant.
+ *
+ * Monotone reads: every fold moves count toward exact, never past it, and
+ * every other change of count is the update itself. So while every update is >= 0, count only grows, and read(), one
+ * load of it, never goes back (nor does sum()).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <percpu/counter.h>
 
 #include "arena.h"
-#include "cpu_internal.h"
 #include "counter_internal.h"
-#include "elastic.h"
+#include "cpu_internal.h"
 #include "misuse.h"
+#include "pair.h"
+#include "policy.h"
 #include "registry.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -54,98 +65,90 @@ static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
 {
 	if (c->flags & PCPU_COUNTER_F_FIXED)
 		return c->floor;
-	return (int64_t)pcpu_elastic_threshold(count, (uint64_t)c->accuracy * cpu_possible(),
-					       (uint64_t)c->floor, PCPU_COUNTER_MAX_BATCH);
-}
-
-PCPU_EXPORT void pcpu_counter_raise_bound(struct pcpu_counter *c, int64_t thresh)
-{
-	uint64_t max;
-
-	if (!usable(c, __func__) || thresh < 0)
-		return;
-	max = __atomic_load_n(&c->thresh_max, __ATOMIC_RELAXED);
-	while (max < (uint64_t)thresh &&
-	       !__atomic_compare_exchange_n(&c->thresh_max, &max, (uint64_t)thresh, true,
-					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-		;
+	return (int64_t)pcpu_policy_threshold(count, (uint64_t)c->accuracy * cpu_possible(),
+					      (uint64_t)c->floor, PCPU_COUNTER_MAX_BATCH);
 }
 
 /*
- * Makes @thresh the threshold, then raises the bound to cover it: once the
- * call returns, error_bound() covers every threshold an adder may have
- * checked against. (Raising after storing, not before, is what lets set()
- * lower the bound while a fold publishes: see there.)
+ * Raises the bound to cover @thresh. The bound first: the inline
+ * add_batch() takes the fast path once thresh_max covers its batch, and by
+ * then error_bound() must.
  */
+static void raise_bound(struct pcpu_counter *c, int64_t thresh)
+{
+	pcpu_policy_raise(&c->bound, pcpu_policy_bound((uint64_t)thresh, cpu_possible()));
+	pcpu_policy_raise(&c->thresh_max, (uint64_t)thresh);
+}
+
+/* Makes @thresh the threshold, in the policy's order (lib/policy.h). */
 static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 {
 	if (LOAD(&c->thresh) != thresh)
 		STORE(&c->thresh, thresh);
-	pcpu_counter_raise_bound(c, thresh);
+	raise_bound(c, thresh);
 }
 
-/*
- * If |pending| of @slot exceeds @limit, moves it into the central value,
- * leaving @overstep pending against the direction of travel (vmstat's
- * hysteresis: a steady stream of increments folds every 1.5 thresholds,
- * not on every add). Returns whether it folded.
- */
-static bool fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot, int64_t limit,
-		      int64_t overstep)
+/* An update that bypasses the slots: exact first, so sum() never lags read(). */
+static void add_central(struct pcpu_counter *c, int64_t amount)
 {
-	int64_t folded = __atomic_load_n(&slot->folded, __ATOMIC_ACQUIRE);
-	int64_t target, moved;
+	__atomic_add_fetch(&c->base, amount, __ATOMIC_SEQ_CST);
+	publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, amount,
+								 __ATOMIC_SEQ_CST)));
+}
 
-	for (;;) {
-		int64_t value = __atomic_load_n(&slot->value, __ATOMIC_ACQUIRE);
-		int64_t pending = (int64_t)((uint64_t)value - (uint64_t)folded);
-		int64_t keep;
-		__int128 after;
+/* Moves the whole pending delta of @slot into the central value. */
+static void fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot)
+{
+	int64_t pair[2], moved;
 
-		if (pending >= -limit && pending <= limit)
-			return false;
-		keep = pending > 0 ? -overstep : overstep;
-		/* next to INT64_MIN/MAX the overshoot would wrap read() around */
-		after = (__int128)LOAD(&c->count) + pending - keep;
-		if (after > INT64_MAX || after < INT64_MIN)
-			keep = 0;
-		target = (int64_t)((uint64_t)value - (uint64_t)keep);
-		if (__atomic_compare_exchange_n(&slot->folded, &folded, target, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			break;
-	}
-	moved = (int64_t)((uint64_t)target - (uint64_t)folded);
+	pcpu_pair_load(&slot->value, pair);
+	do {
+		moved = (int64_t)((uint64_t)pair[0] - (uint64_t)pair[1]);
+		if (moved == 0)
+			return;
+	} while (!pcpu_pair_cas(&slot->value, pair, pair[0], pair[0]));
 	publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, moved,
 								 __ATOMIC_SEQ_CST)));
-	return true;
 }
 
-/* @hysteresis: the counter's own elastic threshold, not a caller's batch */
-PCPU_EXPORT void pcpu_counter_fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot,
-					int64_t thresh, bool hysteresis)
-{
-	if (!usable(c, __func__))
-		return;
-	hysteresis = hysteresis && !(c->flags & PCPU_COUNTER_F_FIXED);
-	fold_slot(c, slot, thresh, hysteresis ? thresh / 2 : 0);
-}
-
-void pcpu_counter_fold_all(struct pcpu_counter *c)
+static void fold_all(struct pcpu_counter *c)
 {
 	unsigned int cpus = cpu_possible();
 
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		fold_slot(c, slot_of(c, cpu), 0, 0);
+		fold_slot(c, slot_of(c, cpu));
 }
 
-PCPU_EXPORT void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount)
+/*
+ * The fast path refused: the amount is over the threshold, this CPU's
+ * pending delta would pass it, the caller's fixed batch is not covered by
+ * the bound yet (@thresh >= 0), or the thread has no CPU number. As the
+ * kernel does, the amount and this CPU's whole pending delta go to the
+ * central value.
+ */
+PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount, int64_t thresh)
 {
+	int cpu;
+
 	if (!usable(c, "pcpu_counter_add"))
 		return;
-	/* exact first, so that sum() never lags a change read() already shows */
-	__atomic_add_fetch(&c->base, amount, __ATOMIC_SEQ_CST);
-	publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, amount,
-								 __ATOMIC_SEQ_CST)));
+	if (thresh >= 0 && (uint64_t)thresh > LOAD(&c->thresh_max)) {
+		/* the batch is covered now: the fast path may take the amount */
+		raise_bound(c, thresh);
+		if (pcpu_policy_fast(amount, (uint64_t)thresh) &&
+		    pcpu_this_cpu_add_checked(&c->slots->value, amount, (uint64_t)thresh, c->mode))
+			return;
+	}
+	if (amount)
+		add_central(c, amount);
+	cpu = pcpu_cpu_current();
+	if (cpu >= 0)
+		fold_slot(c, slot_of(c, (unsigned int)cpu));
+}
+
+PCPU_EXPORT int64_t pcpu_counter_default_floor(void)
+{
+	return pcpu_policy_default_floor(pcpu_cpu_online());
 }
 
 static int check_options(const struct pcpu_counter_options *o)
@@ -173,27 +176,33 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 	err = check_options(o);
 	if (err)
 		return err;
-	pcpu_cpu_setup();
-	slots = pcpu_arena_alloc(sizeof(struct pcpu_slot));
-	if (!slots)
-		return -ENOMEM;
-
+	c->mode = pcpu_cpu_setup();
 	if (o->batch) {
 		/* the kernel folds when |pending| reaches batch */
 		c->flags = PCPU_COUNTER_F_FIXED;
 		c->floor = o->batch - 1;
 	} else {
-		unsigned int online = pcpu_cpu_online();
-
-		c->floor = o->floor ? o->floor : (2 * online > 32 ? 2 * (int64_t)online : 32);
+		c->floor = o->floor ? o->floor : pcpu_counter_default_floor();
 	}
-	c->accuracy = o->accuracy ? (uint32_t)o->accuracy : 64;
+	c->accuracy = o->accuracy ? (uint32_t)o->accuracy : PCPU_POLICY_ACCURACY;
 	c->count = value;
 	c->base = value;
 	c->thresh = threshold_for(c, value);
 	c->thresh_max = (uint64_t)c->thresh;
+	c->bound = pcpu_policy_bound(c->thresh_max, cpu_possible());
+	slots = pcpu_arena_alloc(sizeof(struct pcpu_slot));
+	if (!slots) {
+		*c = (struct pcpu_counter){ 0 };
+		return -ENOMEM;
+	}
+	/* walkers fold only a counter whose slots they see */
 	__atomic_store_n(&c->slots, slots, __ATOMIC_RELEASE);
-	pcpu_registry_add(c);
+	c->entry = pcpu_registry_add(&pcpu_counter_class, c);
+	if (!c->entry) {
+		pcpu_arena_free(slots, sizeof(struct pcpu_slot));
+		*c = (struct pcpu_counter){ 0 };
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -206,6 +215,8 @@ PCPU_EXPORT int pcpu_counter_init_many(struct pcpu_counter *c, int64_t value, un
 {
 	if (!c || n == 0)
 		return -EINVAL;
+	/* all or none: a failure leaves every element destroyable */
+	memset(c, 0, (size_t)n * sizeof(*c));
 	for (unsigned int i = 0; i < n; i++) {
 		int err = pcpu_counter_init(&c[i], value);
 
@@ -217,48 +228,28 @@ PCPU_EXPORT int pcpu_counter_init_many(struct pcpu_counter *c, int64_t value, un
 	return 0;
 }
 
-PCPU_EXPORT void pcpu_counter_destroy_many(struct pcpu_counter *c, unsigned int n)
-{
-	struct pcpu_counter **live;
-	size_t nlive = 0;
-
-	if (!c || n == 0)
-		return;
-	live = malloc(n * sizeof(*live));
-	if (!live) {
-		/* no memory for the batch: one grace period per counter instead */
-		for (unsigned int i = 0; i < n; i++)
-			pcpu_counter_destroy(&c[i]);
-		return;
-	}
-	for (unsigned int i = 0; i < n; i++)
-		if (LOAD(&c[i].slots))
-			live[nlive++] = &c[i];
-	pcpu_registry_remove(live, nlive);
-	for (size_t i = 0; i < nlive; i++) {
-		pcpu_arena_free(live[i]->slots, sizeof(struct pcpu_slot));
-		*live[i] = (struct pcpu_counter){ 0 };
-	}
-	free(live);
-}
-
 PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c)
 {
 	if (!c || !LOAD(&c->slots))
 		return;
-	pcpu_registry_remove(&c, 1);
+	pcpu_registry_remove(c->entry);
 	pcpu_arena_free(c->slots, sizeof(struct pcpu_slot));
 	*c = (struct pcpu_counter){ 0 };
 }
 
+PCPU_EXPORT void pcpu_counter_destroy_many(struct pcpu_counter *c, unsigned int n)
+{
+	if (!c)
+		return;
+	for (unsigned int i = 0; i < n; i++)
+		pcpu_counter_destroy(&c[i]);
+}
+
 PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c)
 {
-	uint64_t max, cpus = cpu_possible();
-
 	if (!usable(c, __func__))
 		return 0;
-	max = __atomic_load_n(&c->thresh_max, __ATOMIC_RELAXED);
-	return max > UINT64_MAX / cpus ? UINT64_MAX : max * cpus;
+	return LOAD(&c->bound);
 }
 
 PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
@@ -285,12 +276,11 @@ static uint64_t pending_magnitude(const struct pcpu_counter *c, int64_t *exact)
 	uint64_t magnitudes = 0, sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
 
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
-		const struct pcpu_slot *s = slot_of(c, cpu);
-		uint64_t value = (uint64_t)__atomic_load_n(&s->value, __ATOMIC_ACQUIRE);
+		int64_t pair[2];
 
-		sum += value;
-		magnitudes += pcpu_magnitude((int64_t)(value - (uint64_t)__atomic_load_n(
-							   &s->folded, __ATOMIC_ACQUIRE)));
+		pcpu_pair_load(&slot_of(c, cpu)->value, pair);
+		sum += (uint64_t)pair[0];
+		magnitudes += pcpu_magnitude((int64_t)((uint64_t)pair[0] - (uint64_t)pair[1]));
 	}
 	*exact = (int64_t)sum;
 	return magnitudes;
@@ -304,7 +294,7 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 		return 0;
 	/* cheapest first: the O(1) bound, then reads of every CPU, then writes */
 	approx = pcpu_counter_read(c);
-	if (pcpu_counter_error_bound(c) <= delta)
+	if (LOAD(&c->bound) <= delta)
 		return approx;
 	/*
 	 * Both tests: pending deltas alone miss a fold between its two steps
@@ -314,30 +304,9 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 	if (pending_magnitude(c, &exact) <= delta &&
 	    pcpu_magnitude((int64_t)((uint64_t)exact - (uint64_t)approx)) <= delta)
 		return approx;
-	pcpu_counter_fold_all(c);
+	fold_all(c);
 	/* exact, even if another thread's fold has yet to reach count */
 	return pcpu_counter_sum(c);
-}
-
-static int sign_of_difference(int64_t a, int64_t b)
-{
-	return a > b ? 1 : a < b ? -1 : 0;
-}
-
-PCPU_EXPORT int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
-{
-	int64_t approx;
-	uint64_t bound;
-
-	if (!usable(c, __func__))
-		return 0;
-	approx = pcpu_counter_read(c);
-	bound = pcpu_counter_error_bound(c);
-	if (approx > rhs && (uint64_t)approx - (uint64_t)rhs > bound)
-		return 1;
-	if (approx < rhs && (uint64_t)rhs - (uint64_t)approx > bound)
-		return -1;
-	return sign_of_difference(pcpu_counter_sum(c), rhs);
 }
 
 /*
@@ -346,8 +315,9 @@ PCPU_EXPORT int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
  */
 static int passes_limit(int64_t value, uint64_t slack, int64_t limit, int64_t amount)
 {
-	__int128 lo = (__int128)value + amount - (__int128)slack;
-	__int128 hi = (__int128)value + amount + (__int128)slack;
+	__extension__ typedef __int128 s128;
+	s128 lo = (s128)value + amount - (s128)slack;
+	s128 hi = (s128)value + amount + (s128)slack;
 
 	if (amount > 0)
 		return lo > limit ? 1 : hi <= limit ? -1 : 0;
@@ -358,7 +328,7 @@ static int passes_limit(int64_t value, uint64_t slack, int64_t limit, int64_t am
  * Limited adds serialise on a lock, one of a small table hashed by counter
  * address, so that each decides against a value no other limited add can
  * change before it lands. Nothing else takes these locks: folds, adds and
- * reads never wait for a limited add. The fork handler resets them.
+ * reads never wait for a limited add. The class's fork handler resets them.
  */
 #define LIMIT_LOCKS 64
 static pthread_mutex_t limit_locks[LIMIT_LOCKS];
@@ -388,14 +358,11 @@ PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit,
 	lock = limit_lock_of(c);
 	pthread_mutex_lock(lock);
 	/* the bound is true of count even mid-fold: count lags, pending leads */
-	verdict = passes_limit(pcpu_counter_read(c), pcpu_counter_error_bound(c), limit, amount);
+	verdict = passes_limit(pcpu_counter_read(c), LOAD(&c->bound), limit, amount);
 	if (verdict == 0)
 		verdict = passes_limit(pcpu_counter_sum(c), 0, limit, amount);
-	if (verdict < 0) {
-		__atomic_add_fetch(&c->base, amount, __ATOMIC_SEQ_CST);
-		publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, amount,
-									 __ATOMIC_SEQ_CST)));
-	}
+	if (verdict < 0)
+		add_central(c, amount);
 	pthread_mutex_unlock(lock);
 	return verdict < 0;
 }
@@ -410,7 +377,7 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 	 * By atomic adds only, so that a fold in flight (the refresher's)
 	 * still lands its amount on the new value correctly.
 	 */
-	pcpu_counter_fold_all(c);
+	fold_all(c);
 	adjust = (int64_t)((uint64_t)value - (uint64_t)pcpu_counter_sum(c));
 	__atomic_add_fetch(&c->base, adjust, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&c->count, adjust, __ATOMIC_SEQ_CST);
@@ -421,23 +388,9 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 	 */
 	thresh = threshold_for(c, value);
 	__atomic_store_n(&c->thresh_max, (uint64_t)thresh, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->bound, pcpu_policy_bound((uint64_t)thresh, cpu_possible()),
+			 __ATOMIC_SEQ_CST);
 	publish_threshold(c, thresh);
-}
-
-void pcpu_counter_after_fork(struct pcpu_counter *c)
-{
-	unsigned int cpus = cpu_possible();
-	uint64_t count = (uint64_t)LOAD(&c->base);
-
-	/* only this thread survives: a fold may have stopped between its steps */
-	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		count += (uint64_t)LOAD(&slot_of(c, cpu)->folded);
-	STORE(&c->count, (int64_t)count);
-}
-
-void pcpu_counter_after_fork_locks(void)
-{
-	init_limit_locks();
 }
 
 PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c)
@@ -448,5 +401,34 @@ PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c)
 		return;
 	cpu = pcpu_cpu_current();
 	if (cpu >= 0)
-		fold_slot(c, slot_of(c, (unsigned int)cpu), 0, 0);
+		fold_slot(c, slot_of(c, (unsigned int)cpu));
 }
+
+/* The registry's operations. */
+
+static void counter_fold(void *obj)
+{
+	struct pcpu_counter *c = obj;
+
+	/* init stored slots with release: fold only what is ready */
+	if (__atomic_load_n(&c->slots, __ATOMIC_ACQUIRE))
+		fold_all(c);
+}
+
+/* Only this thread survives a fork: a fold may have stopped between its steps. */
+static void counter_fork_child(void *obj)
+{
+	struct pcpu_counter *c = obj;
+	unsigned int cpus = cpu_possible();
+	uint64_t count = (uint64_t)LOAD(&c->base);
+
+	for (unsigned int cpu = 0; cpu < cpus; cpu++)
+		count += (uint64_t)LOAD(&slot_of(c, cpu)->folded);
+	STORE(&c->count, (int64_t)count);
+}
+
+const struct pcpu_class pcpu_counter_class = {
+	.fold = counter_fold,
+	.fork_child = counter_fork_child,
+	.fork_child_class = init_limit_locks,
+};

@@ -4,6 +4,7 @@
  * restartable-sequence and atomic update paths (see <percpu/cpu.h>).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -15,12 +16,19 @@
 
 #include "cpu_internal.h"
 #include "misuse.h"
+#include "pair.h"
 
-PCPU_EXPORT int pcpu_cpu_mode_current = PCPU_CPU_UNSET;
-
+/*
+ * Two things are set up once, separately: the CPU counts (whenever first
+ * needed, even by the kernel drop-in's percpu_counter_batch) and the update
+ * path (by the first initialiser only, so that the environment it reads is
+ * the one the program set before making counters).
+ */
 unsigned int pcpu_nr_possible;
 static unsigned int nr_online;
-static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static pthread_once_t counts_once = PTHREAD_ONCE_INIT;
+static enum pcpu_cpu_mode mode;
+static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
 
 /* Highest CPU number in a sysfs CPU list such as "0-3,8-11", plus one. */
 static unsigned int parse_cpu_list_end(const char *list)
@@ -45,21 +53,29 @@ static unsigned int parse_cpu_list_end(const char *list)
 	return end;
 }
 
+/* Reads a small sysfs file into @buf without allocating; "" on failure. */
+static void read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+}
+
 static unsigned int read_possible_cpus(void)
 {
-	char buf[4096] = "";
-	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
-	long conf = sysconf(_SC_NPROCESSORS_CONF);
-	unsigned int n = 0;
+	char buf[4096];
+	unsigned int n;
+	long conf;
 
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			n = parse_cpu_list_end(buf);
-		fclose(f);
-	}
-	if (conf > 0 && (unsigned long)conf > n)
-		n = (unsigned int)conf;
-	return n ? n : 1;
+	read_small_file("/sys/devices/system/cpu/possible", buf, sizeof(buf));
+	n = parse_cpu_list_end(buf);
+	if (n)
+		return n;
+	conf = sysconf(_SC_NPROCESSORS_CONF); /* no sysfs: a container without it */
+	return conf > 0 ? (unsigned int)conf : 1;
 }
 
 static enum pcpu_cpu_mode choose_mode(void)
@@ -75,7 +91,7 @@ static enum pcpu_cpu_mode choose_mode(void)
 	return PCPU_CPU_ATOMIC;
 }
 
-static void setup(void)
+static void setup_counts(void)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int possible = read_possible_cpus();
@@ -84,13 +100,18 @@ static void setup(void)
 	if (nr_online > possible)
 		nr_online = possible;
 	__atomic_store_n(&pcpu_nr_possible, possible, __ATOMIC_RELEASE);
-	__atomic_store_n(&pcpu_cpu_mode_current, choose_mode(), __ATOMIC_RELEASE);
+}
+
+static void setup_mode(void)
+{
+	mode = choose_mode();
 }
 
 PCPU_EXPORT enum pcpu_cpu_mode pcpu_cpu_setup(void)
 {
-	pthread_once(&setup_once, setup);
-	return (enum pcpu_cpu_mode)pcpu_cpu_mode_current;
+	pthread_once(&counts_once, setup_counts);
+	pthread_once(&mode_once, setup_mode);
+	return mode;
 }
 
 PCPU_EXPORT int pcpu_cpu_current(void)
@@ -103,17 +124,29 @@ PCPU_EXPORT int pcpu_cpu_current(void)
 	return cpu;
 }
 
-PCPU_EXPORT int64_t *pcpu_cpu_add_atomic(int64_t *cpu0, int64_t amount)
+/*
+ * The atomic path of pcpu_this_cpu_add_checked(): threads that believe they
+ * run on one CPU may add at once, so the check and the add are one
+ * compare-and-swap of the pair, as a remote fold's is.
+ */
+PCPU_EXPORT int64_t *__pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount,
+						   uint64_t limit)
 {
 	int cpu = pcpu_cpu_current();
-	int64_t *copy;
+	int64_t *pair, old[2];
 
 	if (pcpu_unlikely(cpu < 0))
 		return NULL;
-	copy = cpu_copy(cpu0, (unsigned int)cpu);
-	/* seq_cst: the threshold check that follows must see this add */
-	__atomic_fetch_add(copy, amount, __ATOMIC_SEQ_CST);
-	return copy;
+	pair = cpu_copy(cpu0, (unsigned int)cpu);
+	pcpu_pair_load(pair, old);
+	do {
+		uint64_t value = (uint64_t)old[0] + (uint64_t)amount;
+
+		if (value - (uint64_t)old[1] + limit > 2 * limit)
+			return NULL;
+		if (pcpu_pair_cas(pair, old, (int64_t)value, old[1]))
+			return pair;
+	} while (1);
 }
 
 /*
@@ -121,7 +154,7 @@ PCPU_EXPORT int64_t *pcpu_cpu_add_atomic(int64_t *cpu0, int64_t amount)
  * value, the high half a folded mark; the add lands only if the new pending
  * delta stays within +-@limit, in one compare-and-swap.
  */
-PCPU_EXPORT uint64_t *pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit)
+PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit)
 {
 	int cpu = pcpu_cpu_current();
 	uint64_t *copy, old, word;
@@ -143,13 +176,13 @@ PCPU_EXPORT uint64_t *pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint
 
 PCPU_EXPORT unsigned int pcpu_cpu_possible(void)
 {
-	pcpu_cpu_setup();
+	pthread_once(&counts_once, setup_counts);
 	return pcpu_nr_possible;
 }
 
 PCPU_EXPORT unsigned int pcpu_cpu_online(void)
 {
-	pcpu_cpu_setup();
+	pthread_once(&counts_once, setup_counts);
 	return nr_online;
 }
 

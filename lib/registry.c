@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry of live counters and stat sets, and the refresher (see
- * registry.h).
+ * The registry of live objects, the library's fork handlers and the
+ * refresher (see registry.h and <percpu/registry.h>).
+ *
+ * A walker and a remover meet on an entry like this (Dekker, seq_cst):
+ *   walker:  walkers++;  if (obj) fold(obj);  walkers--
+ *   remover: obj = NULL; wait until walkers == 0
+ * Either the walker sees NULL, or the remover sees it inside and waits for
+ * one fold. The entry itself may still be on a walker's path through the
+ * list, so it is freed only after a grace period: dead entries wait in a
+ * graveyard, reaped REAP_BATCH at a time with one grace period for all.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <urcu-bp.h>
@@ -14,180 +24,274 @@
 
 #include <percpu/registry.h>
 
+#include "arena.h"
 #include "counter_internal.h"
 #include "registry.h"
-#include "stat_internal.h"
 
-_Static_assert(sizeof(struct cds_list_head) == sizeof(((struct pcpu_counter *)0)->registry_node),
-	       "registry_node must hold a cds_list_head");
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/* Dead entries freed together after one grace period. */
+#define REAP_BATCH 64
+/* Classes of objects (counters, stat sets, ...). */
+#define MAX_CLASSES 8
+
+struct pcpu_registry_entry {
+	struct cds_list_head link;
+	const struct pcpu_class *cls;
+	void *obj;                 /* NULL once removed */
+	unsigned int walkers;      /* walkers inside obj now */
+	struct pcpu_registry_entry *next_dead;
+};
+
+struct class_slot {
+	const struct pcpu_class *cls;
+	size_t live;
+};
 
 static CDS_LIST_HEAD(live);
-static size_t live_count;
-static CDS_LIST_HEAD(live_sets);
-static size_t live_set_count;
+static struct class_slot classes[MAX_CLASSES];
+static struct pcpu_registry_entry *graveyard;
+static unsigned int graveyard_size;
+static bool atfork_registered;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct cds_list_head *node_of(struct pcpu_counter *c)
+static void reset_refresher(void);
+
+/* The slot of @cls, taken if new; under the lock. */
+static struct class_slot *slot_of(const struct pcpu_class *cls)
 {
-	return (struct cds_list_head *)(void *)c->registry_node;
+	for (unsigned int i = 0; i < MAX_CLASSES; i++) {
+		if (classes[i].cls == cls || !classes[i].cls) {
+			classes[i].cls = cls;
+			return &classes[i];
+		}
+	}
+	abort(); /* more classes than the library has: a bug here */
 }
 
-static struct pcpu_counter *counter_of(struct cds_list_head *node)
+static void free_entries(struct pcpu_registry_entry *e)
 {
-	return (struct pcpu_counter *)(void *)((char *)node -
-					       offsetof(struct pcpu_counter, registry_node));
+	while (e) {
+		struct pcpu_registry_entry *next = e->next_dead;
+
+		free(e);
+		e = next;
+	}
+}
+
+/* Folds every live object, as pcpu_registry_fold_all() says. */
+static void walk(void)
+{
+	struct pcpu_registry_entry *e;
+
+	urcu_bp_read_lock();
+	cds_list_for_each_entry_rcu(e, &live, link) {
+		void *obj;
+
+		__atomic_fetch_add(&e->walkers, 1, __ATOMIC_SEQ_CST);
+		obj = __atomic_load_n(&e->obj, __ATOMIC_SEQ_CST);
+		if (obj && e->cls->fold)
+			e->cls->fold(obj);
+		__atomic_fetch_sub(&e->walkers, 1, __ATOMIC_RELEASE);
+	}
+	urcu_bp_read_unlock();
 }
 
 /*
- * Fork: the child must not inherit a held lock, a half-done grace period or
- * a half-done fold. The list cannot change while the lock is held. Stat sets
- * drain their folds after urcu's own preparation: that waits for a grace
- * period in progress, which may be waiting for a refresher that is itself
- * waiting for a frozen line to thaw.
+ * Fork: the child must not inherit a held lock, a half-done grace period,
+ * a walker count of a vanished thread or a half-done fold. The list cannot
+ * change while the lock is held. Objects prepare after urcu's own
+ * preparation: that waits for a grace period in progress, which may be
+ * waiting for a refresher that is itself waiting for a stat-set line an
+ * object's preparation froze.
  */
 static void before_fork(void)
 {
-	struct cds_list_head *pos;
+	struct pcpu_registry_entry *e;
 
 	pthread_mutex_lock(&registry_lock);
 	urcu_bp_before_fork();
-	cds_list_for_each(pos, &live_sets)
-		pcpu_stat_fork_prepare(pos);
+	cds_list_for_each_entry(e, &live, link)
+		if (e->obj && e->cls->fork_prepare)
+			e->cls->fork_prepare(e->obj);
+	pcpu_arena_fork_prepare();
 }
 
 static void after_fork_parent(void)
 {
-	struct cds_list_head *pos;
+	struct pcpu_registry_entry *e;
 
-	cds_list_for_each(pos, &live_sets)
-		pcpu_stat_fork_parent(pos);
+	pcpu_arena_fork_parent();
+	cds_list_for_each_entry(e, &live, link)
+		if (e->obj && e->cls->fork_parent)
+			e->cls->fork_parent(e->obj);
 	urcu_bp_after_fork_parent();
 	pthread_mutex_unlock(&registry_lock);
 }
 
 static void after_fork_child(void)
 {
-	struct cds_list_head *pos;
+	struct pcpu_registry_entry *e;
 
+	/* single-threaded now: no walker, no reader of the graveyard */
+	pcpu_arena_fork_child();
 	urcu_bp_after_fork_child();
-	/* single-threaded now */
-	cds_list_for_each(pos, &live)
-		pcpu_counter_after_fork(counter_of(pos));
-	pcpu_counter_after_fork_locks();
-	cds_list_for_each(pos, &live_sets)
-		pcpu_stat_fork_child(pos);
-	pthread_mutex_unlock(&registry_lock);
+	for (unsigned int i = 0; i < MAX_CLASSES; i++)
+		if (classes[i].cls && classes[i].live && classes[i].cls->fork_child_class)
+			classes[i].cls->fork_child_class();
+	cds_list_for_each_entry(e, &live, link) {
+		STORE(&e->walkers, 0);
+		/* an object whose removal the fork interrupted stays dead */
+		if (e->obj && e->cls->fork_child)
+			e->cls->fork_child(e->obj);
+	}
+	free_entries(graveyard);
+	graveyard = NULL;
+	graveyard_size = 0;
+	reset_refresher();
+	pthread_mutex_init(&registry_lock, NULL);
 }
 
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void register_atfork(void)
+struct pcpu_registry_entry *pcpu_registry_add(const struct pcpu_class *cls, void *obj)
 {
-	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-}
+	struct pcpu_registry_entry *e = calloc(1, sizeof(*e));
 
-void pcpu_registry_add(struct pcpu_counter *c)
-{
-	pthread_once(&atfork_once, register_atfork);
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->cls = cls;
+	e->obj = obj;
 	pthread_mutex_lock(&registry_lock);
-	cds_list_add_rcu(node_of(c), &live);
-	live_count++;
+	/* pthread_atfork() allocates, and may fail: then so does this add */
+	if (!atfork_registered) {
+		if (pthread_atfork(before_fork, after_fork_parent, after_fork_child) != 0) {
+			pthread_mutex_unlock(&registry_lock);
+			free(e);
+			errno = ENOMEM;
+			return NULL;
+		}
+		atfork_registered = true;
+	}
+	slot_of(cls)->live++;
+	cds_list_add_rcu(&e->link, &live);
 	pthread_mutex_unlock(&registry_lock);
+	return e;
 }
 
-void pcpu_registry_remove(struct pcpu_counter *const *cs, size_t n)
+void pcpu_registry_remove(struct pcpu_registry_entry *e)
 {
+	struct pcpu_registry_entry *reap = NULL;
+	unsigned int spins = 0;
+
+	if (!e)
+		return;
+	/* under the lock: the fork handlers must see one obj from prepare to parent */
 	pthread_mutex_lock(&registry_lock);
-	for (size_t i = 0; i < n; i++) {
-		cds_list_del_rcu(node_of(cs[i]));
-		live_count--;
+	__atomic_store_n(&e->obj, NULL, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&registry_lock);
+	while (__atomic_load_n(&e->walkers, __ATOMIC_SEQ_CST))
+		if (++spins > 64)
+			sched_yield();
+	pthread_mutex_lock(&registry_lock);
+	cds_list_del_rcu(&e->link);
+	slot_of(e->cls)->live--;
+	e->next_dead = graveyard;
+	graveyard = e;
+	if (++graveyard_size >= REAP_BATCH) {
+		reap = graveyard;
+		graveyard = NULL;
+		graveyard_size = 0;
 	}
 	pthread_mutex_unlock(&registry_lock);
-	urcu_bp_synchronize_rcu();
+	if (reap) {
+		urcu_bp_synchronize_rcu();
+		free_entries(reap);
+	}
 }
 
-void pcpu_registry_add_set(struct cds_list_head *node)
-{
-	pthread_once(&atfork_once, register_atfork);
-	pthread_mutex_lock(&registry_lock);
-	cds_list_add_rcu(node, &live_sets);
-	live_set_count++;
-	pthread_mutex_unlock(&registry_lock);
-}
-
-void pcpu_registry_remove_set(struct cds_list_head *node)
-{
-	pthread_mutex_lock(&registry_lock);
-	cds_list_del_rcu(node);
-	live_set_count--;
-	pthread_mutex_unlock(&registry_lock);
-	urcu_bp_synchronize_rcu();
-}
-
-size_t pcpu_registry_set_count(void)
+size_t pcpu_registry_count_of(const struct pcpu_class *cls)
 {
 	size_t n;
 
 	pthread_mutex_lock(&registry_lock);
-	n = live_set_count;
+	n = slot_of(cls)->live;
 	pthread_mutex_unlock(&registry_lock);
 	return n;
 }
 
 PCPU_EXPORT size_t pcpu_registry_count(void)
 {
-	size_t n;
-
-	pthread_mutex_lock(&registry_lock);
-	n = live_count;
-	pthread_mutex_unlock(&registry_lock);
-	return n;
+	return pcpu_registry_count_of(&pcpu_counter_class);
 }
 
 PCPU_EXPORT void pcpu_registry_fold_all(void)
 {
-	struct cds_list_head *pos;
-
-	urcu_bp_read_lock();
-	cds_list_for_each_rcu(pos, &live) {
-		struct pcpu_counter *c = counter_of(pos);
-
-		/* init stored slots last, with release: fold only what is ready */
-		if (__atomic_load_n(&c->slots, __ATOMIC_ACQUIRE))
-			pcpu_counter_fold_all(c);
-	}
-	cds_list_for_each_rcu(pos, &live_sets)
-		pcpu_stat_fold_node(pos);
-	urcu_bp_read_unlock();
+	walk();
 }
 
-/* The refresher thread. */
+/*
+ * The refresher thread. Its state machine, under refresher_lock:
+ * IDLE -> (start) RUNNING -> (stop) STOPPING -> (joined) IDLE. A second
+ * stop while one is joining waits for IDLE instead of joining twice. It
+ * sleeps on CLOCK_MONOTONIC, so a change of the wall clock neither stalls
+ * nor hurries it. A fork leaves the child IDLE: threads do not survive it.
+ */
+enum refresher_state { IDLE, RUNNING, STOPPING };
+
 static pthread_t refresher;
-static bool refresher_running;
-static bool refresher_stopping;
+static enum refresher_state refresher_state;
 static unsigned int refresher_interval_ms;
 static pthread_mutex_t refresher_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t refresher_wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t refresher_wake;   /* to the refresher: stop now */
+static pthread_cond_t refresher_idle;   /* to stoppers: it is joined */
+static pthread_once_t refresher_once = PTHREAD_ONCE_INIT;
+
+static void init_refresher_conds(void)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&refresher_wake, &attr);
+	pthread_condattr_destroy(&attr);
+	pthread_cond_init(&refresher_idle, NULL);
+}
+
+static void reset_refresher(void)
+{
+	pthread_mutex_init(&refresher_lock, NULL);
+	refresher_state = IDLE;
+	init_refresher_conds();
+}
+
+static void deadline_after(struct timespec *t, unsigned int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
 
 static void *refresher_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&refresher_lock);
-	while (!refresher_stopping) {
+	while (refresher_state == RUNNING) {
 		struct timespec deadline;
 
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += refresher_interval_ms / 1000;
-		deadline.tv_nsec += (long)(refresher_interval_ms % 1000) * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&refresher_wake, &refresher_lock, &deadline);
-		if (refresher_stopping)
+		deadline_after(&deadline, refresher_interval_ms);
+		while (refresher_state == RUNNING &&
+		       pthread_cond_timedwait(&refresher_wake, &refresher_lock, &deadline) == 0)
+			;
+		if (refresher_state != RUNNING)
 			break;
 		pthread_mutex_unlock(&refresher_lock);
-		pcpu_registry_fold_all();
+		walk();
 		pthread_mutex_lock(&refresher_lock);
 	}
 	pthread_mutex_unlock(&refresher_lock);
@@ -200,31 +304,41 @@ PCPU_EXPORT int pcpu_refresher_start(unsigned int interval_ms)
 
 	if (interval_ms == 0 || interval_ms > 3600000u)
 		return -EINVAL;
+	pthread_once(&refresher_once, init_refresher_conds);
 	pthread_mutex_lock(&refresher_lock);
-	if (refresher_running) {
+	if (refresher_state != IDLE) {
 		pthread_mutex_unlock(&refresher_lock);
 		return -EBUSY;
 	}
 	refresher_interval_ms = interval_ms;
-	refresher_stopping = false;
+	refresher_state = RUNNING;
 	err = pthread_create(&refresher, NULL, refresher_main, NULL);
-	refresher_running = err == 0;
+	if (err)
+		refresher_state = IDLE;
 	pthread_mutex_unlock(&refresher_lock);
 	return -err;
 }
 
 PCPU_EXPORT void pcpu_refresher_stop(void)
 {
+	pthread_once(&refresher_once, init_refresher_conds);
 	pthread_mutex_lock(&refresher_lock);
-	if (!refresher_running) {
+	if (refresher_state == STOPPING) {
+		while (refresher_state != IDLE)
+			pthread_cond_wait(&refresher_idle, &refresher_lock);
 		pthread_mutex_unlock(&refresher_lock);
 		return;
 	}
-	refresher_stopping = true;
+	if (refresher_state == IDLE) {
+		pthread_mutex_unlock(&refresher_lock);
+		return;
+	}
+	refresher_state = STOPPING;
 	pthread_cond_signal(&refresher_wake);
 	pthread_mutex_unlock(&refresher_lock);
 	pthread_join(refresher, NULL);
 	pthread_mutex_lock(&refresher_lock);
-	refresher_running = false;
+	refresher_state = IDLE;
+	pthread_cond_broadcast(&refresher_idle);
 	pthread_mutex_unlock(&refresher_lock);
 }

@@ -1,33 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry of live counters and stat sets: RCU lists (liburcu,
- * bulletproof flavour, so walkers need no registration) that the refresher
- * walks while objects come and go. An object's memory is freed only after a
- * grace period following its removal, so a walker never folds memory that
- * was reused. The registry's fork handlers are the only ones: they bring
- * every live object through fork (see registry.c).
+ * The registry of live per-CPU objects, and the refresher that folds them
+ * (see <percpu/registry.h>). It knows no concrete type: each class of
+ * object (counters, stat sets) hands it a struct pcpu_class of operations,
+ * as liburcu's call_rcu takes a callback. All fork handling of the library
+ * is here, in one set of pthread_atfork handlers.
+ *
+ * Entries are library-owned and linked on an RCU list (liburcu, bulletproof
+ * flavour, so walkers need no registration). Removal never waits for a
+ * grace period per call: it marks the entry dead, waits only for a walker
+ * that is inside that object at that moment (one fold, O(CPUs)), and frees
+ * dead entries in batches after one grace period for the whole batch.
  */
 #ifndef PCPU_LIB_REGISTRY_H
 #define PCPU_LIB_REGISTRY_H
 
 #include <stddef.h>
 
-#include <urcu/list.h>
+/* The operations of a class of registered objects. NULL: nothing to do. */
+struct pcpu_class {
+	/* Folds every CPU's pending deltas of @obj into its central values. */
+	void (*fold)(void *obj);
+	/* Around fork(), with the registry locked and no walker inside @obj. */
+	void (*fork_prepare)(void *obj);
+	void (*fork_parent)(void *obj);
+	/* In the child, where only the forking thread is left. */
+	void (*fork_child)(void *obj);
+	/* In the child, once per class that has live objects, before them. */
+	void (*fork_child_class)(void);
+};
 
-#include <percpu/counter.h>
+struct pcpu_registry_entry;
 
-void pcpu_registry_add(struct pcpu_counter *c);
+/*
+ * Registers @obj of class @cls (whose memory must stay valid until it is
+ * removed). Returns its entry; NULL with errno ENOMEM.
+ */
+struct pcpu_registry_entry *pcpu_registry_add(const struct pcpu_class *cls, void *obj);
 
-/* Unlinks @n counters; returns after a grace period, when no walker sees them. */
-void pcpu_registry_remove(struct pcpu_counter *const *cs, size_t n);
+/*
+ * Unregisters @e (NULL: nothing). When it returns, no walker uses the
+ * object any more, and none will.
+ */
+void pcpu_registry_remove(struct pcpu_registry_entry *e);
 
-/* Stat sets, linked through a list head of their own (see stat.c). */
-void pcpu_registry_add_set(struct cds_list_head *node);
-
-/* Unlinks a set; returns after a grace period, when no walker sees it. */
-void pcpu_registry_remove_set(struct cds_list_head *node);
-
-/* Number of live stat sets. */
-size_t pcpu_registry_set_count(void);
+/* Number of live objects of class @cls. */
+size_t pcpu_registry_count_of(const struct pcpu_class *cls);
 
 #endif /* PCPU_LIB_REGISTRY_H */

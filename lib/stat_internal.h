@@ -1,30 +1,240 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private stat-set hooks: for the registry, and test-only accessors that
- * let the tests look inside a set (never exported from the shared library).
+ * Stat sets, inside (see <percpu/stat.h>): the layout that the three files
+ * of the unit share. stat_create.c makes and destroys sets, stat_fold.c is
+ * the fold engine (thresholds, folds, sync, the registry's operations),
+ * stat_read.c the exact readers and the names.
+ *
+ * Memory. Per CPU, one uint64_t word per item (value in the low half, mark
+ * in the high half), in layout order: the items of central line 0, then of
+ * line 1, ... so a CPU's words of one line are contiguous. Centrally, lines
+ * of 8 int64_t: word 0 is the line's fold sequence, words 1-7 the central
+ * values of its items. Per item, a read-mostly pcpu_stat_hot (slot and
+ * threshold, read by every add) and a cold struct item.
+ *
+ * Invariant, per item i, with pending_i(c) = (int32_t)(value - mark) of CPU
+ * c's word:  exact_i = central_i + sum over CPUs of pending_i(c).
+ * Adds change a value (only on the fast path, and only if the new pending
+ * stays within the threshold) or a central value (slow path). A fold moves
+ * m from a word to the central value: compare-and-swap of the word that
+ * advances the mark by m, then central += m; both inside the line's fold
+ * section, so that readers can tell a fold in progress (see the sequence).
+ * Nothing but the fast path ever writes a value, so in the rseq mode the
+ * only plain stores to a word are the owner CPU's stores to its low half,
+ * and every other write is a compare-and-swap that leaves the low half as
+ * it found it: no update can be lost.
  */
 #ifndef PCPU_LIB_STAT_INTERNAL_H
 #define PCPU_LIB_STAT_INTERNAL_H
 
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-
-#include <urcu/list.h>
 
 #include <percpu/stat.h>
 
-/*
- * The registry's hooks, each given the list head of a live set (registry.c
- * holds its lock around all three, and the fork in between):
- * before fork, freezes every line of the set and waits for folds in
- * progress to end; after it, the parent thaws the lines and the child, whose
- * readers are gone, clears them.
- */
-void pcpu_stat_fork_prepare(struct cds_list_head *node);
-void pcpu_stat_fork_parent(struct cds_list_head *node);
-void pcpu_stat_fork_child(struct cds_list_head *node);
+#include "cpu_internal.h"
+#include "misuse.h"
+#include "policy.h"
+#include "registry.h"
 
-/* pcpu_stat_fold_all() of the set whose list head is @node. */
-void pcpu_stat_fold_node(struct cds_list_head *node);
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/*
+ * The fold sequence, word 0 of each central line:
+ *   bits 0-15   folds in progress on the line (writers)
+ *   bits 16-31  readers that froze the line (freezers)
+ *   bits 32-63  generation: folds completed, modulo 2^32
+ * A folder enters only while no reader froze the line, and leaves by
+ * bumping the generation. A reader that saw no writer before and after its
+ * walk, and the same generation, saw every fold entirely or not at all.
+ */
+#define SEQ_WRITER UINT64_C(1)
+#define SEQ_FREEZER (UINT64_C(1) << 16)
+#define SEQ_GEN (UINT64_C(1) << 32)
+#define SEQ_FIELD_MAX 0xffffu
+
+#define LINE_WORDS 8
+#define LINE_BYTES 64
+
+static inline unsigned int seq_writers(uint64_t s)
+{
+	return (unsigned int)(s & SEQ_FIELD_MAX);
+}
+
+static inline unsigned int seq_freezers(uint64_t s)
+{
+	return (unsigned int)((s >> 16) & SEQ_FIELD_MAX);
+}
+
+/* Optimistic reads before a reader freezes the lines it still needs. */
+#define OPTIMISTIC_TRIES 4
+
+extern unsigned int pcpu_stat_optimistic_tries; /* a test hook may lower it */
+
+struct line {
+	uint32_t first_slot;                 /* slot of its first item; the rest follow */
+	uint32_t nr;                         /* 1 to PCPU_STAT_LINE_ITEMS */
+	uint32_t item[PCPU_STAT_LINE_ITEMS]; /* item index at each position */
+};
+
+struct item {
+	const char *name;
+	uint64_t thresh_max; /* largest threshold ever published; raised atomically */
+	int64_t floor;
+	uint64_t divisor; /* accuracy * possible CPUs: thresh = |central| / divisor */
+	uint32_t accuracy;
+	uint32_t group;
+	uint32_t line;
+	uint32_t word; /* index of its central value: line * LINE_WORDS + 1 + position */
+};
+
+struct stat_set {
+	struct pcpu_stat pub; /* first: callers hold &pub; read by every add */
+	/* below, on other lines: written rarely, never by adds */
+	_Alignas(LINE_BYTES) int64_t *central;
+	struct line *lines;
+	struct item *items;
+	char *names;
+	size_t words_bytes;
+	uint32_t nr_lines;
+	struct pcpu_registry_entry *entry; /* in the registry of live objects */
+};
+
+static inline struct stat_set *set_of(const struct pcpu_stat *s)
+{
+	return (struct stat_set *)(void *)((char *)s - offsetof(struct stat_set, pub));
+}
+
+static inline uint64_t *seq_of(const struct stat_set *s, uint32_t line)
+{
+	return (uint64_t *)(void *)&s->central[(size_t)line * LINE_WORDS];
+}
+
+/* The central values of @line's items, by position (word 0 is the sequence). */
+static inline int64_t *values_of(const struct stat_set *s, uint32_t line)
+{
+	return &s->central[(size_t)line * LINE_WORDS + 1];
+}
+
+/* CPU @cpu's word of slot 0. */
+static inline uint64_t *words_of(const struct stat_set *s, unsigned int cpu)
+{
+	return cpu_copy(s->pub.words, cpu);
+}
+
+static inline int32_t pending_of(uint64_t word)
+{
+	return (int32_t)((uint32_t)word - (uint32_t)(word >> 32));
+}
+
+static inline bool usable(const struct pcpu_stat *s, unsigned int item, const char *call)
+{
+	if (pcpu_likely(s && item < s->nr_items))
+		return true;
+	pcpu_misuse(call, s ? "item index out of range" : "NULL stat set");
+	return false;
+}
+
+/* Waiting politely: spin a little, then give the CPU away. */
+static inline void relax(unsigned int *spins)
+{
+	if (++*spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+		return;
+	}
+	sched_yield();
+}
+
+/* The elastic threshold of item @it for a central value of @central. */
+static inline uint32_t threshold_for(const struct item *it, int64_t central)
+{
+	return (uint32_t)pcpu_policy_threshold(central, it->divisor, (uint64_t)it->floor,
+					       PCPU_STAT_MAX_THRESH);
+}
+
+/* The fold section of a line. */
+
+/* Enters unless a reader froze the line; never waits. */
+static inline bool fold_try_enter(struct stat_set *s, uint32_t line)
+{
+	uint64_t *seq = seq_of(s, line);
+	uint64_t v = LOAD(seq);
+
+	do {
+		if (seq_freezers(v) || seq_writers(v) == SEQ_FIELD_MAX)
+			return false;
+	} while (!__atomic_compare_exchange_n(seq, &v, v + SEQ_WRITER, true, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+/* Enters, waiting for readers that froze the line. */
+static inline void fold_enter(struct stat_set *s, uint32_t line)
+{
+	unsigned int spins = 0;
+
+	while (!fold_try_enter(s, line))
+		relax(&spins);
+}
+
+static inline void fold_exit(struct stat_set *s, uint32_t line)
+{
+	/* one less writer, one more generation */
+	__atomic_fetch_add(seq_of(s, line), SEQ_GEN - SEQ_WRITER, __ATOMIC_SEQ_CST);
+}
+
+/* Stops new folds on the line; stat_wait_quiet() then lets folds in progress end. */
+static inline void stat_freeze(struct stat_set *s, uint32_t line)
+{
+	uint64_t *seq = seq_of(s, line);
+	uint64_t v = LOAD(seq);
+	unsigned int spins = 0;
+
+	for (;;) {
+		if (seq_freezers(v) == SEQ_FIELD_MAX) {
+			relax(&spins);
+			v = LOAD(seq);
+			continue;
+		}
+		if (__atomic_compare_exchange_n(seq, &v, v + SEQ_FREEZER, true, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static inline void stat_wait_quiet(struct stat_set *s, uint32_t line)
+{
+	unsigned int spins = 0;
+
+	while (seq_writers(LOAD_ACQ(seq_of(s, line))))
+		relax(&spins);
+}
+
+static inline void stat_thaw(struct stat_set *s, uint32_t line)
+{
+	__atomic_fetch_sub(seq_of(s, line), SEQ_FREEZER, __ATOMIC_SEQ_CST);
+}
+
+/* Did the walk between sequence values @before and @after see no fold half done? */
+static inline bool stat_stable(uint64_t before, uint64_t after)
+{
+	return seq_writers(before) == 0 && seq_writers(after) == 0 &&
+	       (before >> 32) == (after >> 32);
+}
+
+/* The fold engine (stat_fold.c). */
+
+/* Folds every CPU's pending deltas of the items of @line. */
+void pcpu_stat_fold_line(struct stat_set *s, uint32_t line);
+
+/* The stat sets' operations for the registry. */
+extern const struct pcpu_class pcpu_stat_class;
 
 /* Test-only: the pending delta of @item on @cpu (value - mark). */
 int32_t pcpu_stat_debug_pending(const struct pcpu_stat *s, unsigned int item, unsigned int cpu);

@@ -15,9 +15,17 @@
 #if defined(__GNUC__)
 #define pcpu_likely(x) __builtin_expect(!!(x), 1)
 #define pcpu_unlikely(x) __builtin_expect(!!(x), 0)
+#define PCPU_PURE __attribute__((pure))
 #else
 #define pcpu_likely(x) (x)
 #define pcpu_unlikely(x) (x)
+#define PCPU_PURE
+#endif
+
+#ifdef __cplusplus
+#define PCPU_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define PCPU_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
 /*

@@ -38,10 +38,11 @@ extern "C" {
 #endif
 
 /**
- * One counter's copy on one CPU: 16 bytes. @c value only ever accumulates
- * (its CPU adds, nobody resets it), @c folded says how much of it is already
- * in the central value; a fold advances @c folded with a compare-and-swap, so
- * any thread may fold any CPU. @since 0.1
+ * One counter's copy on one CPU: 16 bytes, 16-byte aligned. @c value only
+ * ever accumulates (its CPU's fast path adds, nobody else writes it),
+ * @c folded says how much of it is already in the central value; a fold
+ * swaps the pair with a 16-byte compare-and-swap that changes only
+ * @c folded, so any thread may fold any CPU. @since 0.1
  */
 struct pcpu_slot {
 	int64_t value;
@@ -51,20 +52,23 @@ struct pcpu_slot {
 /**
  * A counter. The fields are private; the layout is ABI. Embed it anywhere;
  * it must be initialised with pcpu_counter_init() or zero-filled before any
- * other call. @since 0.1
+ * other call. @since 0.1 (layout of 0.2)
  */
 struct pcpu_counter {
-	/* read by every add; written only when a CPU folds */
+	/* read by every add, read and compare; written only when a CPU folds */
 	int64_t count;              /**< approximate central value */
 	int64_t thresh;             /**< per-CPU fold threshold now */
 	uint64_t thresh_max;        /**< largest threshold since init or set */
+	uint64_t bound;             /**< possible CPUs * thresh_max, saturated */
 	struct pcpu_slot *slots;    /**< CPU 0's slot; NULL when not initialised */
+	uint32_t mode;              /**< the update path (enum pcpu_cpu_mode) */
+	uint32_t flags;             /**< PCPU_COUNTER_F_* */
 	/* read and written rarely */
 	int64_t base;               /**< exact value = base + sum of slot values */
 	int64_t floor;              /**< absolute per-CPU threshold floor */
 	uint32_t accuracy;          /**< relative accuracy is 1/accuracy */
-	uint32_t flags;             /**< PCPU_COUNTER_F_* */
-	void *registry_node[2];     /**< link in the registry of live counters */
+	uint32_t reserved;          /**< zero */
+	void *entry;                /**< the library's registry entry */
 };
 
 /** Options for pcpu_counter_init_opts(); zero means "the default". @since 0.1 */
@@ -94,6 +98,13 @@ struct pcpu_counter_options {
 
 /** Flag: fixed batch, no elastic threshold. */
 #define PCPU_COUNTER_F_FIXED 1u
+
+/**
+ * The default absolute per-CPU threshold floor: the kernel's batch,
+ * max(32, 2 * online CPUs). Computing it does not choose the update path.
+ * @since 0.2
+ */
+PCPU_EXPORT int64_t pcpu_counter_default_floor(void) PCPU_PURE;
 
 /**
  * Initialises @p c to @p value with the default elastic batch.
@@ -140,51 +151,47 @@ static inline bool pcpu_counter_initialized(const struct pcpu_counter *c)
 	return c && __atomic_load_n(&c->slots, __ATOMIC_RELAXED) != NULL;
 }
 
-/* Out-of-line slow paths of the inline calls; not for direct use. */
-PCPU_EXPORT void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount);
-PCPU_EXPORT void pcpu_counter_fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot,
-					int64_t thresh, bool hysteresis);
-PCPU_EXPORT void pcpu_counter_raise_bound(struct pcpu_counter *c, int64_t thresh);
+/*
+ * Internal to the headers: the one out-of-line slow path of the inline
+ * adds. @thresh is the caller's fixed threshold, or -1 for the counter's own.
+ */
+PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
+					 int64_t thresh);
 
-static inline void pcpu_counter_add_thresh(struct pcpu_counter *c, int64_t amount,
-					   const int64_t *thresh)
+/*
+ * Internal to the headers: adds against threshold @limit; @fixed is passed
+ * on to the slow path.
+ */
+static inline void pcpu_counter_add_limit_(struct pcpu_counter *c, int64_t amount,
+					   int64_t limit, int64_t fixed)
 {
-	struct pcpu_slot *slot;
-	int64_t pending, limit;
-
-	if (pcpu_unlikely(c == NULL || c->slots == NULL)) {
-		pcpu_counter_add_central(c, amount); /* reports the misuse */
+	/* |amount| <= limit, in one comparison, then check and add in one step */
+	if (pcpu_likely(c != NULL && c->slots != NULL &&
+			(uint64_t)amount + (uint64_t)limit <= 2 * (uint64_t)limit &&
+			pcpu_this_cpu_add_checked(&c->slots->value, amount, (uint64_t)limit,
+						  c->mode) != NULL))
 		return;
-	}
-	slot = (struct pcpu_slot *)(void *)pcpu_this_cpu_add(&c->slots->value, amount);
-	if (pcpu_unlikely(slot == NULL)) {
-		pcpu_counter_add_central(c, amount);
-		return;
-	}
-	pending = (int64_t)((uint64_t)__atomic_load_n(&slot->value, __ATOMIC_RELAXED) -
-			    (uint64_t)__atomic_load_n(&slot->folded, __ATOMIC_RELAXED));
-	limit = thresh ? *thresh : __atomic_load_n(&c->thresh, __ATOMIC_RELAXED);
-	/* pending outside [-limit, limit], in one comparison */
-	if (pcpu_unlikely((uint64_t)pending + (uint64_t)limit > 2 * (uint64_t)limit))
-		pcpu_counter_fold_slot(c, slot, limit, !thresh);
+	__pcpu_counter_add_slow(c, amount, fixed);
 }
 
 /**
- * Adds @p amount (any sign) to @p c. Inline fast path: one add to this CPU's
- * slot, then a comparison with the threshold; folds only past it.
- * @since 0.1
+ * Adds @p amount (any sign, any size) to @p c. Inline fast path: one step
+ * that checks this CPU's pending delta against the threshold and adds to
+ * its slot; past the threshold (or for an amount above it) the amount and
+ * this CPU's pending delta go to the central value. @since 0.1
  */
 static inline void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
 {
-	pcpu_counter_add_thresh(c, amount, (const int64_t *)0);
+	pcpu_counter_add_limit_(c, amount, c ? __atomic_load_n(&c->thresh, __ATOMIC_RELAXED) : 0,
+				-1);
 }
 
 /**
  * Adds @p amount folding at the caller's fixed @p batch instead of the
  * counter's threshold (the kernel's percpu_counter_add_batch()): this CPU
- * folds all of its pending delta when it reaches +-batch (no hysteresis);
- * batch <= 0 folds every add.
- * error_bound() grows to cover the batch. @since 0.1
+ * folds all of its pending delta when it would reach +-batch; batch <= 1
+ * folds every add. error_bound() grows to cover the
+ * batch. @since 0.1
  */
 static inline void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount,
 					  int64_t batch)
@@ -193,9 +200,13 @@ static inline void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount
 
 	if (thresh > PCPU_COUNTER_MAX_BATCH)
 		thresh = PCPU_COUNTER_MAX_BATCH;
-	if (pcpu_unlikely(c && (uint64_t)thresh > __atomic_load_n(&c->thresh_max, __ATOMIC_RELAXED)))
-		pcpu_counter_raise_bound(c, thresh);
-	pcpu_counter_add_thresh(c, amount, &thresh);
+	/* the bound must cover the batch before the fast path may use it */
+	if (pcpu_unlikely(c && (uint64_t)thresh > __atomic_load_n(&c->thresh_max,
+								  __ATOMIC_RELAXED))) {
+		__pcpu_counter_add_slow(c, amount, thresh);
+		return;
+	}
+	pcpu_counter_add_limit_(c, amount, thresh, thresh);
 }
 
 /**
@@ -208,11 +219,12 @@ static inline int64_t pcpu_counter_read(const struct pcpu_counter *c)
 }
 
 /**
- * A bound that is always true at quiescence: |read - exact| <= error_bound.
- * It is the number of possible CPUs times the largest threshold in force
- * since the counter was initialised or set, so it does not shrink when the
- * value does (a CPU may still hold a delta taken under that threshold).
- * O(1). @since 0.1
+ * A bound that is always true at quiescence, whatever folds ran
+ * concurrently with the updates: |read - exact| <= error_bound. It is the
+ * number of possible CPUs times the largest threshold in force since the
+ * counter was initialised or set, so it does not shrink when the value does
+ * (a CPU may still hold a delta taken under that threshold). O(1).
+ * @since 0.1
  */
 PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c);
 
@@ -236,11 +248,26 @@ PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c);
 PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta);
 
 /**
- * Compares the value of @p c with @p rhs: -1, 0 or 1. Answers from read()
- * when the error bound cannot straddle @p rhs; reads precisely otherwise.
- * @since 0.1
+ * Compares the value of @p c with @p rhs: -1, 0 or 1. Inline: answers from
+ * read() and the bound when they cannot straddle @p rhs; otherwise from
+ * pcpu_counter_sum(). @since 0.1 (inline since 0.2)
  */
-PCPU_EXPORT int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs);
+static inline int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
+{
+	int64_t v;
+
+	if (pcpu_likely(c != NULL && c->slots != NULL)) {
+		uint64_t bound = __atomic_load_n(&c->bound, __ATOMIC_RELAXED);
+
+		v = __atomic_load_n(&c->count, __ATOMIC_RELAXED);
+		if (v > rhs && (uint64_t)v - (uint64_t)rhs > bound)
+			return 1;
+		if (v < rhs && (uint64_t)rhs - (uint64_t)v > bound)
+			return -1;
+	}
+	v = pcpu_counter_sum(c); /* reports a bad counter */
+	return (v > rhs) - (v < rhs);
+}
 
 /**
  * Adds @p amount only if the result stays within @p limit: at most @p limit

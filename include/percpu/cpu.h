@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/*
+/**
+ * @file cpu.h
  * The CPU layer: which CPU a thread runs on, and "add to this CPU's copy".
  *
- * A process uses one of two update paths, chosen once, at the first counter
- * initialisation, and never mixed: the restartable-sequence path (a plain
- * add, x86_64 with glibc >= 2.35 rseq) or the atomic path (sched_getcpu()
- * and an atomic add). Mixing them would let a plain rseq add on one CPU erase
- * an atomic add from a thread that believes it runs there. Setting the
- * environment variable PCPU_FORCE_FALLBACK=1 forces the atomic path.
+ * A process uses one of two update paths, never mixed: the
+ * restartable-sequence path (plain adds; x86_64 with glibc >= 2.35, which
+ * registers rseq for every thread) or the atomic path (sched_getcpu() and
+ * atomic read-modify-writes). Mixing them would let a plain rseq add on one
+ * CPU erase an atomic update from a thread that believes it runs there. The
+ * path is chosen once, by the first call of pcpu_cpu_setup(), which every
+ * counter or stat-set initialiser makes; nothing earlier (loading the
+ * library, pcpu_cpu_possible(), the kernel drop-in's percpu_counter_batch)
+ * chooses it, so setting PCPU_FORCE_FALLBACK=1 in the environment before
+ * the first initialiser forces the atomic path. Each object records the
+ * path it was made with, and its inline fast path follows that record.
  */
 #ifndef PERCPU_CPU_H
 #define PERCPU_CPU_H
@@ -24,17 +30,16 @@ extern "C" {
 
 /** The update paths. @since 0.1 */
 enum pcpu_cpu_mode {
-	PCPU_CPU_UNSET = 0, /**< no counter initialised yet */
+	PCPU_CPU_UNSET = 0, /**< not chosen yet */
 	PCPU_CPU_RSEQ = 1, /**< restartable sequences, plain adds */
-	PCPU_CPU_ATOMIC = 2, /**< sched_getcpu() and atomic adds */
+	PCPU_CPU_ATOMIC = 2, /**< sched_getcpu() and atomic read-modify-writes */
 };
 
-/** The process's update path; read-only for callers. @since 0.1 */
-extern PCPU_EXPORT int pcpu_cpu_mode_current;
-
 /**
- * Chooses the update path if not chosen yet and returns it. Called by every
- * initialiser; safe from any thread. @since 0.1
+ * Chooses the process's update path if not chosen yet and returns it:
+ * PCPU_CPU_ATOMIC if PCPU_FORCE_FALLBACK is set to anything but "" or "0",
+ * or if this thread has no rseq area; PCPU_CPU_RSEQ otherwise. Safe from any
+ * thread. @since 0.1
  */
 PCPU_EXPORT enum pcpu_cpu_mode pcpu_cpu_setup(void);
 
@@ -47,65 +52,73 @@ PCPU_EXPORT int pcpu_cpu_current(void);
  */
 PCPU_EXPORT unsigned int pcpu_cpu_possible(void);
 
-/** Number of online CPUs when the library was set up. @since 0.1 */
+/** Number of online CPUs when the library first needed it. @since 0.1 */
 PCPU_EXPORT unsigned int pcpu_cpu_online(void);
 
-/**
- * The atomic path of pcpu_this_cpu_add(): sched_getcpu() and an atomic add.
- * Out of line so that the rseq fast path needs no stack frame. @since 0.1
+/*
+ * Internal to the headers: the atomic path of pcpu_this_cpu_add_checked(),
+ * out of line so that the rseq fast path needs no stack frame.
  */
-PCPU_EXPORT int64_t *pcpu_cpu_add_atomic(int64_t *cpu0, int64_t amount);
+PCPU_EXPORT int64_t *__pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount,
+						   uint64_t limit);
 
-/**
- * Adds @amount to this CPU's copy of the int64_t whose CPU-0 copy is @cpu0,
- * and returns the address of the copy it added to; NULL if it could not
- * (the thread has no CPU number), in which case nothing was added.
+/*
+ * Internal to the headers: the atomic path of pcpu_this_cpu_add32().
  */
-static inline int64_t *pcpu_this_cpu_add(int64_t *cpu0, int64_t amount)
+PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit);
+
+/*
+ * Internal to the headers. For pairs {int64_t value; int64_t mark} whose
+ * CPU-0 copy is at @cpu0: adds @amount to this CPU's value unless the new
+ * value would be more than @limit away from the mark, in one step (a
+ * restartable sequence on @mode PCPU_CPU_RSEQ, a compare-and-swap of the
+ * pair otherwise). Returns the pair it added to; NULL if it added nothing
+ * (the limit would be passed, or the thread has no CPU number). Other
+ * threads may change the mark, never the value, with a compare-and-swap of
+ * the whole pair.
+ */
+static inline int64_t *pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
+						 unsigned int mode)
 {
 #if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (pcpu_likely(pcpu_cpu_mode_current == PCPU_CPU_RSEQ)) {
-		long offset = pcpu_arch_rseq_add(cpu0, amount);
+	if (pcpu_likely(mode == PCPU_CPU_RSEQ)) {
+		long offset = pcpu_arch_rseq_add_checked(cpu0, amount, limit);
 
 		if (pcpu_unlikely(offset < 0))
 			return (int64_t *)0;
 		return (int64_t *)(void *)((char *)cpu0 + offset);
 	}
+#else
+	(void)mode;
 #endif
-	return pcpu_cpu_add_atomic(cpu0, amount);
+	return __pcpu_cpu_add_checked_atomic(cpu0, amount, limit);
 }
 
-/**
- * The atomic path of pcpu_this_cpu_add32(): sched_getcpu() and a
- * compare-and-swap of the whole word. Out of line so that the rseq fast path
- * needs no stack frame. @since 0.1
+/*
+ * Internal to the headers. The 32-bit sibling, for words whose low 32 bits
+ * are a value and whose high 32 bits a mark: adds @amount to the value of
+ * this CPU's copy of the uint64_t whose CPU-0 copy is @cpu0, unless the new
+ * value would be more than @limit (below 2^31) away from the mark, modulo
+ * 2^32; a restartable sequence committed by a plain 32-bit store, or a
+ * compare-and-swap of the whole word. Returns the word it added to; NULL if
+ * it added nothing. Other threads may change the mark, and only the mark,
+ * with a compare-and-swap of the whole word.
  */
-PCPU_EXPORT uint64_t *pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit);
-
-/**
- * The 32-bit sibling of pcpu_this_cpu_add(), for words whose low 32 bits are
- * a value and whose high 32 bits a mark: adds @amount to the value of this
- * CPU's copy of the uint64_t whose CPU-0 copy is @cpu0, unless the new value
- * would be more than @limit (below 2^31) away from the mark, modulo 2^32.
- * The check and the add are one step: a restartable sequence committed by a
- * plain 32-bit store (rseq path), or a compare-and-swap of the whole word
- * (atomic path). Returns the address of the copy it added to; NULL if it
- * added nothing (the limit would be passed, or the thread has no CPU
- * number). Other threads may change the mark, and only the mark, with a
- * compare-and-swap of the whole word, in either path.
- */
-static inline uint64_t *pcpu_this_cpu_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+static inline uint64_t *pcpu_this_cpu_add32(uint64_t *cpu0, int32_t amount, uint32_t limit,
+					    unsigned int mode)
 {
 #if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (pcpu_likely(pcpu_cpu_mode_current == PCPU_CPU_RSEQ)) {
+	if (pcpu_likely(mode == PCPU_CPU_RSEQ)) {
 		long offset = pcpu_arch_rseq_add32(cpu0, amount, limit);
 
 		if (pcpu_unlikely(offset < 0))
 			return (uint64_t *)0;
 		return (uint64_t *)(void *)((char *)cpu0 + offset);
 	}
+#else
+	(void)mode;
 #endif
-	return pcpu_cpu_add32_atomic(cpu0, amount, limit);
+	return __pcpu_cpu_add32_atomic(cpu0, amount, limit);
 }
 
 #ifdef __cplusplus

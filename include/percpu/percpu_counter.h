@@ -55,10 +55,12 @@ struct percpu_counter {
 };
 
 /**
- * The default fixed batch, max(32, 2 * online CPUs), set when the library
- * loads, as the kernel sets it at boot. @since 0.1
+ * The default fixed batch, max(32, 2 * online CPUs): the counters' default
+ * threshold floor, pcpu_counter_default_floor(). A read-only expression,
+ * not a variable as in the kernel (which never lets callers write it
+ * either). @since 0.1 (an expression since 0.2)
  */
-extern PCPU_EXPORT int percpu_counter_batch;
+#define percpu_counter_batch ((int)pcpu_counter_default_floor())
 
 /** @return 0, -EINVAL (NULL) or -ENOMEM. @since 0.1 */
 static inline int percpu_counter_init(struct percpu_counter *fbc, s64 amount, gfp_t gfp)

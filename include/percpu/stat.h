@@ -33,18 +33,20 @@
  * can never succeed: the swap only happens if both halves are what it read.
  *
  * Why a 32-bit delta cannot overflow. An add goes to the CPU's word only if
- * |amount| <= thresh / 2 and the new pending would be within +-thresh; the
+ * |amount| <= thresh and the new pending would be within +-thresh; the
  * check and the store are one restartable sequence (or one compare-and-swap
- * in the atomic mode), so no number of threads preempted between an add and
- * its check can stack unchecked deltas: there is no such point. Anything
- * else goes to the slow path, which sends the amount to the central value
- * (int64) and folds the CPU's line. A fold leaves at most thresh / 2 pending
- * (vmstat's overstep), and a fold that races with an add in flight leaves
- * that add's amount plus the fold's rest: at most thresh / 2 + thresh / 2.
- * So |pending| <= the largest threshold ever published, and thresholds are
- * capped at PCPU_STAT_MAX_THRESH = 2^29 - 1: a pending delta stays below
+ * in the atomic mode). Anything else goes to the slow path, which sends the
+ * amount to the central value (int64) and folds the CPU's line. A fold
+ * moves a word's whole pending delta, and one that races with an add in
+ * flight leaves that add's amount. So |pending| <= the largest threshold
+ * ever published (the counters' policy, one copy for both), thresholds are
+ * capped at PCPU_STAT_MAX_THRESH = 2^29 - 1, a pending delta stays below
  * 2^29, far from 2^31, and error_bound() = possible CPUs * that threshold
  * holds without exception. Amounts of any int64 size are accepted.
+ *
+ * Monotone reads. While every update of an item is >= 0, no thread ever
+ * sees pcpu_stat_read() or pcpu_stat_sum() of it decrease (symmetrically
+ * for updates <= 0): folds move the central value toward exact, never past.
  *
  * Exact reads while folds run. A fold changes two places (a CPU's mark and
  * the central value), so sum() and snapshot() validate against the line's
@@ -143,6 +145,8 @@ struct pcpu_stat {
 	struct pcpu_stat_hot *hot; /**< per item */
 	uint32_t nr_items;         /**< number of items */
 	uint32_t flags;            /**< the descriptor's flags */
+	uint32_t mode;             /**< the update path (enum pcpu_cpu_mode) */
+	uint32_t reserved;         /**< zero */
 };
 
 /**
@@ -160,8 +164,8 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
  */
 PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *s);
 
-/* Out-of-line slow path of pcpu_stat_add(); not for direct use. */
-PCPU_EXPORT void pcpu_stat_add_slow(struct pcpu_stat *s, unsigned int item, int64_t amount);
+/* Internal to the headers: the one out-of-line slow path of pcpu_stat_add(). */
+PCPU_EXPORT void __pcpu_stat_add_slow(struct pcpu_stat *s, unsigned int item, int64_t amount);
 
 /**
  * Adds @p amount (any sign, any size) to item @p item of @p s. Inline fast
@@ -173,20 +177,20 @@ PCPU_EXPORT void pcpu_stat_add_slow(struct pcpu_stat *s, unsigned int item, int6
 static inline void pcpu_stat_add(struct pcpu_stat *s, unsigned int item, int64_t amount)
 {
 	const struct pcpu_stat_hot *h;
-	uint32_t limit, half;
+	uint32_t limit;
 
 	if (pcpu_unlikely(s == NULL || item >= s->nr_items))
 		goto slow;
 	h = &s->hot[item];
 	limit = __atomic_load_n(&h->thresh, __ATOMIC_RELAXED);
-	half = limit >> 1;
-	/* |amount| <= thresh / 2, in one comparison */
-	if (pcpu_unlikely((uint64_t)amount + half > 2 * (uint64_t)half))
+	/* |amount| <= thresh, in one comparison (lib/policy.h) */
+	if (pcpu_unlikely((uint64_t)amount + limit > 2 * (uint64_t)limit))
 		goto slow;
-	if (pcpu_likely(pcpu_this_cpu_add32(s->words + h->slot, (int32_t)amount, limit) != NULL))
+	if (pcpu_likely(pcpu_this_cpu_add32(s->words + h->slot, (int32_t)amount, limit, s->mode) !=
+			NULL))
 		return;
 slow:
-	pcpu_stat_add_slow(s, item, amount);
+	__pcpu_stat_add_slow(s, item, amount);
 }
 
 /**

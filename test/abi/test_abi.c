@@ -15,6 +15,7 @@
 #include <percpu/cpu.h>
 #include <percpu/percpu_counter.h>
 #include <percpu/registry.h>
+#include <percpu/stat.h>
 
 _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is LP64");
 
@@ -25,22 +26,35 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_counter, count, 0, 8)                                           \
 	X(pcpu_counter, thresh, 8, 8)                                          \
 	X(pcpu_counter, thresh_max, 16, 8)                                     \
-	X(pcpu_counter, slots, 24, 8)                                          \
-	X(pcpu_counter, base, 32, 8)                                           \
-	X(pcpu_counter, floor, 40, 8)                                          \
-	X(pcpu_counter, accuracy, 48, 4)                                       \
-	X(pcpu_counter, flags, 52, 4)                                          \
-	X(pcpu_counter, registry_node, 56, 16)                                 \
+	X(pcpu_counter, bound, 24, 8)                                          \
+	X(pcpu_counter, slots, 32, 8)                                          \
+	X(pcpu_counter, mode, 40, 4)                                           \
+	X(pcpu_counter, flags, 44, 4)                                          \
+	X(pcpu_counter, base, 48, 8)                                           \
+	X(pcpu_counter, floor, 56, 8)                                          \
+	X(pcpu_counter, accuracy, 64, 4)                                       \
+	X(pcpu_counter, reserved, 68, 4)                                       \
+	X(pcpu_counter, entry, 72, 8)                                          \
 	X(pcpu_counter_options, accuracy, 0, 4)                                \
 	X(pcpu_counter_options, floor, 8, 8)                                   \
 	X(pcpu_counter_options, batch, 16, 8)                                  \
-	X(percpu_counter, pcpu, 0, 72)
+	X(percpu_counter, pcpu, 0, 80)                                         \
+	X(pcpu_stat, words, 0, 8)                                              \
+	X(pcpu_stat, hot, 8, 8)                                                \
+	X(pcpu_stat, nr_items, 16, 4)                                          \
+	X(pcpu_stat, flags, 20, 4)                                             \
+	X(pcpu_stat, mode, 24, 4)                                              \
+	X(pcpu_stat, reserved, 28, 4)                                          \
+	X(pcpu_stat_hot, slot, 0, 4)                                           \
+	X(pcpu_stat_hot, thresh, 4, 4)
 
 #define SIZES(X)                                                               \
 	X(pcpu_slot, 16, 8)                                                    \
-	X(pcpu_counter, 72, 8)                                                 \
+	X(pcpu_counter, 80, 8)                                                 \
 	X(pcpu_counter_options, 24, 8)                                         \
-	X(percpu_counter, 72, 8)
+	X(percpu_counter, 80, 8)                                               \
+	X(pcpu_stat, 32, 8)                                                    \
+	X(pcpu_stat_hot, 8, 4)
 
 #define MEMBER_OF(s, m) (((struct s *)0)->m)
 #define STATIC_MEMBER(s, m, off, size)                                         \

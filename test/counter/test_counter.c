@@ -487,9 +487,28 @@ PCPU_TEST(counter, add_below_the_threshold_stays_pending)
 	pcpu_counter_add(&c, pcpu_test_default_floor());
 	cr_assert_eq(pcpu_counter_read(&c), 0);
 	cr_assert_eq(pcpu_counter_sum(&c), pcpu_test_default_floor());
-	pcpu_counter_add(&c, -2 * pcpu_test_default_floor());
+	pcpu_counter_add(&c, -pcpu_test_default_floor());
+	pcpu_counter_add(&c, -pcpu_test_default_floor());
 	cr_assert_eq(pcpu_counter_read(&c), 0);
 	cr_assert_eq(pcpu_counter_sum(&c), -pcpu_test_default_floor());
+}
+
+/*
+ * The fast path takes at most one threshold at a time, even where the
+ * pending delta would stay within it: a larger amount against the pending
+ * delta, with a fold racing it, would leave more than a threshold pending.
+ */
+PCPU_TEST(counter, an_amount_above_the_threshold_goes_central)
+{
+	int64_t floor = pcpu_test_default_floor();
+
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	pcpu_test_pin_first();
+	pcpu_counter_add(&c, floor);
+	cr_assert_eq(pcpu_counter_read(&c), 0);
+	pcpu_counter_add(&c, -2 * floor);
+	cr_assert_eq(pcpu_counter_read(&c), -floor, "the amount and the pending delta folded");
+	pcpu_test_assert_exact(&c, -floor);
 }
 
 PCPU_TEST(counter, add_past_the_threshold_folds)
@@ -506,7 +525,7 @@ PCPU_TEST(counter, add_past_the_threshold_folds)
 	pcpu_test_assert_exact(&c, -2 * floor + 1);
 }
 
-PCPU_TEST(counter, steady_increments_fold_once_per_one_and_a_half_thresholds)
+PCPU_TEST(counter, steady_increments_fold_once_per_threshold)
 {
 	int64_t floor = pcpu_test_default_floor(), last;
 	long changes = 0, n = 100 * floor;
@@ -522,11 +541,11 @@ PCPU_TEST(counter, steady_increments_fold_once_per_one_and_a_half_thresholds)
 	}
 	/*
 	 * The value stays below 64 * possible * floor, so the threshold is the
-	 * floor. A fold leaves half a threshold pending the other way
-	 * (vmstat's overstep), so a stream of +1 folds every 1.5 floors.
+	 * floor. A fold moves the whole pending delta, so a stream of +1
+	 * folds once every floor + 1 adds.
 	 */
-	cr_assert_leq(changes, 2 * n / (3 * floor) + 1, "%ld folds for %ld increments", changes, n);
-	cr_assert_geq(changes, n / (2 * floor), "%ld folds for %ld increments", changes, n);
+	cr_assert_leq(changes, n / (floor + 1) + 1, "%ld folds for %ld increments", changes, n);
+	cr_assert_geq(changes, n / (floor + 1) - 1, "%ld folds for %ld increments", changes, n);
 	pcpu_test_assert_exact(&c, n);
 }
 

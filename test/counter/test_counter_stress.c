@@ -213,6 +213,16 @@ static void *write_positive(void *arg)
 	return NULL;
 }
 
+/*
+ * On a busy machine the writers could finish before a checking thread ever
+ * runs: wait until it has made 100 checks (counted in *@progress).
+ */
+static void wait_for_progress(const long *progress)
+{
+	while (__atomic_load_n(progress, __ATOMIC_ACQUIRE) < 100)
+		sched_yield();
+}
+
 struct sum_reader {
 	long reads;
 	long violations;
@@ -228,7 +238,7 @@ static void *read_sums(void *arg)
 		int64_t s = pcpu_counter_sum(&c);
 		int64_t hi = atomic_load(&live.started);
 
-		r->reads++;
+		__atomic_store_n(&r->reads, r->reads + 1, __ATOMIC_RELEASE);
 		if (s < lo || s > hi) {
 			if (r->violations++ == 0) {
 				r->lo = lo;
@@ -275,6 +285,7 @@ static void sum_between_tallies(bool with_folder)
 	cr_assert_eq(pthread_create(&reader, NULL, read_sums, &r), 0);
 	if (with_folder)
 		cr_assert_eq(pthread_create(&folder, NULL, fold_continuously, &folds), 0);
+	wait_for_progress(&r.reads);
 	for (int i = 0; i < WRITERS; i++)
 		cr_assert_eq(pthread_create(&writers[i], NULL, write_positive, &w[i]), 0);
 	for (int i = 0; i < WRITERS; i++)
@@ -506,7 +517,7 @@ static void *compare_while_writing(void *arg)
 		int64_t hi = atomic_load(&live.started);
 		int want = rhs < lo - in_flight ? 1 : rhs > hi + in_flight ? -1 : 2;
 
-		k->compares++;
+		__atomic_store_n(&k->compares, k->compares + 1, __ATOMIC_RELEASE);
 		if (r < -1 || r > 1 || (want != 2 && r != want)) {
 			if (k->wrong++ == 0) {
 				k->lo = lo;
@@ -539,6 +550,7 @@ PCPU_TEST(counter_stress, compare_agrees_with_the_exact_sign_outside_the_bound)
 		w[i] = (struct writer){ .seed = (uint64_t)i * 17 + 5, .adds = adds,
 					.max_amount = 1000 };
 	cr_assert_eq(pthread_create(&checker, NULL, compare_while_writing, &k), 0);
+	wait_for_progress(&k.compares);
 	for (int i = 0; i < WRITERS; i++)
 		cr_assert_eq(pthread_create(&writers[i], NULL, write_positive, &w[i]), 0);
 	for (int i = 0; i < WRITERS; i++)

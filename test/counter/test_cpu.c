@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <percpu/counter.h>
 #include <percpu/cpu.h>
 
 TestSuite(cpu, .timeout = 30);
@@ -111,7 +112,6 @@ PCPU_TEST(cpu, setup_chooses_a_mode_once)
 	enum pcpu_cpu_mode mode = pcpu_cpu_setup();
 
 	cr_assert(mode == PCPU_CPU_RSEQ || mode == PCPU_CPU_ATOMIC, "mode %d", (int)mode);
-	cr_assert_eq(pcpu_cpu_mode_current, (int)mode);
 	for (int i = 0; i < 10; i++)
 		cr_assert_eq(pcpu_cpu_setup(), mode);
 	/* the environment is read only once */
@@ -123,7 +123,25 @@ PCPU_TEST(cpu, force_fallback_selects_the_atomic_path)
 {
 	setenv("PCPU_FORCE_FALLBACK", "1", 1);
 	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
-	cr_assert_eq(pcpu_cpu_mode_current, PCPU_CPU_ATOMIC);
+}
+
+/*
+ * The path is chosen by the first initialiser, not when the library loads
+ * nor by the calls that only need CPU counts (the kernel drop-in's batch
+ * among them): a program may set PCPU_FORCE_FALLBACK after those.
+ */
+PCPU_TEST(cpu, the_path_is_chosen_at_the_first_init_not_at_load)
+{
+	struct pcpu_counter c;
+
+	cr_assert_geq(pcpu_counter_default_floor(), 32);
+	cr_assert_gt(pcpu_cpu_possible(), 0);
+	cr_assert_gt(pcpu_cpu_online(), 0);
+	setenv("PCPU_FORCE_FALLBACK", "1", 1);
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	cr_assert_eq(c.mode, PCPU_CPU_ATOMIC, "the counter took the path chosen before setenv()");
+	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
+	pcpu_counter_destroy(&c);
 }
 
 PCPU_TEST(cpu, force_fallback_zero_or_empty_does_not_force)
@@ -147,6 +165,9 @@ static int64_t *stride_buffer(void)
 	return p;
 }
 
+/* A limit the tests never reach: the mark (word 1 of each pair) stays 0. */
+#define NO_LIMIT (UINT64_C(1) << 40)
+
 static int64_t *copy_on(int64_t *cpu0, unsigned int cpu)
 {
 	return (int64_t *)(void *)((char *)cpu0 + (size_t)cpu * PCPU_STRIDE);
@@ -165,10 +186,10 @@ PCPU_TEST(cpu, this_cpu_add_adds_to_the_copy_of_the_current_cpu)
 
 		if (!pcpu_test_pin(cpus[i]))
 			continue;
-		copy = pcpu_this_cpu_add(buf, 10 + i);
+		copy = pcpu_this_cpu_add_checked(buf, 10 + i, NO_LIMIT, pcpu_cpu_setup());
 		cr_assert_eq(copy, copy_on(buf, (unsigned int)cpus[i]));
 		cr_assert_eq(*copy, 10 + i);
-		copy = pcpu_this_cpu_add(buf, -3);
+		copy = pcpu_this_cpu_add_checked(buf, -3, NO_LIMIT, pcpu_cpu_setup());
 		cr_assert_eq(*copy, 7 + i);
 	}
 	/* nothing anywhere else */
@@ -191,7 +212,7 @@ PCPU_TEST(cpu, this_cpu_add_loses_nothing_across_cpus)
 	pcpu_cpu_setup();
 	buf = stride_buffer();
 	for (long i = 0; i < n; i++) {
-		cr_assert_not_null(pcpu_this_cpu_add(buf, i % 7 - 3));
+		cr_assert_not_null(pcpu_this_cpu_add_checked(buf, i % 7 - 3, NO_LIMIT, pcpu_cpu_setup()));
 		if (i % 1000 == 0)
 			sched_yield();
 	}

@@ -135,15 +135,15 @@ PCPU_TEST(stat, create_copies_names_and_destroy_unregisters)
 	char name[] = "transient";
 	struct pcpu_stat_item item = { .name = name };
 	struct pcpu_stat_desc desc = { .items = &item, .nr_items = 1 };
-	size_t live = pcpu_registry_set_count();
+	size_t live = pcpu_registry_count_of(&pcpu_stat_class);
 	struct pcpu_stat *s = pcpu_stat_create(&desc);
 
 	cr_assert_not_null(s);
-	cr_assert_eq(pcpu_registry_set_count(), live + 1);
+	cr_assert_eq(pcpu_registry_count_of(&pcpu_stat_class), live + 1);
 	name[0] = 'X';
 	cr_assert_str_eq(pcpu_stat_name(s, 0), "transient");
 	pcpu_stat_destroy(s);
-	cr_assert_eq(pcpu_registry_set_count(), live);
+	cr_assert_eq(pcpu_registry_count_of(&pcpu_stat_class), live);
 }
 
 /* ---- names, groups, out-of-range items with an errno ----------------------- */
@@ -325,24 +325,24 @@ PCPU_TEST(stat, small_adds_stay_on_this_cpu)
 	pcpu_stat_destroy(s);
 }
 
-PCPU_TEST(stat, passing_the_threshold_folds_with_vmstat_overstep)
+PCPU_TEST(stat, passing_the_threshold_folds_everything_and_read_never_drops)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(1, NULL, 100, 0);
 	int folds = 0, adds = 0;
 	int64_t last = 0;
 
-	/* a steady stream of +1: the first fold at 101, then one every 151 */
-	for (adds = 1; adds <= 101 + 151 * 3; adds++) {
+	/* a steady stream of +1: a fold every 101 adds, nothing left pending */
+	for (adds = 1; adds <= 101 * 4; adds++) {
 		pcpu_stat_add(s, 0, 1);
+		cr_assert_geq(pcpu_stat_read(s, 0), last, "read() went back after %d adds", adds);
 		if (pcpu_stat_read(s, 0) != last) {
 			last = pcpu_stat_read(s, 0);
 			folds++;
-			cr_assert_eq(pcpu_stat_debug_pending(s, 0, (unsigned int)cpu), -50,
-				     "fold %d left %d pending, not -thresh/2", folds,
+			cr_assert_eq(pcpu_stat_debug_pending(s, 0, (unsigned int)cpu), 0,
+				     "fold %d left %d pending", folds,
 				     pcpu_stat_debug_pending(s, 0, (unsigned int)cpu));
-			cr_assert_eq(adds, 101 + 151 * (folds - 1), "fold %d after %d adds", folds,
-				     adds);
+			cr_assert_eq(adds, 101 * folds, "fold %d after %d adds", folds, adds);
 		}
 	}
 	cr_assert_eq(folds, 4);
@@ -364,16 +364,16 @@ PCPU_TEST(stat, charge_uncharge_pairs_stay_local)
 	pcpu_stat_destroy(s);
 }
 
-PCPU_TEST(stat, adds_above_half_the_threshold_go_central)
+PCPU_TEST(stat, adds_above_the_threshold_go_central)
 {
 	int cpu = stat_test_pin_or_skip();
 	struct pcpu_stat *s = stat_test_create(1, NULL, 100, 0);
 
-	pcpu_stat_add(s, 0, 30);
-	pcpu_stat_add(s, 0, 51); /* > 100 / 2: slow path, folds the 30 too */
-	cr_assert_eq(pcpu_stat_read(s, 0), 81);
+	pcpu_stat_add(s, 0, -30);
+	pcpu_stat_add(s, 0, 101); /* > 100: slow path, folds the -30 too */
+	cr_assert_eq(pcpu_stat_read(s, 0), 71);
 	cr_assert_eq(pcpu_stat_debug_pending(s, 0, (unsigned int)cpu), 0);
-	cr_assert_eq(pcpu_stat_sum(s, 0), 81);
+	cr_assert_eq(pcpu_stat_sum(s, 0), 71);
 	pcpu_stat_destroy(s);
 }
 
@@ -488,11 +488,11 @@ PCPU_TEST(stat, group_fold_empties_its_line_and_touches_no_other)
 	a = pcpu_stat_debug_line_words(s, line_a);
 	cr_assert_eq(pcpu_stat_read(s, 0), 10, "group mate 0 not folded with item 1");
 	cr_assert_eq(pcpu_stat_read(s, 2), 12, "group mate 2 not folded with item 1");
-	cr_assert_eq(pcpu_stat_read(s, 1), 101 + 50, "item 1 folded without its overstep");
+	cr_assert_eq(pcpu_stat_read(s, 1), 101, "item 1 not folded whole");
 	cr_assert_eq(pcpu_stat_debug_pending(s, 0, (unsigned int)cpu), 0);
 	cr_assert_eq(pcpu_stat_debug_pending(s, 2, (unsigned int)cpu), 0);
-	cr_assert_eq(pcpu_stat_debug_pending(s, 1, (unsigned int)cpu), -50,
-		     "the trigger keeps exactly vmstat's overstep, nothing else");
+	cr_assert_eq(pcpu_stat_debug_pending(s, 1, (unsigned int)cpu), 0,
+		     "the trigger left something pending");
 	cr_assert_eq((uint64_t)a[0] >> 32, ((uint64_t)before[line_a][0] >> 32) + 1,
 		     "one fold visit, one generation");
 	cr_assert_eq((uint64_t)a[0] & 0xffffffffu, 0, "writers or freezers left behind");
@@ -661,11 +661,12 @@ PCPU_TEST(stat, exposed_structs_keep_their_layout)
 	cr_assert_eq(sizeof(struct pcpu_stat_hot), 8);
 	cr_assert_eq(offsetof(struct pcpu_stat_hot, slot), 0);
 	cr_assert_eq(offsetof(struct pcpu_stat_hot, thresh), 4);
-	cr_assert_eq(sizeof(struct pcpu_stat), 24);
+	cr_assert_eq(sizeof(struct pcpu_stat), 32);
 	cr_assert_eq(offsetof(struct pcpu_stat, words), 0);
 	cr_assert_eq(offsetof(struct pcpu_stat, hot), 8);
 	cr_assert_eq(offsetof(struct pcpu_stat, nr_items), 16);
 	cr_assert_eq(offsetof(struct pcpu_stat, flags), 20);
+	cr_assert_eq(offsetof(struct pcpu_stat, mode), 24);
 	cr_assert_eq(sizeof(struct pcpu_stat_item), 24);
 	cr_assert_eq(offsetof(struct pcpu_stat_item, name), 0);
 	cr_assert_eq(offsetof(struct pcpu_stat_item, group), 8);

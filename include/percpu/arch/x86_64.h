@@ -27,6 +27,15 @@
 #define PCPU_ARCH_HAVE_RSEQ_ADD 1
 
 /*
+ * Offsets in struct rseq (linux/rseq.h), as the asm needs them: cpu_id and
+ * rseq_cs. Checked against the header below.
+ */
+#define PCPU_RSEQ_CPU_ID_OFFSET 4
+#define PCPU_RSEQ_CS_OFFSET 8
+#define PCPU_ARCH_STR_(x) #x
+#define PCPU_ARCH_STR(x) PCPU_ARCH_STR_(x)
+
+/*
  * The frame of a critical section (labels 1: start, 2: end, 3: descriptor,
  * 4: abort). BEGIN emits the struct rseq_cs descriptor (version, flags,
  * start, length, abort), arms it (rseq->rseq_cs = &descriptor), and leaves
@@ -47,12 +56,12 @@
 	".quad 3b\n\t"                                                     \
 	".popsection\n\t"                                                  \
 	"leaq 3b(%%rip), %[offset]\n\t"                                    \
-	"movq %[offset], %%fs:8(%[rseq])\n\t"                              \
+	"movq %[offset], %%fs:" PCPU_ARCH_STR(PCPU_RSEQ_CS_OFFSET) "(%[rseq])\n\t"                              \
 	"1:\n\t"                                                           \
-	"movslq %%fs:4(%[rseq]), %[offset]\n\t"                            \
+	"movslq %%fs:" PCPU_ARCH_STR(PCPU_RSEQ_CPU_ID_OFFSET) "(%[rseq]), %[offset]\n\t"                            \
 	"testq %[offset], %[offset]\n\t"                                   \
 	"js %l[unregistered]\n\t"                                          \
-	"shlq $12, %[offset]\n\t"
+	"shlq $" PCPU_ARCH_STR(PCPU_STRIDE_SHIFT) ", %[offset]\n\t"
 
 #define PCPU_RSEQ_ASM_END                                                  \
 	"2:\n\t"                                                           \
@@ -86,6 +95,47 @@ abort:
 	goto retry;
 unregistered:
 	return -1;
+}
+
+/*
+ * Adds @amount to the value of the pair {int64_t value; int64_t mark} at
+ * cpu0 + cpu * PCPU_STRIDE, cpu being the CPU this thread runs on, unless
+ * the new value would be more than @limit (< 2^62) away from the mark
+ * (value - mark + amount outside [-limit, limit], modulo 2^64). The check
+ * and the committing addq are one restartable sequence: no other thread of
+ * this CPU can add between them, and a remote folder that swaps value and
+ * mark together cannot succeed on a value it read before the add. Returns
+ * cpu * PCPU_STRIDE; -1 without adding if the thread has no registered rseq
+ * area; -2 without adding if the limit would be passed.
+ */
+static inline long pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
+{
+	long offset;
+	uint64_t distance;
+
+retry:
+	__asm__ goto(
+		PCPU_RSEQ_ASM_BEGIN
+		/* value - mark + amount + limit must not pass 2 * limit */
+		"movq (%[cpu0], %[offset]), %[distance]\n\t"
+		"subq 8(%[cpu0], %[offset]), %[distance]\n\t"
+		"addq %[bias], %[distance]\n\t"
+		"cmpq %[span], %[distance]\n\t"
+		"ja %l[over]\n\t"
+		"addq %[amount], (%[cpu0], %[offset])\n\t"
+		PCPU_RSEQ_ASM_END
+		: [offset] "=&r"(offset), [distance] "=&r"(distance)
+		: [rseq] "r"(__rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount),
+		  [bias] "r"((uint64_t)amount + limit), [span] "r"(2 * limit)
+		: "memory", "cc"
+		: abort, unregistered, over);
+	return offset;
+abort:
+	goto retry;
+unregistered:
+	return -1;
+over:
+	return -2;
 }
 
 /*
@@ -133,15 +183,16 @@ static inline int32_t pcpu_arch_rseq_cpu_id(void)
 {
 	int32_t cpu;
 
-	__asm__ __volatile__("movl %%fs:4(%[rseq]), %[cpu]"
+	__asm__ __volatile__("movl %%fs:" PCPU_ARCH_STR(PCPU_RSEQ_CPU_ID_OFFSET) "(%[rseq]), %[cpu]"
 			     : [cpu] "=r"(cpu)
 			     : [rseq] "r"(__rseq_offset));
 	return cpu;
 }
 
-#if PCPU_STRIDE_SHIFT != 12
-#error "pcpu_arch_rseq_add hard-codes the stride shift"
-#endif
+PCPU_STATIC_ASSERT(PCPU_RSEQ_CPU_ID_OFFSET == __builtin_offsetof(struct rseq, cpu_id),
+	       "struct rseq: cpu_id moved");
+PCPU_STATIC_ASSERT(PCPU_RSEQ_CS_OFFSET == __builtin_offsetof(struct rseq, rseq_cs),
+	       "struct rseq: rseq_cs moved");
 
 #endif /* glibc >= 2.35 and asm goto with outputs */
 

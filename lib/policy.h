@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-CPU policy, one copy for every unit (counters, stat sets, the
+ * kernel drop-in): the defaults, the elastic threshold, what the fast path
+ * may take, what a fold moves, the saturating error bound, and the order in
+ * which a threshold and its bound are published. The units differ only in
+ * memory layout. (The inline fast paths in <percpu/counter.h> and
+ * <percpu/stat.h> write the same comparison as pcpu_policy_fast().)
+ *
+ * The rules, and why they keep error_bound() true under remote folds:
+ * - The fast path adds @amount only if |amount| <= limit and the new
+ *   pending delta is within +-limit, checked and committed in one step (a
+ *   restartable sequence, or a compare-and-swap). Otherwise the slow path
+ *   sends the amount to the central value and folds the CPU.
+ * - A fold moves a CPU's whole pending delta: it swaps the CPU's value and
+ *   mark together, so a folder that read the value before an add landed
+ *   fails and retries. At most one add can land between a folder's read and
+ *   its swap: one already past its check, which saw pending p and checked
+ *   |p + amount| <= limit. Afterwards pending = amount, and |amount| <= limit.
+ *   So |pending| <= the largest threshold ever published, on every CPU,
+ *   whatever the interleaving, and error_bound() = CPUs * that threshold.
+ * - Monotone reads: a fold moves the central value toward exact and never
+ *   past it, and nothing is ever folded back. So while every update has one
+ *   sign, read() only moves that way. (vmstat's overstep, which leaves half
+ *   a threshold against the direction of travel, would later be folded
+ *   back and make read() go backwards; folding everything also folds a
+ *   steady stream once per threshold, and a charge/uncharge pair near the
+ *   threshold finds pending at zero, far from either side.)
+ */
+#ifndef PCPU_LIB_POLICY_H
+#define PCPU_LIB_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* All CPUs together hold at most 1/accuracy of |value| unfolded, by default. */
+#define PCPU_POLICY_ACCURACY 64
+
+/*
+ * The default absolute per-CPU threshold floor: the kernel's
+ * percpu_counter_batch, max(32, 2 * online CPUs).
+ */
+static inline int64_t pcpu_policy_default_floor(unsigned int online_cpus)
+{
+	return 2 * (int64_t)online_cpus > 32 ? 2 * (int64_t)online_cpus : 32;
+}
+
+/* |v|, defined for INT64_MIN too. */
+static inline uint64_t pcpu_magnitude(int64_t v)
+{
+	return v < 0 ? -(uint64_t)v : (uint64_t)v;
+}
+
+/*
+ * The elastic threshold for a central value: |central| / divisor (divisor =
+ * accuracy * possible CPUs), never below @floor nor above @cap (the slot's
+ * range).
+ */
+static inline uint64_t pcpu_policy_threshold(int64_t central, uint64_t divisor, uint64_t floor,
+					     uint64_t cap)
+{
+	uint64_t t = pcpu_magnitude(central) / divisor;
+
+	if (t < floor)
+		t = floor;
+	return t > cap ? cap : t;
+}
+
+/* May the fast path take @amount against @limit? |amount| <= limit, in one comparison. */
+static inline bool pcpu_policy_fast(int64_t amount, uint64_t limit)
+{
+	return (uint64_t)amount + limit <= 2 * limit;
+}
+
+/* The error bound for a largest threshold @thresh_max: CPUs * it, saturated. */
+static inline uint64_t pcpu_policy_bound(uint64_t thresh_max, unsigned int cpus)
+{
+	return thresh_max > UINT64_MAX / cpus ? UINT64_MAX : thresh_max * cpus;
+}
+
+/*
+ * Raises *@max to at least @value (an atomic maximum).
+ *
+ * The order of publication, for every unit: store the new threshold, then
+ * raise the bound over it. At quiescence the bound covers every threshold
+ * any add checked against. The other order would break when a set() (which
+ * lowers the bound) runs beside a refresher's fold: the fold could raise
+ * before set() lowers, then store a threshold the bound no longer covers.
+ */
+static inline void pcpu_policy_raise(uint64_t *max, uint64_t value)
+{
+	uint64_t now = __atomic_load_n(max, __ATOMIC_RELAXED);
+
+	while (now < value && !__atomic_compare_exchange_n(max, &now, value, true,
+							   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		;
+}
+
+#endif /* PCPU_LIB_POLICY_H */

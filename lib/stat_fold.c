@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stat sets: the fold engine (see stat_internal.h for the layout). Adds
+ * that leave the fast path, folds of a CPU's line, sync and fold-all, and
+ * the registry's operations (the refresher's fold, fork).
+ */
+#define _GNU_SOURCE
+#include <percpu/stat.h>
+
+#include "stat_internal.h"
+
+/* Thresholds. */
+
+/*
+ * Re-derives item @i's threshold from its central value and publishes it
+ * in the policy's order (lib/policy.h). A threshold a little off
+ * its ideal is harmless, a write to the line every add reads is not: it is
+ * republished only when it moves by an eighth or more.
+ */
+static void retune(struct stat_set *s, uint32_t i, int64_t central)
+{
+	struct item *it = &s->items[i];
+	uint32_t now = LOAD(&s->pub.hot[i].thresh), want, diff;
+	uint64_t mag = pcpu_magnitude(central);
+
+	/* the common case, without a division: |central| / divisor within now +- now / 8 */
+	if (mag >= (uint64_t)(now - now / 8) * it->divisor &&
+	    mag < (uint64_t)(now + now / 8 + 1) * it->divisor)
+		return;
+	want = threshold_for(it, central);
+	diff = want > now ? want - now : now - want;
+	if (diff == 0 || diff < now / 8)
+		return;
+	STORE(&s->pub.hot[i].thresh, want);
+	pcpu_policy_raise(&it->thresh_max, want);
+}
+
+static void add_central(struct stat_set *s, uint32_t i, int64_t amount)
+{
+	int64_t *c = &s->central[s->items[i].word];
+
+	retune(s, i, __atomic_add_fetch(c, amount, __ATOMIC_SEQ_CST));
+}
+
+/*
+ * Moves the whole pending delta of @word to the central value (the policy:
+ * lib/policy.h). Returns how far the mark moved; the caller adds that to
+ * the central value.
+ */
+static int64_t drain(uint64_t *word)
+{
+	uint64_t old = LOAD(word), new;
+	int32_t pending;
+
+	do {
+		uint32_t value = (uint32_t)old;
+
+		pending = pending_of(old);
+		if (pending == 0)
+			return 0;
+		new = (uint64_t)value << 32 | value;
+	} while (!__atomic_compare_exchange_n(word, &old, new, true, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return pending;
+}
+
+/*
+ * Inside @line's fold section: folds CPU @cpu's pending deltas of every
+ * item of the line; item @trigger (or none: UINT32_MAX) also gets @amount.
+ * Returns a mask of the line positions whose central value changed. Only the two writes of each fold happen here: a
+ * reader may have to wait for this section to end.
+ */
+static uint32_t fold_cpu_line(struct stat_set *s, uint32_t line, unsigned int cpu,
+			      uint32_t trigger, int64_t amount)
+{
+	const struct line *ln = &s->lines[line];
+	uint64_t *w = words_of(s, cpu) + ln->first_slot;
+	int64_t *central = values_of(s, line);
+	uint32_t changed = 0;
+
+	for (uint32_t k = 0; k < ln->nr; k++) {
+		int64_t moved = drain(&w[k]);
+
+		/* the central value wraps as an int64_t, like any add to it */
+		if (ln->item[k] == trigger)
+			moved = (int64_t)((uint64_t)moved + (uint64_t)amount);
+		if (moved) {
+			__atomic_add_fetch(&central[k], moved, __ATOMIC_SEQ_CST);
+			changed |= 1u << k;
+		}
+	}
+	return changed;
+}
+
+/* After a fold section: re-derives the thresholds of the positions in @changed. */
+static void retune_line(struct stat_set *s, uint32_t line, uint32_t changed)
+{
+	const struct line *ln = &s->lines[line];
+
+	for (uint32_t k = 0; k < ln->nr; k++)
+		if (changed & (1u << k))
+			retune(s, ln->item[k], LOAD(&values_of(s, line)[k]));
+}
+
+/* Folds every CPU's pending deltas of the items of @line. */
+void pcpu_stat_fold_line(struct stat_set *s, uint32_t line)
+{
+	unsigned int cpus = cpu_possible();
+	uint32_t changed = 0;
+
+	fold_enter(s, line);
+	for (unsigned int cpu = 0; cpu < cpus; cpu++)
+		changed |= fold_cpu_line(s, line, cpu, UINT32_MAX, 0);
+	fold_exit(s, line);
+	retune_line(s, line, changed);
+}
+
+PCPU_EXPORT void __pcpu_stat_add_slow(struct pcpu_stat *pub, unsigned int item, int64_t amount)
+{
+	struct stat_set *s;
+	uint32_t line, changed;
+	int cpu;
+
+	if (!usable(pub, item, "pcpu_stat_add"))
+		return;
+	s = set_of(pub);
+	line = s->items[item].line;
+	cpu = pcpu_cpu_current();
+	if (cpu < 0 || !fold_try_enter(s, line)) {
+		/* no CPU, or a reader froze the line: the central value takes it */
+		if (amount)
+			add_central(s, item, amount);
+		return;
+	}
+	changed = fold_cpu_line(s, line, (unsigned int)cpu, item, amount);
+	fold_exit(s, line);
+	retune_line(s, line, changed);
+}
+
+PCPU_EXPORT int64_t pcpu_stat_sync_if_delta_above(struct pcpu_stat *pub, unsigned int item,
+						  uint64_t delta)
+{
+	if (!usable(pub, item, __func__))
+		return 0;
+	if (pcpu_stat_error_bound(pub, item) > delta)
+		pcpu_stat_fold_line(set_of(pub), set_of(pub)->items[item].line);
+	return pcpu_stat_read(pub, item);
+}
+
+PCPU_EXPORT void pcpu_stat_fold_all(struct pcpu_stat *pub)
+{
+	struct stat_set *s;
+
+	if (!pub) {
+		pcpu_misuse(__func__, "NULL stat set");
+		return;
+	}
+	s = set_of(pub);
+	for (uint32_t l = 0; l < s->nr_lines; l++)
+		pcpu_stat_fold_line(s, l);
+}
+
+/* The registry's operations. */
+
+/*
+ * A fork copies a set as it is, but only the forking thread: a fold another
+ * thread had half done would stay half done in the child, and its sequence
+ * would show a writer forever. So before fork every line is frozen and the
+ * folds in progress drain (adders meanwhile send their amounts to the
+ * central values); the child starts with no writer and no freezer, since the
+ * threads that were reading are not in it.
+ */
+static void set_fork_prepare(void *obj)
+{
+	struct stat_set *s = obj;
+
+	for (uint32_t l = 0; l < s->nr_lines; l++)
+		stat_freeze(s, l);
+	for (uint32_t l = 0; l < s->nr_lines; l++)
+		stat_wait_quiet(s, l);
+}
+
+static void set_fork_parent(void *obj)
+{
+	struct stat_set *s = obj;
+
+	for (uint32_t l = 0; l < s->nr_lines; l++)
+		stat_thaw(s, l);
+}
+
+static void set_fork_child(void *obj)
+{
+	struct stat_set *s = obj;
+
+	for (uint32_t l = 0; l < s->nr_lines; l++) {
+		uint64_t *seq = seq_of(s, l);
+
+		STORE(seq, LOAD(seq) & ~(SEQ_GEN - 1));
+	}
+}
+
+static void set_fold(void *obj)
+{
+	pcpu_stat_fold_all(&((struct stat_set *)obj)->pub);
+}
+
+const struct pcpu_class pcpu_stat_class = {
+	.fold = set_fold,
+	.fork_prepare = set_fork_prepare,
+	.fork_parent = set_fork_parent,
+	.fork_child = set_fork_child,
+};
