@@ -42,13 +42,13 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #ifdef PCPU_HAVE_NUMA
+#include <stdio.h> /* snprintf */
 #include <numaif.h> /* MPOL_PREFERRED; the call itself is syscall(SYS_mbind) */
 #include <sys/syscall.h>
 #endif
@@ -182,7 +182,7 @@ static unsigned int class_for(unsigned int units)
 	return units <= 1 ? 0 : 32u - (unsigned int)__builtin_clz(units - 1);
 }
 
-static void unfile(struct chunk *ch)
+static void unfile_chunk(struct chunk *ch)
 {
 	if (!ch->run)
 		return;
@@ -196,7 +196,7 @@ static void unfile(struct chunk *ch)
 }
 
 /* Files @ch (not on a list) by its bitmap. */
-static void file(struct chunk *ch)
+static void file_chunk(struct chunk *ch)
 {
 	unsigned int first, c;
 
@@ -478,13 +478,13 @@ static struct chunk *new_chunk(void)
 	table_put(table, table_bits, ch);
 	nr_chunks++;
 	ch->free_units = UNITS;
-	file(ch);
+	file_chunk(ch);
 	return ch;
 }
 
 static void destroy_chunk(struct chunk *ch)
 {
-	unfile(ch);
+	unfile_chunk(ch);
 	table_remove(ch);
 	nr_chunks--;
 	munmap(ch->base, chunk_bytes());
@@ -553,10 +553,10 @@ void *pcpu_arena_alloc(size_t size)
 	if (!ch)
 		goto nomem;
 	scan_runs(ch, units, &first); /* found: the class promises a run */
-	unfile(ch);
+	unfile_chunk(ch);
 	mark_units(ch, first, units, true);
 	ch->free_units -= units;
-	file(ch);
+	file_chunk(ch);
 	if (fail_after > 0)
 		fail_after--;
 	pthread_mutex_unlock(&arena_lock);
@@ -588,10 +588,10 @@ void pcpu_arena_free(void *cpu0, size_t size)
 	/* whole units: the invariant is per unit, whatever the caller wrote */
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
 		zero_if_dirty(cpu_copy(p, cpu), (size_t)units * PCPU_ARENA_UNIT);
-	unfile(ch);
+	unfile_chunk(ch);
 	mark_units(ch, first, units, false);
 	ch->free_units += units;
-	file(ch);
+	file_chunk(ch);
 	if (ch->free_units == UNITS)
 		release_empty(ch);
 	pthread_mutex_unlock(&arena_lock);
