@@ -15,12 +15,24 @@
 
 /*
  * Allocates @size bytes (1 to PCPU_STRIDE) on every possible CPU, zeroed,
- * and returns the CPU-0 copy; NULL with errno ENOMEM or EINVAL.
+ * and returns the CPU-0 copy; NULL with errno ENOMEM or EINVAL. On failure
+ * the arena is as it was. O(1) amortised.
  */
 void *pcpu_arena_alloc(size_t size);
 
-/* Frees what pcpu_arena_alloc(@size) returned. NULL does nothing. */
+/*
+ * Frees what pcpu_arena_alloc(@size) returned; no CPU may still use any
+ * copy. NULL does nothing; a pointer the arena did not hand out is misuse.
+ */
 void pcpu_arena_free(void *cpu0, size_t size);
+
+/*
+ * Fork: the registry's handlers call these. Prepare takes the arena's lock,
+ * parent releases it, child reinitialises it (the child has one thread).
+ */
+void pcpu_arena_fork_prepare(void);
+void pcpu_arena_fork_parent(void);
+void pcpu_arena_fork_child(void);
 
 /*
  * Testing hook: after @successes more successful allocations, every
@@ -28,9 +40,13 @@ void pcpu_arena_free(void *cpu0, size_t size);
  */
 void pcpu_arena_fail_after(long successes);
 
-/* The registry's fork handlers call these (lib/registry.c). */
-void pcpu_arena_fork_prepare(void);
-void pcpu_arena_fork_parent(void);
-void pcpu_arena_fork_child(void);
+/*
+ * Testing hook: after @successes more successful malloc() or mmap() calls
+ * inside the arena, the next one fails, once; a negative value: none fails.
+ */
+void pcpu_arena_fail_resource_after(long successes);
+
+/* Testing hook: the number of chunks mapped now. */
+unsigned int pcpu_arena_debug_chunks(void);
 
 #endif /* PCPU_LIB_ARENA_H */

@@ -176,6 +176,8 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 	err = check_options(o);
 	if (err)
 		return err;
+	if (pcpu_registry_setup() != 0)
+		return -ENOMEM;
 	c->mode = pcpu_cpu_setup();
 	if (o->batch) {
 		/* the kernel folds when |pending| reaches batch */

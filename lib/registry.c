@@ -153,10 +153,28 @@ static void after_fork_child(void)
 	pthread_mutex_init(&registry_lock, NULL);
 }
 
+int pcpu_registry_setup(void)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&registry_lock);
+	if (!atfork_registered) {
+		err = pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+		atfork_registered = err == 0;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return err ? -ENOMEM : 0;
+}
+
 struct pcpu_registry_entry *pcpu_registry_add(const struct pcpu_class *cls, void *obj)
 {
-	struct pcpu_registry_entry *e = calloc(1, sizeof(*e));
+	struct pcpu_registry_entry *e;
 
+	if (pcpu_registry_setup() != 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
 	if (!e) {
 		errno = ENOMEM;
 		return NULL;
@@ -164,16 +182,6 @@ struct pcpu_registry_entry *pcpu_registry_add(const struct pcpu_class *cls, void
 	e->cls = cls;
 	e->obj = obj;
 	pthread_mutex_lock(&registry_lock);
-	/* pthread_atfork() allocates, and may fail: then so does this add */
-	if (!atfork_registered) {
-		if (pthread_atfork(before_fork, after_fork_parent, after_fork_child) != 0) {
-			pthread_mutex_unlock(&registry_lock);
-			free(e);
-			errno = ENOMEM;
-			return NULL;
-		}
-		atfork_registered = true;
-	}
 	slot_of(cls)->live++;
 	cds_list_add_rcu(&e->link, &live);
 	pthread_mutex_unlock(&registry_lock);

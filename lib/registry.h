@@ -33,6 +33,14 @@ struct pcpu_class {
 struct pcpu_registry_entry;
 
 /*
+ * Installs the library's fork handlers, once (pthread_atfork() allocates:
+ * 0 or -ENOMEM, and a later call tries again). Every initialiser calls it
+ * before it allocates anything, so that no lock of the library (the
+ * arena's among them) is ever held across a fork unhandled.
+ */
+int pcpu_registry_setup(void);
+
+/*
  * Registers @obj of class @cls (whose memory must stay valid until it is
  * removed). Returns its entry; NULL with errno ENOMEM.
  */

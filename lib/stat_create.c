@@ -118,6 +118,10 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 		errno = err;
 		return NULL;
 	}
+	if (pcpu_registry_setup() != 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	n = desc->nr_items;
 	/* zeroed before anything can fail: free_set() frees what is not NULL */
 	s = aligned_alloc(LINE_BYTES, round_up_line(sizeof(*s)));
