@@ -518,7 +518,7 @@ static int point_refresher_start(enum mode mode)
 	CHILD_CHECK(thread_count() == threads,
 		    "%d threads after the failed start, %d before (a thread started)",
 		    thread_count(), threads);
-	pcpu_refresher_stop(); /* none runs: returns at once */
+	/* no stop() in between: a failed start must not count as running */
 	ret = pcpu_refresher_start(5);
 	CHILD_CHECK(ret == 0, "start without failures after it failed returned %d (%s)", ret,
 		    strerror(-ret));
