@@ -16,13 +16,25 @@
  * reports by its exit status and a line on a pipe (its stderr goes there
  * too). The loop ends at the first point the call never reaches.
  *
- * Each call is run twice. "warm": the child first does one full successful
- * call and teardown, so that the one-time state (urcu's reader registry,
- * pthread_atfork handlers, the CPU and NUMA setup, the first arena chunk)
- * already exists; then everything the failed call allocated must be given
- * back. "cold": the same points in a fresh process, where the failures hit
- * the one-time paths; there a leak check is not meaningful (one-time state
- * may stay), the rest of the checks are the same.
+ * Each call runs in up to three modes. "cold": a fresh process, where the
+ * failures hit the one-time paths (CPU and NUMA setup, the first arena
+ * chunk, urcu's reader registry, pthread_atfork); there one-time state may
+ * legitimately stay, so there is no leak check. "warm": the child first
+ * does one full successful call and teardown; then everything the failed
+ * call allocated must be given back. "boundary" (the init_many calls): warm,
+ * then as many live counters as leave room for exactly 3 more in the
+ * memory that exists (measured once, in a child, by counting until an init
+ * allocates), so that init_many fails on its 4th counter, after 3 have
+ * succeeded.
+ *
+ * After each failing point the child checks: -ENOMEM (NULL and ENOMEM for
+ * stat_create, a negative errno for refresher_start); the counter(s)
+ * zero-filled and not initialized() although they held garbage before,
+ * destroy (destroy_many on the whole array) a no-op; nothing left
+ * allocated (warm); a retry without failures succeeds and counts. A call
+ * may also succeed despite the failed allocation when it could do without
+ * it (libnuma and the CPU count fall back when /sys cannot be read): then
+ * its object must work.
  *
  * Not run under valgrind (its own malloc replaces ours; each test skips at
  * run time) nor under AddressSanitizer, ThreadSanitizer or MemorySanitizer
