@@ -59,9 +59,12 @@
 #include "failalloc.h"
 #include "pcpu_test.h"
 
-/* How a child ends. Anything else is the library's own exit(). */
+/*
+ * How a child ends. Anything else (0 and 1 included) is the library's own
+ * exit().
+ */
 enum {
-	POINT_PASSED = 0,      /* the call failed cleanly at the point */
+	POINT_PASSED = 5,      /* the call failed cleanly at the point */
 	POINT_NOT_REACHED = 3, /* the call made fewer attempts: no point left */
 	POINT_FAILED = 4,      /* a check failed; the reason is on the pipe */
 };
