@@ -219,6 +219,19 @@ void pcpu_registry_remove(struct pcpu_registry_entry *e)
 	}
 }
 
+void pcpu_registry_reap(void)
+{
+	struct pcpu_registry_entry *reap;
+
+	pthread_mutex_lock(&registry_lock);
+	reap = graveyard;
+	graveyard = NULL;
+	graveyard_size = 0;
+	pthread_mutex_unlock(&registry_lock);
+	urcu_bp_synchronize_rcu();
+	free_entries(reap);
+}
+
 size_t pcpu_registry_count_of(const struct pcpu_class *cls)
 {
 	size_t n;

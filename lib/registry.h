@@ -52,6 +52,13 @@ struct pcpu_registry_entry *pcpu_registry_add(const struct pcpu_class *cls, void
  */
 void pcpu_registry_remove(struct pcpu_registry_entry *e);
 
+/*
+ * Frees the dead entries now, after one grace period (removal does it by
+ * itself every REAP_BATCH entries). For leak checks, which would otherwise
+ * see up to a batch of entries waiting.
+ */
+void pcpu_registry_reap(void);
+
 /* Number of live objects of class @cls. */
 size_t pcpu_registry_count_of(const struct pcpu_class *cls);
 
