@@ -6,9 +6,11 @@
  *   What most people write first; every add bounces one cacheline.
  *
  * - kp_counter: a port of the Linux kernel's fixed-batch percpu_counter
- *   (lib/percpu_counter.c): per-CPU slots padded to a cacheline, indexed by
- *   sched_getcpu(), a spinlock-protected central count, and a fold into it
- *   when |slot + amount| >= batch, batch = max(32, 2 * online CPUs). See
+ *   (lib/percpu_counter.c): per-CPU slots a 4 KiB stride apart, updated by
+ *   a plain add in a restartable sequence (the kernel's this_cpu_add()), a
+ *   spinlock-protected central count, and a fold into it when
+ *   |slot| >= batch, batch = max(32, 2 * online CPUs). Without rseq it
+ *   falls back to sched_getcpu() and a locked add, as libpercpu does. See
  *   baselines.c for what had to change to keep it correct in userspace.
  *
  * - thread_slots: one padded slot per thread, updated with a plain
@@ -21,6 +23,8 @@
 
 #include <stdalign.h>
 #include <stdint.h>
+
+#include <percpu/cpu.h>
 
 #define BENCH_CACHELINE 64
 
@@ -46,16 +50,29 @@ static inline int64_t atomic_counter_read(const struct atomic_counter *c)
 }
 
 /* The kernel's percpu_counter, ported. */
-struct kp_slot {
-	alignas(BENCH_CACHELINE) int64_t value;
-	char pad[BENCH_CACHELINE - sizeof(int64_t)];
+
+/*
+ * Per-CPU slots are laid out as the kernel's percpu allocator and libpercpu
+ * lay them out: CPU n's slot is n * KP_STRIDE bytes after CPU 0's, the
+ * stride pcpu_arch_rseq_add() hard-codes.
+ */
+#define KP_STRIDE 4096
+#ifdef PCPU_STRIDE
+_Static_assert(PCPU_STRIDE == KP_STRIDE, "pcpu_arch_rseq_add() stride");
+#endif
+
+/* How the kernel port's this_cpu_add() is done, chosen at init. */
+enum kp_path {
+	KP_PATH_RSEQ,   /* a plain add in a restartable sequence, as the kernel */
+	KP_PATH_ATOMIC, /* sched_getcpu() and a locked add (no rseq) */
 };
 
 struct kp_counter {
 	/* as in the kernel, the lock and the count share a cacheline */
 	alignas(BENCH_CACHELINE) int lock;
+	enum kp_path path;
 	int64_t count;
-	struct kp_slot *slots; /* one per possible CPU */
+	int64_t *slots; /* CPU 0's slot; CPU n's is n * KP_STRIDE bytes on */
 	unsigned int nr_slots;
 };
 
@@ -66,13 +83,57 @@ struct kp_counter {
 extern int kp_counter_batch;
 extern int kp_online_cpus;
 
-/* percpu_counter_init(); 0 or -ENOMEM. */
+/*
+ * percpu_counter_init(); 0 or -ENOMEM. The path is libpercpu's own
+ * (pcpu_cpu_setup()): rseq unless it is unavailable or PCPU_FORCE_FALLBACK=1.
+ */
 int kp_counter_init(struct kp_counter *c, int64_t value);
 void kp_counter_destroy(struct kp_counter *c);
 
-/* percpu_counter_add_batch(); out of line, as in the kernel. */
-void kp_counter_add_batch(struct kp_counter *c, int64_t amount, int batch);
+/* "rseq" or "atomic": the path kp_counter_init() chose. */
+const char *kp_path_name(enum kp_path path);
 
+/* The path the next kp_counter_init() chooses. */
+enum kp_path kp_path_current(void);
+
+/* The slow paths of kp_counter_add_batch(), out of line as in the kernel. */
+void kp_counter_fold(struct kp_counter *c, long offset);
+void kp_counter_add_unregistered(struct kp_counter *c, int64_t amount);
+void kp_counter_add_batch_atomic(struct kp_counter *c, int64_t amount, int batch);
+
+static inline int64_t kp_llabs(int64_t v)
+{
+	return v < 0 ? -v : v;
+}
+
+/*
+ * percpu_counter_add_batch(). On the rseq path, the kernel's
+ * this_cpu_add(): one plain add to this CPU's slot in a restartable
+ * sequence (pcpu_arch_rseq_add(), the same code libpercpu uses), then the
+ * batch test on the slot it landed in; the fold is out of line. The fast
+ * path is inline, like pcpu_counter_add(), so the comparison measures the
+ * algorithms and not a function call (the kernel's add_batch is a call).
+ */
+static inline void kp_counter_add_batch(struct kp_counter *c, int64_t amount, int batch)
+{
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	if (__builtin_expect(c->path == KP_PATH_RSEQ, 1)) {
+		long offset = pcpu_arch_rseq_add(c->slots, amount);
+		int64_t count;
+
+		if (__builtin_expect(offset < 0, 0)) {
+			kp_counter_add_unregistered(c, amount);
+			return;
+		}
+		count = __atomic_load_n((int64_t *)(void *)((char *)c->slots + offset),
+					__ATOMIC_RELAXED);
+		if (__builtin_expect(kp_llabs(count) >= batch, 0))
+			kp_counter_fold(c, offset);
+		return;
+	}
+#endif
+	kp_counter_add_batch_atomic(c, amount, batch);
+}
 /* percpu_counter_add(): the default batch. */
 static inline void kp_counter_add(struct kp_counter *c, int64_t amount)
 {

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <percpu/cpu.h>
+
 #include "impls.h"
 
 const char *const impl_names[NR_IMPLS] = {
@@ -16,9 +18,23 @@ const char *const impl_names[NR_IMPLS] = {
 const char *const impl_descriptions[NR_IMPLS] = {
 	[IMPL_PERCPU] = "libpercpu pcpu_counter (elastic batch)",
 	[IMPL_ATOMIC] = "one shared int64_t, __atomic_fetch_add",
-	[IMPL_KERNEL] = "port of the kernel's fixed-batch percpu_counter",
+	[IMPL_KERNEL] = "kernel's fixed-batch percpu_counter, 4 KiB stride",
 	[IMPL_THREAD] = "padded slot per thread, plain add (the limit)",
 };
+
+const char *impl_path(enum bench_impl impl)
+{
+	switch (impl) {
+	case IMPL_PERCPU:
+		return pcpu_cpu_setup() == PCPU_CPU_RSEQ ? "rseq" : "atomic (fallback)";
+	case IMPL_ATOMIC:
+		return "lock add";
+	case IMPL_KERNEL:
+		return kp_path_current() == KP_PATH_RSEQ ? "rseq" : "atomic (fallback)";
+	default:
+		return "plain add";
+	}
+}
 
 /* A zeroed object of @size bytes in cachelines of its own. */
 static void *alloc_lines(size_t size)

@@ -32,6 +32,13 @@ extern const char *const impl_names[NR_IMPLS];
 /* one-line descriptions for the report */
 extern const char *const impl_descriptions[NR_IMPLS];
 
+/*
+ * The update path @impl takes in this process: for percpu and the kernel
+ * port "rseq" or "atomic (fallback)" (the same choice for both: rseq unless
+ * it is unavailable or PCPU_FORCE_FALLBACK=1); fixed for the other two.
+ */
+const char *impl_path(enum bench_impl impl);
+
 /* One counter of one implementation, each in its own cachelines. */
 struct bench_counter {
 	enum bench_impl impl;
@@ -51,7 +58,10 @@ int64_t bench_counter_exact(struct bench_counter *c);
 
 /*
  * What one thread updates: the counter's pointers copied into a small
- * struct passed by value, so they stay in registers in the loops.
+ * struct passed by value, so they stay in registers in the loops. The
+ * per-thread slot's address (own) is resolved here, once per thread before
+ * its loop starts, as a user keeps a pointer to its thread's slot: the loop
+ * does a plain load, add and store on it and nothing else.
  */
 struct bench_target {
 	struct pcpu_counter *percpu;

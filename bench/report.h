@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The results of a benchmark run and their outputs: the human (or
- * markdown) table, the targets of issue 3, CSV and a gnuplot PNG.
+ * markdown) table, the design's targets beside the measured ratios, CSV and
+ * a gnuplot PNG.
  */
 #ifndef PERCPU_BENCH_REPORT_H
 #define PERCPU_BENCH_REPORT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "fastpath.h"
@@ -35,6 +37,8 @@ struct bench_point {
 
 struct bench_report {
 	const char *mode;       /* the update path percpu ran */
+	const char *paths[NR_IMPLS]; /* the update path of each implementation */
+	double work_ns;         /* one WL_WORK operation's work alone; 0: not run */
 	unsigned int online, possible;
 	unsigned int runs, duration_ms;
 	bool pinned;
@@ -44,6 +48,7 @@ struct bench_report {
 	bool have_fastpath;
 	struct fastpath_result fastpath;
 	unsigned int inexact;   /* runs whose final value was wrong */
+	uint64_t wrong;         /* commit-far compares that answered "above" */
 	double load_start, load_end; /* 1-minute load average; negative: unknown */
 };
 

@@ -37,6 +37,8 @@ static struct {
 	alignas(BENCH_CACHELINE) int flag;
 } stop;
 
+volatile uint64_t runner_sink;
+
 static void *thread_main(void *arg)
 {
 	struct bench_thread *t = arg;
@@ -150,6 +152,9 @@ int runner_run(enum bench_workload w, enum bench_impl impl, unsigned int nr_writ
 		if (t->end_ns > last_end)
 			last_end = t->end_ns;
 		cpu_ns += t->cpu_ns;
+		runner_sink += t->wt.keep_live;
+		for (int a = 0; a < 3; a++)
+			out->answers[a] += t->wt.answers[a];
 		if (t->reader) {
 			reader_ops += t->wt.ops;
 		} else {

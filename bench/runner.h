@@ -34,9 +34,18 @@ struct run_result {
 	 * sliced is contended less, so it looks better on this scale.
 	 */
 	double cpu_mops;
+	/* commit-*: compares of all writers that answered -1, 0 and 1 */
+	uint64_t answers[3];
 	bool exact;         /* the counter's exact value matched the oracle */
 	int64_t expected, got;
 };
+
+/*
+ * What every run computed and nobody reads (compare answers, reads, the
+ * work of WL_WORK), folded together: a volatile the compiler must write, so
+ * none of it can be optimised away, even across files.
+ */
+extern volatile uint64_t runner_sink;
 
 /*
  * Runs @w on @impl with @nr_writers writer threads (plus one reader for
