@@ -4,8 +4,8 @@
  * one operation by which anyone but a CPU's own fast path changes a counter
  * slot. Swapping both halves together is what makes a stale folder fail: it
  * read the value before an add landed, so its expected pair no longer
- * matches. On x86_64 it is cmpxchg16b in inline asm: the compiler's
- * builtins would call libatomic, and ThreadSanitizer's emulation of 16-byte
+ * matches. On x86_64 it is cmpxchg16b in inline asm: the builtins would
+ * need -mcx16 or libatomic, and ThreadSanitizer's emulation of 16-byte
  * atomics takes a lock that a plain rseq add does not respect.
  */
 #ifndef PCPU_LIB_PAIR_H
@@ -31,20 +31,20 @@ static inline bool pcpu_pair_cas(int64_t *pair, int64_t expected[2], int64_t val
 			     : "memory");
 	return ok;
 #else
+	/*
+	 * __sync, not __atomic: gcc inlines it (or calls libgcc's lock-free
+	 * outline atomics, aarch64's __aarch64_cas16_sync), where __atomic
+	 * calls libatomic, whose 16-byte operations may take a lock.
+	 */
 	__extension__ typedef unsigned __int128 u128;
-	u128 want, now;
+	u128 want, desired, now;
+	int64_t desired_pair[2] = { value, mark };
 
 	__builtin_memcpy(&want, expected, sizeof(want));
-	now = want;
-	{
-		int64_t desired_pair[2] = { value, mark };
-		u128 desired;
-
-		__builtin_memcpy(&desired, desired_pair, sizeof(desired));
-		if (__atomic_compare_exchange_n((u128 *)(void *)pair, &now, desired, false,
-						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			return true;
-	}
+	__builtin_memcpy(&desired, desired_pair, sizeof(desired));
+	now = __sync_val_compare_and_swap((u128 *)(void *)pair, want, desired);
+	if (now == want)
+		return true;
 	__builtin_memcpy(expected, &now, sizeof(now));
 	return false;
 #endif

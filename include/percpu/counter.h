@@ -9,6 +9,13 @@
  * 1/accuracy of it, 1/64 by default) above an absolute floor per CPU, so a
  * large counter almost never folds and a counter near zero stays precise.
  *
+ * Promises, whatever the interleaving of adds with folds by other threads
+ * (the refresher, sync_if_delta_above(), pcpu_registry_fold_all()): at
+ * quiescence |read() - exact| <= error_bound(), sum() is exact, and
+ * compare(), limited_add() and sync_if_delta_above() answer from that.
+ * Monotone reads: while every update is >= 0, no thread ever sees read() or
+ * sum() decrease (symmetrically for updates <= 0).
+ *
  * Bad input. The init calls return 0 or a negative errno, and leave the
  * counter zero-filled (so destroy is a no-op) when they fail. A NULL,
  * uninitialised (zero-filled) or destroyed counter passed to any other call
@@ -125,23 +132,24 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 
 /**
  * Initialises the @p n counters of the array @p c to @p value; all or none.
- * @return 0; -EINVAL for NULL @p c or @p n == 0; -ENOMEM (then none is
- *         initialised). @since 0.1
+ * @return 0; -EINVAL for NULL @p c or @p n == 0; -ENOMEM (then every
+ *         element is left zero-filled: none is initialised, and
+ *         pcpu_counter_destroy_many() on the whole array is safe). @since 0.1
  */
 PCPU_EXPORT int pcpu_counter_init_many(struct pcpu_counter *c, int64_t value, unsigned int n);
 
 /**
- * Destroys the @p n counters of the array @p c, waiting for one grace
- * period for all of them. Idempotent per counter; NULL or 0 does nothing.
- * @since 0.1
+ * Destroys the @p n counters of the array @p c. Idempotent per counter;
+ * NULL or 0 does nothing. @since 0.1
  */
 PCPU_EXPORT void pcpu_counter_destroy_many(struct pcpu_counter *c, unsigned int n);
 
 /**
  * Releases the per-CPU memory of @p c. Idempotent: destroying a destroyed,
  * zero-filled or failed-to-initialise counter does nothing; NULL does
- * nothing. Waits for an RCU grace period (the registry may be walking it).
- * @since 0.1
+ * nothing. Never waits for an RCU grace period of its own: it waits only
+ * while the refresher (or pcpu_registry_fold_all()) is folding this very
+ * counter, one walk over the CPUs. @since 0.1
  */
 PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c);
 
