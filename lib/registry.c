@@ -81,7 +81,7 @@ static void free_entries(struct pcpu_registry_entry *e)
 }
 
 /* Folds every live object, as pcpu_registry_fold_all() says. */
-static void walk(void)
+static void registry_walk(void)
 {
 	struct pcpu_registry_entry *e;
 
@@ -249,7 +249,7 @@ PCPU_EXPORT size_t pcpu_registry_count(void)
 
 PCPU_EXPORT void pcpu_registry_fold_all(void)
 {
-	walk();
+	registry_walk();
 }
 
 /*
@@ -312,7 +312,7 @@ static void *refresher_main(void *arg)
 		if (refresher_state != RUNNING)
 			break;
 		pthread_mutex_unlock(&refresher_lock);
-		walk();
+		registry_walk();
 		pthread_mutex_lock(&refresher_lock);
 	}
 	pthread_mutex_unlock(&refresher_lock);
