@@ -170,8 +170,8 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
  * Internal to the headers: adds against threshold @limit; @fixed is passed
  * on to the slow path.
  */
-static inline void pcpu_counter_add_limit_(struct pcpu_counter *c, int64_t amount,
-					   int64_t limit, int64_t fixed)
+static inline void __pcpu_counter_add_limit(struct pcpu_counter *c, int64_t amount,
+					    int64_t limit, int64_t fixed)
 {
 	/* |amount| <= limit, in one comparison, then check and add in one step */
 	if (pcpu_likely(c != NULL && c->slots != NULL &&
@@ -190,8 +190,8 @@ static inline void pcpu_counter_add_limit_(struct pcpu_counter *c, int64_t amoun
  */
 static inline void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
 {
-	pcpu_counter_add_limit_(c, amount, c ? __atomic_load_n(&c->thresh, __ATOMIC_RELAXED) : 0,
-				-1);
+	__pcpu_counter_add_limit(c, amount, c ? __atomic_load_n(&c->thresh, __ATOMIC_RELAXED) : 0,
+				 -1);
 }
 
 /**
@@ -214,7 +214,7 @@ static inline void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount
 		__pcpu_counter_add_slow(c, amount, thresh);
 		return;
 	}
-	pcpu_counter_add_limit_(c, amount, thresh, thresh);
+	__pcpu_counter_add_limit(c, amount, thresh, thresh);
 }
 
 /**
