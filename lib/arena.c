@@ -79,6 +79,7 @@ struct chunk {
 static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chunk *classes[NR_CLASSES];
 static unsigned int nr_chunks;
+static size_t live_units; /* units handed out and not freed, for the tests */
 
 /* Open addressing, linear probing, never full: a probe meets NULL. */
 static struct chunk *first_table[16];
@@ -548,6 +549,7 @@ void *pcpu_arena_alloc(size_t size)
 	unfile_chunk(ch);
 	mark_units(ch, first, units, true);
 	ch->free_units -= units;
+	live_units += units;
 	file_chunk(ch);
 	if (fail_after > 0)
 		fail_after--;
@@ -583,6 +585,7 @@ void pcpu_arena_free(void *cpu0, size_t size)
 	unfile_chunk(ch);
 	mark_units(ch, first, units, false);
 	ch->free_units += units;
+	live_units -= units;
 	file_chunk(ch);
 	if (ch->free_units == UNITS)
 		release_empty(ch);
@@ -616,6 +619,16 @@ void pcpu_arena_fail_resource_after(long successes)
 	pthread_mutex_lock(&arena_lock);
 	fail_resource = successes < 0 ? -1 : successes;
 	pthread_mutex_unlock(&arena_lock);
+}
+
+size_t pcpu_arena_debug_live_units(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&arena_lock);
+	n = live_units;
+	pthread_mutex_unlock(&arena_lock);
+	return n;
 }
 
 unsigned int pcpu_arena_debug_chunks(void)

@@ -46,6 +46,9 @@ void pcpu_arena_fail_after(long successes);
  */
 void pcpu_arena_fail_resource_after(long successes);
 
+/* Testing hook: the number of PCPU_ARENA_UNIT units handed out and not freed. */
+size_t pcpu_arena_debug_live_units(void);
+
 /* Testing hook: the number of chunks mapped now. */
 unsigned int pcpu_arena_debug_chunks(void);
 
