@@ -3,7 +3,7 @@
  * Unit tests of <percpu/registry.h>: the count of live counters, folding
  * every live counter at once, and the refresher thread's lifecycle.
  */
-#include "helpers.h"
+#include "../counter/helpers.h"
 
 #include <errno.h>
 #include <pthread.h>
