@@ -238,7 +238,7 @@ static int refresher_in_the_child(void *arg)
 		return 2;
 	if (pcpu_refresher_start(5) != 0)
 		return 3;
-	deadline = pcpu_test_now() + 20.0;
+	deadline = pcpu_test_now() + 15.0;
 	while (pcpu_counter_read(&forked) != 120 && pcpu_test_now() < deadline)
 		usleep(1000);
 	if (pcpu_counter_read(&forked) != 120)
@@ -258,7 +258,7 @@ PCPU_TEST(registry, a_forked_child_can_start_a_refresher_that_folds_there)
 	cr_assert_eq(pcpu_counter_init(&forked, 100), 0);
 	/* the parent's refresher runs, with an interval that never comes */
 	cr_assert_eq(pcpu_refresher_start(3600000), 0);
-	status = pcpu_test_in_child(refresher_in_the_child, NULL, 30);
+	status = pcpu_test_in_child(refresher_in_the_child, NULL, 25);
 	pcpu_test_assert_child_passed(status, "start in the child (1 pin, 2 pending, 3 start "
 					      "returned non-zero, 4 no fold, 5 restart)");
 	cr_assert_eq(pcpu_refresher_start(5), -EBUSY, "the parent's refresher must still run");
@@ -307,7 +307,8 @@ static int two_stoppers(void *arg)
 PCPU_TEST(registry, two_concurrent_stops_both_return_and_leave_it_startable)
 {
 	long rounds = pcpu_test_iterations(500);
-	int status = pcpu_test_in_child(two_stoppers, &rounds, pcpu_test_small() ? 120 : 30);
+	/* the deadline comes before the suite's timeout, to report a hang as one */
+	int status = pcpu_test_in_child(two_stoppers, &rounds, 20);
 
 	pcpu_test_assert_child_passed(status, "concurrent stops (2 start, 3 create, 4 join, "
 					      "5 restart)");
