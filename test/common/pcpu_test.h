@@ -2,8 +2,9 @@
 /*
  * What every Criterion test of the library shares: the signal that misuse
  * raises, PCPU_TEST (Test() with a leak check under valgrind after the
- * body), scaling work down under valgrind, pinning to a CPU, |a - b| and a
- * deterministic generator. test/meson.build puts this
+ * body), scaling work down under valgrind, pinning to a CPU, |a - b|, a
+ * deterministic generator, a monotonic clock, a watch for values that must
+ * never go back, and running a check in a child with a deadline. test/meson.build puts this
  * directory on the include path of every test and defines
  * PCPU_TEST_HAVE_VALGRIND_H when <valgrind/valgrind.h> and
  * <valgrind/memcheck.h> are installed.
@@ -19,8 +20,12 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #ifdef PCPU_TEST_HAVE_VALGRIND_H
 #include <valgrind/memcheck.h>
@@ -129,6 +134,106 @@ static inline bool pcpu_test_pin(int cpu)
 		return false;
 	return sched_getcpu() == cpu;
 }
+
+/* Pins the calling thread to the first CPU it may run on; returns it, or -1. */
+static inline int pcpu_test_try_pin_first(void)
+{
+	int cpu;
+
+	if (pcpu_test_allowed_cpus(&cpu, 1) != 1 || !pcpu_test_pin(cpu))
+		return -1;
+	return cpu;
+}
+
+/* Pins the calling thread to the first CPU it may run on, or fails; returns it. */
+static inline int pcpu_test_pin_first(void)
+{
+	int cpu = pcpu_test_try_pin_first();
+
+	cr_assert_geq(cpu, 0, "cannot pin the thread to its first allowed CPU");
+	return cpu;
+}
+
+/* Seconds since an arbitrary point, monotonic. */
+static inline double pcpu_test_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * A watch on a value that must never move against @direction (+1: never
+ * decrease, -1: never increase): pcpu_test_monotone_see() counts the steps
+ * back and keeps the largest. Thread-local state; nothing shared.
+ */
+struct pcpu_test_monotone {
+	int direction;
+	bool seen;
+	int64_t last;
+	long backs;         /* steps against the direction */
+	uint64_t worst;     /* the largest of them */
+	int64_t worst_from; /* where the largest started... */
+	int64_t worst_to;   /* ...and where it went */
+};
+
+static inline struct pcpu_test_monotone pcpu_test_monotone(int direction)
+{
+	return (struct pcpu_test_monotone){ .direction = direction };
+}
+
+static inline void pcpu_test_monotone_see(struct pcpu_test_monotone *m, int64_t v)
+{
+	if (m->seen && (m->direction > 0 ? v < m->last : v > m->last)) {
+		uint64_t back = m->last > v ? (uint64_t)m->last - (uint64_t)v
+					    : (uint64_t)v - (uint64_t)m->last;
+
+		m->backs++;
+		if (back > m->worst) {
+			m->worst = back;
+			m->worst_from = m->last;
+			m->worst_to = v;
+		}
+	}
+	m->seen = true;
+	m->last = v;
+}
+
+/*
+ * Runs @fn(@arg) in a fork()ed child that SIGALRM kills after @seconds, so
+ * that a hang fails the test instead of hanging the suite; returns the
+ * child's wait status. The child _exit()s with what @fn returns: 0 for
+ * success, anything else names the check that failed. Criterion's
+ * assertions must not be used in @fn (they would report from the child).
+ */
+static inline int pcpu_test_in_child(int (*fn)(void *arg), void *arg, unsigned int seconds)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL); /* nothing buffered is written twice */
+	pid = fork();
+	cr_assert_neq(pid, -1, "fork failed");
+	if (pid == 0) {
+		alarm(seconds);
+		_exit(fn(arg));
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid, "waitpid failed");
+	return status;
+}
+
+/* Fails unless the wait status @status is a clean exit with 0; @what names the check. */
+#define pcpu_test_assert_child_passed(status, what)                                     \
+	do {                                                                             \
+		int pt_st_ = (status);                                                   \
+		cr_assert(!WIFSIGNALED(pt_st_) || WTERMSIG(pt_st_) != SIGALRM,           \
+			  "%s: the child hung (killed by its deadline)", (what));        \
+		cr_assert(WIFEXITED(pt_st_), "%s: the child died of signal %d", (what),  \
+			  WIFSIGNALED(pt_st_) ? WTERMSIG(pt_st_) : 0);                   \
+		cr_assert_eq(WEXITSTATUS(pt_st_), 0, "%s: check %d failed in the child", \
+			     (what), WEXITSTATUS(pt_st_));                               \
+	} while (0)
 
 /* |a - b|, exact for any two int64_t. */
 static inline uint64_t pcpu_test_distance(int64_t a, int64_t b)

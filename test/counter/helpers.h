@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers shared by the counter, registry, CPU and kernel tests: pinning the
- * calling thread to its first CPU (so that "this CPU's pending delta" means
- * something) and the bound checks that nearly every test makes. The rest
+ * Helpers shared by the counter, registry and kernel tests: the default
+ * floor and the bound checks that nearly every counter test makes. The rest
  * (PCPU_TEST, the misuse signal, scaling down under valgrind, pinning, the
- * generator) comes from test/common/pcpu_test.h, included here.
+ * generator, the clock) comes from test/common/pcpu_test.h, included here.
  */
 #ifndef PCPU_TEST_HELPERS_H
 #define PCPU_TEST_HELPERS_H
@@ -21,21 +20,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <percpu/counter.h>
 
 #include "pcpu_test.h"
-
-/* Pins the calling thread to the first CPU it may run on; returns it. */
-static inline int pcpu_test_pin_first(void)
-{
-	int cpus[1];
-
-	cr_assert_eq(pcpu_test_allowed_cpus(cpus, 1), 1, "no CPU in the affinity mask");
-	cr_assert(pcpu_test_pin(cpus[0]), "cannot pin to CPU %d", cpus[0]);
-	return cpus[0];
-}
 
 /* The default per-CPU floor, as the header documents it. */
 static inline int64_t pcpu_test_default_floor(void)
@@ -58,14 +46,5 @@ static inline int64_t pcpu_test_default_floor(void)
 			      "|read %" PRId64 " - exact %" PRId64 "| > bound %" PRIu64,  \
 			      pt_read_, pt_exact_, pt_bound_);                            \
 	} while (0)
-
-/* Seconds since an arbitrary point, monotonic. */
-static inline double pcpu_test_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 #endif /* PCPU_TEST_HELPERS_H */

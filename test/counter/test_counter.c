@@ -764,6 +764,65 @@ PCPU_TEST(counter, sync_result_and_later_read_are_within_delta_of_exact)
 	}
 }
 
+/* ---- monotone reads ----------------------------------------------------- */
+
+enum fold_kind { FOLD_REGISTRY, FOLD_SYNC };
+
+/*
+ * The header's promise: while every update is >= 0 (<= 0 for @sign -1),
+ * read() and sum() never go back. 2M adds of @sign, a fold of every CPU
+ * every 997 adds (the registry's walk, or sync_if_delta_above(c, 0)), and a
+ * watch on every read, sum and sync result. A fold that moved count past
+ * exact (a slow path leaving an overstep pending against the direction of
+ * travel) would let the next fold pull read() back.
+ */
+static void assert_reads_monotone_under_one_sign(int sign, enum fold_kind kind)
+{
+	struct pcpu_test_monotone r = pcpu_test_monotone(sign), m = pcpu_test_monotone(sign);
+	long n = pcpu_test_iterations(2000000);
+
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	pcpu_test_pin_first();
+	for (long i = 1; i <= n; i++) {
+		pcpu_counter_add(&c, sign);
+		pcpu_test_monotone_see(&r, pcpu_counter_read(&c));
+		pcpu_test_monotone_see(&m, pcpu_counter_sum(&c));
+		if (i % 997 == 0) {
+			if (kind == FOLD_REGISTRY)
+				pcpu_registry_fold_all();
+			else
+				pcpu_test_monotone_see(&r, pcpu_counter_sync_if_delta_above(&c, 0));
+			pcpu_test_monotone_see(&r, pcpu_counter_read(&c));
+		}
+	}
+	cr_assert_eq(r.backs, 0,
+		     "read() went back %ld times in %ld adds of %d; worst %" PRIu64
+		     " (%" PRId64 " -> %" PRId64 ")",
+		     r.backs, n, sign, r.worst, r.worst_from, r.worst_to);
+	cr_assert_eq(m.backs, 0, "sum() went back %ld times; worst %" PRIu64, m.backs, m.worst);
+	pcpu_test_assert_exact(&c, sign * (int64_t)n);
+}
+
+PCPU_TEST(counter, read_and_sum_never_drop_under_positive_adds_and_fold_all)
+{
+	assert_reads_monotone_under_one_sign(1, FOLD_REGISTRY);
+}
+
+PCPU_TEST(counter, read_and_sum_never_drop_under_positive_adds_and_sync_to_zero)
+{
+	assert_reads_monotone_under_one_sign(1, FOLD_SYNC);
+}
+
+PCPU_TEST(counter, read_and_sum_never_rise_under_negative_adds_and_fold_all)
+{
+	assert_reads_monotone_under_one_sign(-1, FOLD_REGISTRY);
+}
+
+PCPU_TEST(counter, read_and_sum_never_rise_under_negative_adds_and_sync_to_zero)
+{
+	assert_reads_monotone_under_one_sign(-1, FOLD_SYNC);
+}
+
 /* ---- compare ------------------------------------------------------------ */
 
 static int sign(int64_t a, int64_t b)

@@ -25,11 +25,14 @@
 #define NTHREADS 6 /* more than the CPUs of a small machine */
 
 static struct pcpu_counter c;
+/* a second counter, with a threshold near its floor, for the monotone tests */
+static struct pcpu_counter tight;
 
 static void teardown(void)
 {
 	pcpu_refresher_stop();
 	pcpu_counter_destroy(&c);
+	pcpu_counter_destroy(&tight);
 }
 
 TestSuite(counter_stress, .fini = teardown, .timeout = 120);
@@ -698,4 +701,159 @@ PCPU_TEST(counter_stress, set_leaves_read_exact_while_another_thread_folds_every
 		     ", exact 0, bound %" PRIu64 ")", wrong, i, first,
 		     pcpu_counter_error_bound(&c));
 	cr_assert_eq(pcpu_counter_sum(&c), 0);
+}
+
+/* ---- monotone reads while writers and a folder run ---------------------- */
+
+/*
+ * Both counters are watched: c with the default options, whose threshold
+ * grows with the value, and tight, whose threshold stays near a floor of 8,
+ * so that its writers take the slow path every few adds while the folder
+ * folds behind them.
+ */
+#define WATCHED 2
+static struct pcpu_counter *const watched[WATCHED] = { &c, &tight };
+
+struct one_sign_writer {
+	uint64_t seed;
+	long adds;
+	int sign;
+	int64_t tally;
+};
+
+/* Amounts of one sign: mostly small, now and then past any threshold. */
+static void *add_one_sign(void *arg)
+{
+	struct one_sign_writer *w = arg;
+
+	for (long i = 0; i < w->adds; i++) {
+		uint64_t r = pcpu_test_rand(&w->seed);
+		int64_t a = w->sign * (int64_t)(r % 8 + (r % 512 == 0 ? 100000 : 0));
+
+		for (int k = 0; k < WATCHED; k++) {
+			if (r % 16 == 1)
+				pcpu_counter_add_batch(watched[k], a, (int64_t)(r % 300));
+			else
+				pcpu_counter_add(watched[k], a);
+		}
+		w->tally += a;
+	}
+	return NULL;
+}
+
+struct monotone_side {
+	volatile bool *stop;
+	long rounds;
+	struct pcpu_test_monotone read[WATCHED], sum[WATCHED], sync[WATCHED];
+};
+
+/* Folds every CPU, continuously, three ways; watches what sync returns. */
+static void *fold_every_cpu_nonstop(void *arg)
+{
+	struct monotone_side *f = arg;
+
+	while (!__atomic_load_n(f->stop, __ATOMIC_ACQUIRE)) {
+		for (int k = 0; k < WATCHED; k++)
+			pcpu_test_monotone_see(&f->sync[k],
+					       pcpu_counter_sync_if_delta_above(watched[k], 0));
+		pcpu_registry_fold_all();
+		for (int k = 0; k < WATCHED; k++)
+			pcpu_counter_fold_this_cpu(watched[k]);
+		f->rounds++;
+	}
+	return NULL;
+}
+
+/* Watches its own successive read() and sum() of each counter. */
+static void *watch_reads(void *arg)
+{
+	struct monotone_side *r = arg;
+
+	while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+		for (int k = 0; k < WATCHED; k++) {
+			pcpu_test_monotone_see(&r->read[k], pcpu_counter_read(watched[k]));
+			pcpu_test_monotone_see(&r->sum[k], pcpu_counter_sum(watched[k]));
+		}
+		r->rounds++;
+	}
+	return NULL;
+}
+
+static void assert_side_monotone(const struct monotone_side *s, const char *who)
+{
+	static const char *const names[WATCHED] = { "default counter", "tight counter" };
+
+	cr_assert_gt(s->rounds, 0, "%s never ran", who);
+	for (int k = 0; k < WATCHED; k++) {
+		const struct pcpu_test_monotone *r = &s->read[k], *m = &s->sum[k];
+
+		cr_assert_eq(r->backs, 0,
+			     "%s, %s: read() went back %ld times; worst %" PRIu64 " (%" PRId64
+			     " -> %" PRId64 ")",
+			     who, names[k], r->backs, r->worst, r->worst_from, r->worst_to);
+		cr_assert_eq(m->backs, 0,
+			     "%s, %s: sum() went back %ld times; worst %" PRIu64 " (%" PRId64
+			     " -> %" PRId64 ")",
+			     who, names[k], m->backs, m->worst, m->worst_from, m->worst_to);
+		cr_assert_eq(s->sync[k].backs, 0,
+			     "%s, %s: sync_if_delta_above() went back %ld times; worst %" PRIu64,
+			     who, names[k], s->sync[k].backs, s->sync[k].worst);
+	}
+}
+
+/*
+ * NTHREADS writers (more than the CPUs) add amounts of @sign, a folder folds
+ * every CPU without a pause, and two readers each check that their own
+ * successive read() and sum() never move against @sign.
+ */
+static void assert_reads_monotone_while_writers_and_a_folder_run(int sign)
+{
+	const struct pcpu_counter_options tight_opts = { .accuracy = PCPU_COUNTER_MAX_ACCURACY,
+							 .floor = 8 };
+	struct one_sign_writer w[NTHREADS];
+	struct monotone_side side[3];
+	pthread_t writers[NTHREADS], others[3];
+	volatile bool stop = false;
+	int64_t tally = 0;
+
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	cr_assert_eq(pcpu_counter_init_opts(&tight, 0, &tight_opts), 0);
+	for (int i = 0; i < 3; i++) {
+		side[i] = (struct monotone_side){ .stop = &stop };
+		for (int k = 0; k < WATCHED; k++) {
+			side[i].read[k] = pcpu_test_monotone(sign);
+			side[i].sum[k] = pcpu_test_monotone(sign);
+			side[i].sync[k] = pcpu_test_monotone(sign);
+		}
+	}
+	cr_assert_eq(pthread_create(&others[0], NULL, fold_every_cpu_nonstop, &side[0]), 0);
+	cr_assert_eq(pthread_create(&others[1], NULL, watch_reads, &side[1]), 0);
+	cr_assert_eq(pthread_create(&others[2], NULL, watch_reads, &side[2]), 0);
+	for (int i = 0; i < NTHREADS; i++) {
+		w[i] = (struct one_sign_writer){ .seed = (uint64_t)i * 7919 + 3, .sign = sign,
+						 .adds = pcpu_test_iterations(1000000) };
+		cr_assert_eq(pthread_create(&writers[i], NULL, add_one_sign, &w[i]), 0);
+	}
+	for (int i = 0; i < NTHREADS; i++) {
+		cr_assert_eq(pthread_join(writers[i], NULL), 0);
+		tally += w[i].tally;
+	}
+	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(pthread_join(others[i], NULL), 0);
+	assert_side_monotone(&side[0], "the folder");
+	assert_side_monotone(&side[1], "reader 1");
+	assert_side_monotone(&side[2], "reader 2");
+	pcpu_test_assert_exact(&c, tally);
+	pcpu_test_assert_exact(&tight, tally);
+}
+
+PCPU_TEST(counter_stress, reads_never_drop_while_positive_writers_and_a_folder_run)
+{
+	assert_reads_monotone_while_writers_and_a_folder_run(1);
+}
+
+PCPU_TEST(counter_stress, reads_never_rise_while_negative_writers_and_a_folder_run)
+{
+	assert_reads_monotone_while_writers_and_a_folder_run(-1);
 }

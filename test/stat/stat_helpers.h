@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers for the stat-set tests: pinning the calling thread to one CPU or
- * skipping (so that "this CPU's pending delta" means something), and
- * descriptor builders. The rest (PCPU_TEST, the misuse signal, scaling down
+ * skipping (so that "this CPU's pending delta" means something; the pinning
+ * itself is pcpu_test.h's), and descriptor builders. The rest (PCPU_TEST, the misuse signal, scaling down
  * under valgrind, the generator) comes from test/common/pcpu_test.h,
  * included here.
  */
@@ -31,20 +31,10 @@
 #include "registry.h"
 #include "stat_internal.h"
 
-/* Pins the calling thread to the first CPU it may run on; returns it, or -1. */
-static inline int stat_test_pin_first(void)
-{
-	int cpu;
-
-	if (pcpu_test_allowed_cpus(&cpu, 1) != 1 || !pcpu_test_pin(cpu))
-		return -1;
-	return cpu;
-}
-
-/* Pins, or skips the test if this machine does not let us. */
+/* Pins to the first allowed CPU, or skips the test if this machine does not let us. */
 static inline int stat_test_pin_or_skip(void)
 {
-	int cpu = stat_test_pin_first();
+	int cpu = pcpu_test_try_pin_first();
 
 	if (cpu < 0)
 		cr_skip_test("cannot pin the thread to a CPU");

@@ -628,6 +628,73 @@ PCPU_TEST(stat, refresher_hook_folds_every_live_set)
 	pcpu_stat_destroy(b);
 }
 
+/* ---- monotone reads ---------------------------------------------------------- */
+
+/*
+ * The header's promise: while every update of an item is >= 0 (<= 0 for
+ * @sign -1), its read() and sum() never go back. 2M adds of @sign to item 0
+ * (and every other one to item 1, which shares its central line, so the
+ * line's folds move both), and every 997 adds a fold of every CPU, taking
+ * turns: pcpu_stat_fold_all(), pcpu_registry_fold_all(),
+ * pcpu_stat_sync_if_delta_above(s, 0, 0). A fold that left the central
+ * value past exact would let the next one pull read() back.
+ */
+static void assert_stat_reads_monotone_under_one_sign(int sign)
+{
+	struct pcpu_test_monotone r[2] = { pcpu_test_monotone(sign), pcpu_test_monotone(sign) };
+	struct pcpu_test_monotone m[2] = { pcpu_test_monotone(sign), pcpu_test_monotone(sign) };
+	struct pcpu_stat *s = stat_test_create(3, NULL, 0, 0);
+	long n = pcpu_test_iterations(2000000);
+	int64_t exact[3] = { 0 };
+
+	stat_test_pin_or_skip();
+	for (long i = 1; i <= n; i++) {
+		pcpu_stat_add(s, 0, sign);
+		exact[0] += sign;
+		if (i % 2 == 0) {
+			pcpu_stat_add(s, 1, sign);
+			exact[1] += sign;
+		}
+		if (i % 997 == 0) {
+			switch ((i / 997) % 3) {
+			case 0:
+				pcpu_stat_fold_all(s);
+				break;
+			case 1:
+				pcpu_registry_fold_all();
+				break;
+			default:
+				pcpu_test_monotone_see(&r[0], pcpu_stat_sync_if_delta_above(s, 0, 0));
+				break;
+			}
+		}
+		for (unsigned int k = 0; k < 2; k++) {
+			pcpu_test_monotone_see(&r[k], pcpu_stat_read(s, k));
+			pcpu_test_monotone_see(&m[k], pcpu_stat_sum(s, k));
+		}
+	}
+	for (unsigned int k = 0; k < 2; k++) {
+		cr_assert_eq(r[k].backs, 0,
+			     "item %u: read() went back %ld times in %ld adds of %d; worst %" PRIu64
+			     " (%" PRId64 " -> %" PRId64 ")",
+			     k, r[k].backs, n, sign, r[k].worst, r[k].worst_from, r[k].worst_to);
+		cr_assert_eq(m[k].backs, 0, "item %u: sum() went back %ld times; worst %" PRIu64, k,
+			     m[k].backs, m[k].worst);
+	}
+	stat_test_assert_exact(s, exact);
+	pcpu_stat_destroy(s);
+}
+
+PCPU_TEST(stat, read_and_sum_never_drop_under_positive_adds_and_folds)
+{
+	assert_stat_reads_monotone_under_one_sign(1);
+}
+
+PCPU_TEST(stat, read_and_sum_never_rise_under_negative_adds_and_folds)
+{
+	assert_stat_reads_monotone_under_one_sign(-1);
+}
+
 /* ---- fork -------------------------------------------------------------------- */
 
 PCPU_TEST(stat, a_forked_child_keeps_the_values_and_can_count)

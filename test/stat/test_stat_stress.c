@@ -519,3 +519,165 @@ PCPU_TEST(stat_stress, fork_while_folding_leaves_the_child_consistent)
 			     "the parent kept a line frozen after fork");
 	pcpu_stat_destroy(s);
 }
+
+/* ---- monotone reads while writers and a folder run ------------------------- */
+
+/*
+ * Three items in one central line: item 0 with the default options (its
+ * threshold grows with the value), item 1 with a threshold near a floor of
+ * 8 (its writers take the slow path every few adds), item 2 a line mate
+ * that every fold of the line moves too. Every update has the same sign.
+ */
+#define MONO_ITEMS 3
+
+struct one_sign_writer {
+	struct pcpu_stat *s;
+	pthread_t thread;
+	uint64_t seed;
+	long ops;
+	int sign;
+	int64_t tally[MONO_ITEMS];
+};
+
+static void *add_one_sign(void *arg)
+{
+	struct one_sign_writer *w = arg;
+
+	for (long op = 0; op < w->ops; op++) {
+		uint64_t r = pcpu_test_rand(&w->seed);
+		int64_t a = w->sign * (int64_t)(r % 8 + (r % 512 == 0 ? 100000 : 0));
+		unsigned int mate = 2 - (unsigned int)(op % 2); /* item 1 or 2 */
+
+		if (op % 997 == 0)
+			migrate(&allowed_cpus, &w->seed);
+		pcpu_stat_add(w->s, 0, a);
+		w->tally[0] += a;
+		pcpu_stat_add(w->s, mate, a);
+		w->tally[mate] += a;
+	}
+	return NULL;
+}
+
+struct monotone_side {
+	struct pcpu_stat *s;
+	pthread_t thread;
+	volatile bool *stop;
+	long rounds;
+	struct pcpu_test_monotone read[MONO_ITEMS], sum[MONO_ITEMS], sync[MONO_ITEMS];
+};
+
+/* Folds every CPU, continuously, three ways; watches what sync returns. */
+static void *fold_every_cpu_nonstop(void *arg)
+{
+	struct monotone_side *f = arg;
+
+	while (!__atomic_load_n(f->stop, __ATOMIC_ACQUIRE)) {
+		pcpu_stat_fold_all(f->s);
+		for (unsigned int k = 0; k < MONO_ITEMS; k++)
+			pcpu_test_monotone_see(&f->sync[k],
+					       pcpu_stat_sync_if_delta_above(f->s, k, 0));
+		pcpu_registry_fold_all();
+		f->rounds++;
+	}
+	return NULL;
+}
+
+/* Watches its own successive read() and sum() of each item. */
+static void *watch_reads(void *arg)
+{
+	struct monotone_side *r = arg;
+
+	while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+		for (unsigned int k = 0; k < MONO_ITEMS; k++) {
+			pcpu_test_monotone_see(&r->read[k], pcpu_stat_read(r->s, k));
+			pcpu_test_monotone_see(&r->sum[k], pcpu_stat_sum(r->s, k));
+		}
+		r->rounds++;
+	}
+	return NULL;
+}
+
+static void assert_side_monotone(const struct monotone_side *s, const char *who)
+{
+	cr_assert_gt(s->rounds, 0, "%s never ran", who);
+	for (unsigned int k = 0; k < MONO_ITEMS; k++) {
+		const struct pcpu_test_monotone *r = &s->read[k], *m = &s->sum[k];
+
+		cr_assert_eq(r->backs, 0,
+			     "%s, item %u: read() went back %ld times; worst %" PRIu64 " (%" PRId64
+			     " -> %" PRId64 ")",
+			     who, k, r->backs, r->worst, r->worst_from, r->worst_to);
+		cr_assert_eq(m->backs, 0,
+			     "%s, item %u: sum() went back %ld times; worst %" PRIu64 " (%" PRId64
+			     " -> %" PRId64 ")",
+			     who, k, m->backs, m->worst, m->worst_from, m->worst_to);
+		cr_assert_eq(s->sync[k].backs, 0,
+			     "%s, item %u: sync_if_delta_above() went back %ld times; worst %" PRIu64,
+			     who, k, s->sync[k].backs, s->sync[k].worst);
+	}
+}
+
+/*
+ * More writers than CPUs add amounts of @sign, a folder folds every CPU
+ * without a pause, and two readers each check that their own successive
+ * read() and sum() of every item never move against @sign.
+ */
+static void assert_reads_monotone_while_writers_and_a_folder_run(int sign)
+{
+	const struct pcpu_stat_item items[MONO_ITEMS] = {
+		{ .name = "default" },
+		{ .name = "tight", .accuracy = PCPU_STAT_MAX_ACCURACY, .floor = 8 },
+		{ .name = "mate" },
+	};
+	const struct pcpu_stat_desc desc = { .items = items, .nr_items = MONO_ITEMS };
+	unsigned int threads = nr_threads();
+	struct pcpu_stat *s = pcpu_stat_create(&desc);
+	struct one_sign_writer *w = calloc(threads, sizeof(*w));
+	struct monotone_side side[3];
+	volatile bool stop = false;
+	int64_t exact[MONO_ITEMS] = { 0 };
+
+	cr_assert_not_null(s, "pcpu_stat_create: %s", strerror(errno));
+	cr_assert_not_null(w);
+	cr_assert_eq(sched_getaffinity(0, sizeof(allowed_cpus), &allowed_cpus), 0);
+	for (int i = 0; i < 3; i++) {
+		side[i] = (struct monotone_side){ .s = s, .stop = &stop };
+		for (unsigned int k = 0; k < MONO_ITEMS; k++) {
+			side[i].read[k] = pcpu_test_monotone(sign);
+			side[i].sum[k] = pcpu_test_monotone(sign);
+			side[i].sync[k] = pcpu_test_monotone(sign);
+		}
+	}
+	cr_assert_eq(pthread_create(&side[0].thread, NULL, fold_every_cpu_nonstop, &side[0]), 0);
+	cr_assert_eq(pthread_create(&side[1].thread, NULL, watch_reads, &side[1]), 0);
+	cr_assert_eq(pthread_create(&side[2].thread, NULL, watch_reads, &side[2]), 0);
+	for (unsigned int t = 0; t < threads; t++) {
+		w[t] = (struct one_sign_writer){ .s = s, .seed = 31 + 7919 * t, .sign = sign,
+						 .ops = pcpu_test_iterations(500000) };
+		cr_assert_eq(pthread_create(&w[t].thread, NULL, add_one_sign, &w[t]), 0);
+	}
+	for (unsigned int t = 0; t < threads; t++) {
+		cr_assert_eq(pthread_join(w[t].thread, NULL), 0);
+		for (unsigned int k = 0; k < MONO_ITEMS; k++)
+			exact[k] += w[t].tally[k];
+	}
+	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(pthread_join(side[i].thread, NULL), 0);
+	assert_side_monotone(&side[0], "the folder");
+	assert_side_monotone(&side[1], "reader 1");
+	assert_side_monotone(&side[2], "reader 2");
+	stat_test_assert_exact(s, exact);
+	free(w);
+	pcpu_stat_destroy(s);
+}
+
+PCPU_TEST(stat_stress, reads_never_drop_while_positive_writers_and_a_folder_run)
+{
+	assert_reads_monotone_while_writers_and_a_folder_run(1);
+}
+
+PCPU_TEST(stat_stress, reads_never_rise_while_negative_writers_and_a_folder_run)
+{
+	assert_reads_monotone_while_writers_and_a_folder_run(-1);
+}

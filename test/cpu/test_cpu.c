@@ -6,7 +6,7 @@
  * This executable must not link the kernel drop-in (its constructor would
  * choose the update path before a test can set PCPU_FORCE_FALLBACK).
  */
-#include "helpers.h"
+#include "pcpu_test.h"
 
 #include <stdio.h>
 #include <unistd.h>
