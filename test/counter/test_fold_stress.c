@@ -15,8 +15,11 @@
  * further off for that moment), and checks against the tallies: sum is
  * exact, every slot's |pending| <= thresh_max, |read - exact| <= bound, and
  * compare() just outside the bound gives the exact sign. Then everyone goes
- * on. Adds land between a folder's read and its swap all the time here, and
- * in 0.1 that left more than a threshold pending on a CPU.
+ * on. Adds land between a folder's read and its swap all the time here.
+ * Chance alone rarely catches 0.1 with it (runs of a second, batches of 4
+ * to 2000 adds, passed there): a CPU left over its threshold by a stale
+ * swap is repaired by that CPU's next add, so the bad state must be the
+ * last one before the barrier. test_fold_races.c builds it on purpose.
  *
  * About a second per test on two CPUs. Skipped under valgrind (it runs one
  * thread at a time: the adds would never race the folds).
