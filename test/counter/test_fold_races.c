@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deterministic races between adds and folds, at every instruction.
+ *
+ * The promise under test (lib/policy.h): whatever folds run beside the adds,
+ * at quiescence every CPU's pending delta is within the threshold, so
+ * |read - exact| <= error_bound() and compare(), sync_if_delta_above() and
+ * limited_add() answer as if read were exact within the bound. In 0.1 a
+ * fold read a slot's value and then swapped only its folded mark: adds that
+ * landed between the read and the swap were left pending unchecked.
+ *
+ * Setup, the case that broke 0.1: a fixed batch of 33 (threshold T = 32,
+ * the default floor on two CPUs), the child pinned to CPU q (the last CPU
+ * it may use, so the one folded last), and pending = -T on q. Then a traced
+ * thread makes one call and is stopped before its k-th instruction, for
+ * every k from its first instruction to its return, one child per k. At the
+ * stop a second, untraced thread acts, then the traced one finishes:
+ *
+ *   traced add(+T) or add(-1) (the slow path), the other thread folds:
+ *       sync_if_delta_above(c, 0) or pcpu_registry_fold_all();
+ *   traced add(-1), whose own slow-path fold is a folder too, or a traced
+ *   remote fold (sync or registry), the other thread adds:
+ *       +T and +T on q (pending goes -T, 0, T: each add passes its check
+ *       against the pending it sees), then +T on another CPU r if there is
+ *       one (after a fold has passed r, so it stays pending: legal, <= T).
+ *
+ * In 0.1 the adds case leaves 2T pending on q after the folder swaps its
+ * stale mark, plus T on r: |read - exact| = 3T = 96 > error_bound() = 64,
+ * and every oracle below fails for the ~33 stops between the folder's read
+ * of the value and its swap. A whole fold beside one add cannot break even
+ * 0.1 (the fold moves what is pending, the add then takes at most T): those
+ * cases guard the add itself, its restart and its swap of the pair.
+ *
+ * The restartable sequence: every ptrace stop preempts the tracee, and the
+ * kernel aborts a critical section that was preempted, so single-stepping
+ * through one restarts it for ever. Before resuming from a stop that is not
+ * the chosen one, the parent clears the rseq_cs pointer in the tracee's rseq
+ * area (the kernel then sees no critical section: the step is a plain
+ * step). At the chosen stop it puts the pointer back, as the sequence had
+ * armed it, so the kernel aborts the sequence on resume exactly as on a real
+ * preemption there; the parent checks that it did (one step lands outside
+ * the section), and the add restarts against the pair the other thread left.
+ *
+ * Skipped under valgrind (single-stepping its translated code means
+ * nothing), where ptrace is not allowed, and off x86_64 (the registers).
+ */
+#include "helpers.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <sys/user.h>
+#endif
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#include <sys/rseq.h>
+#define FOLD_RACES_HAVE_RSEQ 1
+#endif
+
+#include <percpu/counter.h>
+#include <percpu/registry.h>
+
+/* 0.1 has no c.mode: set to 0 to build this file against it. */
+#ifndef FOLD_RACES_HAVE_MODE
+#define FOLD_RACES_HAVE_MODE 1
+#endif
+
+TestSuite(fold_races, .timeout = 60);
+
+#define T INT64_C(32) /* the threshold: batch T + 1 */
+
+enum traced_call {
+	TRACED_ADD_PLUS_T,   /* add(+T): the fast path (-T + T = 0) */
+	TRACED_ADD_MINUS_ONE, /* add(-1): the slow path (-T - 1), which folds q */
+	TRACED_SYNC,         /* sync_if_delta_above(c, 0) */
+	TRACED_REGISTRY,     /* pcpu_registry_fold_all() */
+};
+
+enum racer_action {
+	RACER_SYNC,     /* sync_if_delta_above(c, 0) */
+	RACER_REGISTRY, /* pcpu_registry_fold_all() */
+	RACER_ADDS,     /* +T, +T on q, then +T on r */
+};
+
+/* What the child reports through a shared page. */
+struct fold_page {
+	/* child -> parent, before the traced call */
+	uintptr_t rseq_area; /* the traced thread's struct rseq; 0 if none */
+	int ready;
+	/* parent <-> racer */
+	volatile int go, done;
+	int racer_error;
+	int64_t racer_added;
+	/* child's oracles at quiescence, after the traced call */
+	uint32_t mode;
+	int64_t exact, sum, read;
+	uint64_t bound;
+	uint64_t max_pending; /* largest |value - folded| over the CPUs */
+	int max_pending_cpu;
+	long compares, compare_wrong;
+	int64_t compare_rhs;
+	int compare_got;
+	int64_t sync_at_bound, sync_at_t, exact_at_sync_t;
+	int limited_over, limited_exact;
+	int64_t sum_final;
+	int child_ok;
+};
+
+static struct fold_page *page;
+static struct pcpu_counter c;
+static enum traced_call traced;
+static enum racer_action action;
+static int cpu_q = -1, cpu_r = -1;
+
+static struct pcpu_slot *slot_of(unsigned int cpu)
+{
+	return (struct pcpu_slot *)(void *)((char *)c.slots + (size_t)cpu * PCPU_STRIDE);
+}
+
+static void *racer(void *arg)
+{
+	(void)arg;
+	pcpu_registry_fold_all(); /* registers this thread with urcu now, not at the stop */
+	__atomic_store_n(&page->done, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&page->go, __ATOMIC_SEQ_CST))
+		usleep(20);
+	switch (action) {
+	case RACER_SYNC:
+		(void)pcpu_counter_sync_if_delta_above(&c, 0);
+		break;
+	case RACER_REGISTRY:
+		pcpu_registry_fold_all();
+		break;
+	case RACER_ADDS:
+		pcpu_counter_add(&c, T);
+		pcpu_counter_add(&c, T);
+		page->racer_added = 2 * T;
+		if (cpu_r >= 0) {
+			if (!pcpu_test_pin(cpu_r)) {
+				page->racer_error = 1;
+				break;
+			}
+			pcpu_counter_add(&c, T);
+			page->racer_added += T;
+		}
+		break;
+	}
+	__atomic_store_n(&page->done, 2, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* The traced call and its end, where the parent stops counting. */
+__attribute__((noinline, noipa)) static void traced_call(void)
+{
+	switch (traced) {
+	case TRACED_ADD_PLUS_T:
+		pcpu_counter_add(&c, T);
+		break;
+	case TRACED_ADD_MINUS_ONE:
+		pcpu_counter_add(&c, -1);
+		break;
+	case TRACED_SYNC:
+		(void)pcpu_counter_sync_if_delta_above(&c, 0);
+		break;
+	case TRACED_REGISTRY:
+		pcpu_registry_fold_all();
+		break;
+	}
+}
+
+__attribute__((noinline, noipa)) static void traced_done(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
+
+static int64_t traced_amount(void)
+{
+	return traced == TRACED_ADD_PLUS_T ? T : traced == TRACED_ADD_MINUS_ONE ? -1 : 0;
+}
+
+/* The oracles, at quiescence, against the shadow tally @exact. */
+static void check_at_quiescence(int64_t exact)
+{
+	unsigned int cpus = pcpu_cpu_possible();
+	int64_t span;
+
+	page->exact = exact;
+	page->sum = pcpu_counter_sum(&c);
+	page->read = pcpu_counter_read(&c);
+	page->bound = pcpu_counter_error_bound(&c);
+	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+		uint64_t p = pcpu_test_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
+
+		if (p > page->max_pending) {
+			page->max_pending = p;
+			page->max_pending_cpu = (int)cpu;
+		}
+	}
+	/* compare() must give the exact sign for every rhs, near or far */
+	span = 3 * (int64_t)page->bound + 2;
+	for (int64_t rhs = exact - span; rhs <= exact + span; rhs++) {
+		int got = pcpu_counter_compare(&c, rhs);
+		int want = (exact > rhs) - (exact < rhs);
+
+		page->compares++;
+		if (got != want && page->compare_wrong++ == 0) {
+			page->compare_rhs = rhs;
+			page->compare_got = got;
+		}
+	}
+	/* within the bound sync returns read, without folding */
+	page->sync_at_bound = pcpu_counter_sync_if_delta_above(&c, page->bound);
+	/* one past the limit must fail (and add nothing), before anything folds */
+	page->limited_over = pcpu_counter_limited_add(&c, exact + 1, 2);
+	if (page->limited_over)
+		exact += 2;
+	/* within T it may have to fold */
+	page->exact_at_sync_t = exact;
+	page->sync_at_t = pcpu_counter_sync_if_delta_above(&c, (uint64_t)T);
+	/* exactly up to the limit must succeed */
+	page->limited_exact = pcpu_counter_limited_add(&c, page->exact + 1, 1);
+	page->sum_final = pcpu_counter_sum(&c);
+}
+
+static void child_main(void)
+{
+	struct pcpu_counter_options o = { .batch = T + 1 };
+	int cpus[64], n = pcpu_test_allowed_cpus(cpus, 64);
+	pthread_t t;
+
+	if (n < 1)
+		_exit(10);
+	cpu_q = cpus[n - 1];
+	cpu_r = n > 1 ? cpus[0] : -1;
+	if (!pcpu_test_pin(cpu_q))
+		_exit(11);
+	if (pcpu_counter_init_opts(&c, 0, &o) != 0)
+		_exit(12);
+#if FOLD_RACES_HAVE_MODE
+	page->mode = c.mode;
+#endif
+	pcpu_registry_fold_all(); /* registers this thread with urcu */
+	if (pthread_create(&t, NULL, racer, NULL) != 0)
+		_exit(13);
+	while (__atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 1)
+		usleep(20);
+	page->done = 0;
+	pcpu_counter_add(&c, -T); /* pending -T on q: stays, |-T| <= T */
+	if (slot_of((unsigned int)cpu_q)->value - slot_of((unsigned int)cpu_q)->folded != -T ||
+	    pcpu_counter_read(&c) != 0)
+		_exit(14);
+#if FOLD_RACES_HAVE_RSEQ
+	if (__rseq_size > 0) {
+		uintptr_t tp;
+
+		__asm__("movq %%fs:0, %0" : "=r"(tp));
+		page->rseq_area = tp + (uintptr_t)__rseq_offset;
+	}
+#endif
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+		_exit(15);
+	page->ready = 1;
+	raise(SIGSTOP);
+
+	traced_call();
+	traced_done();
+
+	__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST); /* if the stop was never reached */
+	pthread_join(t, NULL);
+	check_at_quiescence(-T + traced_amount() + page->racer_added);
+	page->child_ok = 1;
+	_exit(0);
+}
+
+#if defined(__x86_64__)
+
+/* What one run saw. */
+struct run_result {
+	long steps;    /* instructions of the traced call (when the stop was not reached) */
+	bool stopped;  /* the stop was reached and the racer acted there */
+	bool in_cs;    /* the stop was inside an armed restartable sequence */
+	bool aborted;  /* ... and the kernel aborted it on resume */
+};
+
+static long peek(pid_t pid, uintptr_t addr)
+{
+	errno = 0;
+	return ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
+}
+
+static uint64_t rip_of(pid_t pid)
+{
+	struct user_regs_struct regs;
+
+	cr_assert_eq(ptrace(PTRACE_GETREGS, pid, NULL, &regs), 0);
+	return regs.rip;
+}
+
+static void step(pid_t pid, int *status)
+{
+	cr_assert_eq(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
+	cr_assert_eq(waitpid(pid, status, 0), pid);
+	cr_assert(WIFSTOPPED(*status), "the child left while stepped (status %#x)", *status);
+}
+
+/* Does the critical section described at @cs (a struct rseq_cs) hold @ip? */
+static bool in_section(pid_t pid, uintptr_t cs, uint64_t ip)
+{
+	uint64_t start = (uint64_t)peek(pid, cs + 8), length = (uint64_t)peek(pid, cs + 16);
+
+	return ip >= start && ip < start + length;
+}
+
+/*
+ * One child: the racer acts before the traced call's instruction number
+ * @stop (counted from its first), or never if @stop < 0.
+ */
+static struct run_result run_once(long stop)
+{
+	struct run_result r = { 0 };
+	uintptr_t armed = 0, cs_field;
+	pid_t pid;
+	int status;
+	long before = 0;
+	bool inside = false;
+
+	memset(page, 0, sizeof(*page));
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		child_main();
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 15)
+		cr_skip_test("ptrace is not allowed here");
+	cr_assert(WIFSTOPPED(status) && page->ready, "child did not stop (status %#x)", status);
+	cs_field = page->rseq_area ? page->rseq_area + 8 : 0;
+
+	for (;;) {
+		uint64_t ip = rip_of(pid);
+
+		/* the sequence's own arming store is the only writer besides us */
+		if (cs_field) {
+			long cs = peek(pid, cs_field);
+
+			cr_assert_eq(errno, 0);
+			if (cs)
+				armed = (uintptr_t)cs;
+		}
+		if (!inside && ip == (uint64_t)(uintptr_t)traced_call)
+			inside = true;
+		if (inside && ip == (uint64_t)(uintptr_t)traced_done)
+			break;
+		if (inside && r.steps == stop) {
+			r.stopped = true;
+			r.in_cs = armed && in_section(pid, armed, ip);
+			/* re-arm as the sequence left it: the kernel must abort it on resume */
+			if (r.in_cs)
+				cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field,
+						    (void *)armed), 0);
+			__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST);
+			for (int ms = 0; __atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 2; ms++) {
+				cr_assert_lt(ms, 5000, "the racer is stuck at stop %ld", stop);
+				usleep(1000);
+			}
+			if (r.in_cs) {
+				step(pid, &status);
+				r.aborted = !in_section(pid, armed, rip_of(pid)) &&
+					    rip_of(pid) != (uint64_t)peek(pid, armed + 8) +
+								   (uint64_t)peek(pid, armed + 16);
+			}
+			break;
+		}
+		/* a plain step: no abort of a section the step is inside */
+		if (cs_field && armed)
+			cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
+		step(pid, &status);
+		if (inside)
+			r.steps++;
+		cr_assert_lt(r.steps, 200000, "the traced call never returned");
+		cr_assert_lt(++before, 1000000, "the traced call was never reached");
+	}
+	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && page->child_ok,
+		  "child failed (status %#x)", status);
+	return r;
+}
+
+/* Appends one broken promise to @why. */
+static void broke(char *why, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void broke(char *why, size_t size, const char *fmt, ...)
+{
+	size_t used = strlen(why);
+	va_list ap;
+
+	if (used + 3 >= size)
+		return;
+	if (used)
+		strcat(why, "; ");
+	used = strlen(why);
+	va_start(ap, fmt);
+	vsnprintf(why + used, size - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The oracles of one run: writes every broken one to @why (so that a
+ * failure shows all that went wrong at that stop) and returns whether all
+ * held.
+ */
+static bool oracles_hold(char *why, size_t size)
+{
+	const struct fold_page *p = page;
+
+	why[0] = '\0';
+	if (p->racer_error)
+		broke(why, size, "the racer could not pin");
+	if (p->sum != p->exact)
+		broke(why, size, "sum %" PRId64 " != exact %" PRId64, p->sum, p->exact);
+	if (p->max_pending > (uint64_t)T)
+		broke(why, size, "CPU %d holds %" PRIu64 " pending > threshold %" PRId64,
+		      p->max_pending_cpu, p->max_pending, T);
+	if (pcpu_test_distance(p->read, p->exact) > p->bound)
+		broke(why, size, "|read %" PRId64 " - exact %" PRId64 "| > error_bound %" PRIu64,
+		      p->read, p->exact, p->bound);
+	if (p->compare_wrong)
+		broke(why, size, "%ld of %ld compares wrong, first compare(c, %" PRId64 ") = %d",
+		      p->compare_wrong, p->compares, p->compare_rhs, p->compare_got);
+	if (pcpu_test_distance(p->sync_at_bound, p->exact) > p->bound)
+		broke(why, size, "sync_if_delta_above(c, %" PRIu64 ") = %" PRId64, p->bound,
+		      p->sync_at_bound);
+	if (p->limited_over)
+		broke(why, size, "limited_add(c, %" PRId64 ", 2) returned true", p->exact + 1);
+	if (pcpu_test_distance(p->sync_at_t, p->exact_at_sync_t) > (uint64_t)T)
+		broke(why, size, "sync_if_delta_above(c, %" PRId64 ") = %" PRId64 ", exact %" PRId64,
+		      T, p->sync_at_t, p->exact_at_sync_t);
+	if (!p->limited_exact)
+		broke(why, size, "limited_add(c, %" PRId64 ", 1) returned false", p->exact + 1);
+	if (p->sum_final != p->exact + 1 + (p->limited_over ? 2 : 0))
+		broke(why, size, "sum %" PRId64 " after the limited adds", p->sum_final);
+	return why[0] == '\0';
+}
+
+/* The update path the child used is the one the environment asked for. */
+static void assert_mode(void)
+{
+#if FOLD_RACES_HAVE_MODE
+	const char *force = getenv("PCPU_FORCE_FALLBACK");
+
+	if (force && *force && strcmp(force, "0") != 0)
+		cr_assert_eq(page->mode, PCPU_CPU_ATOMIC, "PCPU_FORCE_FALLBACK=1 but mode %u",
+			     page->mode);
+#endif
+}
+
+/*
+ * Runs the scenario once without a stop (to count the traced call's
+ * instructions), then once per instruction; every stop is run even after
+ * one fails, so that the report says which stops break the promise.
+ */
+static void sweep(const char *name, enum traced_call what, enum racer_action act)
+{
+	struct run_result whole;
+	long in_cs = 0, aborted = 0, failed = 0, first = -2, last = -2;
+	char why[1024], first_why[1024] = "";
+	int64_t first_exact = 0;
+
+	if (pcpu_test_small())
+		cr_skip_test("valgrind: single-stepping its translated code means nothing");
+	page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+		    0);
+	cr_assert_neq(page, MAP_FAILED);
+	traced = what;
+	action = act;
+	whole = run_once(-1);
+	assert_mode();
+	cr_assert(oracles_hold(why, sizeof(why)), "%s, no stop: %s", name, why);
+	cr_assert_gt(whole.steps, 0);
+	for (long k = 0; k < whole.steps; k++) {
+		struct run_result r = run_once(k);
+
+		cr_assert(r.stopped, "%s: stop %ld of %ld never reached", name, k, whole.steps);
+		if (!oracles_hold(why, sizeof(why))) {
+			if (failed++ == 0) {
+				first = k;
+				first_exact = page->exact;
+				strcpy(first_why, why);
+			}
+			last = k;
+		}
+		in_cs += r.in_cs;
+		aborted += r.aborted;
+	}
+	cr_log_info("%s: %ld stops, %ld inside a restartable sequence, %ld aborted", name,
+		    whole.steps, in_cs, aborted);
+	cr_assert_eq(failed, 0,
+		     "%s: %ld of %ld stops broke a promise (stops %ld to %ld); at stop %ld, "
+		     "exact %" PRId64 ": %s",
+		     name, failed, whole.steps, first, last, first, first_exact, first_why);
+	/* every stop inside a sequence must have restarted it */
+	cr_assert_eq(aborted, in_cs, "%s: %ld of %ld stops inside a restartable sequence "
+		     "did not abort it", name, in_cs - aborted, in_cs);
+#if FOLD_RACES_HAVE_MODE
+	if (page->mode == PCPU_CPU_RSEQ &&
+	    (what == TRACED_ADD_PLUS_T || what == TRACED_ADD_MINUS_ONE))
+		cr_assert_gt(in_cs, 0, "%s: no stop inside the add's restartable sequence", name);
+#endif
+	munmap(page, sizeof(*page));
+}
+
+#else /* !__x86_64__ */
+
+static void sweep(const char *name, enum traced_call what, enum racer_action act)
+{
+	(void)name;
+	(void)what;
+	(void)act;
+	cr_skip_test("reads the instruction pointer of x86_64 only");
+}
+
+#endif
+
+/* A fold by sync_if_delta_above(c, 0) before any instruction of add(+T). */
+PCPU_TEST(fold_races, a_sync_fold_anywhere_in_a_fast_add_keeps_every_bound)
+{
+	sweep("add(+T) / sync", TRACED_ADD_PLUS_T, RACER_SYNC);
+}
+
+PCPU_TEST(fold_races, a_registry_fold_anywhere_in_a_fast_add_keeps_every_bound)
+{
+	sweep("add(+T) / fold_all", TRACED_ADD_PLUS_T, RACER_REGISTRY);
+}
+
+/* add(-1) from pending -T takes the slow path, and folds q itself. */
+PCPU_TEST(fold_races, a_sync_fold_anywhere_in_a_slow_add_keeps_every_bound)
+{
+	sweep("add(-1) / sync", TRACED_ADD_MINUS_ONE, RACER_SYNC);
+}
+
+PCPU_TEST(fold_races, a_registry_fold_anywhere_in_a_slow_add_keeps_every_bound)
+{
+	sweep("add(-1) / fold_all", TRACED_ADD_MINUS_ONE, RACER_REGISTRY);
+}
+
+/* Three adds by another thread anywhere in add(+T) (restarts, or fails its swap). */
+PCPU_TEST(fold_races, adds_anywhere_in_a_fast_add_keep_every_bound)
+{
+	sweep("add(+T) / adds", TRACED_ADD_PLUS_T, RACER_ADDS);
+}
+
+/* ... and in add(-1), whose own fold of q must not swap a stale pair. */
+PCPU_TEST(fold_races, adds_anywhere_in_a_slow_add_keep_every_bound)
+{
+	sweep("add(-1) / adds", TRACED_ADD_MINUS_ONE, RACER_ADDS);
+}
+
+/* The case that broke 0.1: adds between a remote folder's read and its swap. */
+PCPU_TEST(fold_races, adds_anywhere_in_a_sync_fold_keep_every_bound)
+{
+	sweep("sync / adds", TRACED_SYNC, RACER_ADDS);
+}
+
+PCPU_TEST(fold_races, adds_anywhere_in_a_registry_fold_keep_every_bound)
+{
+	sweep("fold_all / adds", TRACED_REGISTRY, RACER_ADDS);
+}
