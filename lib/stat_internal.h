@@ -245,6 +245,13 @@ unsigned int pcpu_stat_debug_line(const struct pcpu_stat *s, unsigned int item);
 /* Test-only: the number of central lines. */
 unsigned int pcpu_stat_debug_nr_lines(const struct pcpu_stat *s);
 
+/*
+ * Test-only: is central line @line idle (no fold in progress, no reader
+ * freezing it)? And how many folds has it seen (modulo 2^32)?
+ */
+bool pcpu_stat_debug_line_idle(const struct pcpu_stat *s, unsigned int line);
+uint32_t pcpu_stat_debug_line_folds(const struct pcpu_stat *s, unsigned int line);
+
 /* Test-only: the 8 words of central line @line (word 0: its fold sequence). */
 const int64_t *pcpu_stat_debug_line_words(const struct pcpu_stat *s, unsigned int line);
 

@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 		CHECK(11, distance <= pcpu_stat_error_bound(set, i));
 	}
 	for (unsigned int l = 0; l < pcpu_stat_debug_nr_lines(set); l++)
-		CHECK(12, ((uint64_t)pcpu_stat_debug_line_words(set, l)[0] & 0xffffffffu) == 0);
+		CHECK(12, pcpu_stat_debug_line_idle(set, l));
 	pcpu_stat_fold_all(set);
 	for (unsigned int i = 0; i < ITEMS; i++)
 		CHECK(13, pcpu_stat_read(set, i) == exact[i]);

@@ -172,7 +172,7 @@ static void run_oracle(int64_t floor, uint32_t flags, bool big, unsigned int opt
 	}
 	/* no fold left half done, no reader left a line frozen */
 	for (unsigned int l = 0; l < pcpu_stat_debug_nr_lines(s); l++)
-		cr_assert_eq((uint64_t)pcpu_stat_debug_line_words(s, l)[0] & 0xffffffffu, 0);
+		cr_assert(pcpu_stat_debug_line_idle(s, l));
 	pcpu_stat_fold_all(s);
 	for (unsigned int i = 0; i < NR_ITEMS; i++)
 		cr_assert_eq(pcpu_stat_read(s, i), exact[i], "item %u: read after fold_all", i);
@@ -498,7 +498,7 @@ PCPU_TEST(stat_stress, fork_while_folding_leaves_the_child_consistent)
 				bad |= pcpu_stat_sum(s, i) != before[i] + 1000;
 			}
 			for (unsigned int l = 0; l < pcpu_stat_debug_nr_lines(s); l++)
-				bad |= ((uint64_t)pcpu_stat_debug_line_words(s, l)[0] & 0xffffffffu) != 0;
+				bad |= !pcpu_stat_debug_line_idle(s, l);
 			_exit(bad ? 1 : 0);
 		}
 		cr_assert_eq(waitpid(pid, &status, 0), pid);
@@ -515,7 +515,7 @@ PCPU_TEST(stat_stress, fork_while_folding_leaves_the_child_consistent)
 	}
 	pcpu_refresher_stop();
 	for (unsigned int l = 0; l < pcpu_stat_debug_nr_lines(s); l++)
-		cr_assert_eq((uint64_t)pcpu_stat_debug_line_words(s, l)[0] & 0xffffffffu, 0,
+		cr_assert(pcpu_stat_debug_line_idle(s, l),
 			     "the parent kept a line frozen after fork");
 	pcpu_stat_destroy(s);
 }
