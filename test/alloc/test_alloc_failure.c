@@ -722,12 +722,6 @@ Test(alloc_failure, stat_create_returns_null_enomem_at_every_allocation)
 
 Test(alloc_failure, refresher_start_fails_cleanly_at_every_allocation)
 {
-	/*
-	 * qemu-user aborts itself (qemu_plugin_vcpu_init_hook: assertion
-	 * failed) when a guest's thread creation fails midway; .ci/run sets
-	 * PCPU_TEST_UNDER_QEMU=1 there.
-	 */
-	if (getenv("PCPU_TEST_UNDER_QEMU"))
-		cr_skip_test("qemu-user cannot survive a failed thread creation");
+	pcpu_test_skip_under_qemu();
 	check_every_point("pcpu_refresher_start(5)", point_refresher_start, false);
 }

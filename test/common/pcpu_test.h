@@ -88,6 +88,18 @@ static inline bool pcpu_test_on_valgrind(void)
 	return preload && strstr(preload, "vgpreload");
 }
 
+/*
+ * Skips the test under qemu-user (.ci/run sets PCPU_TEST_UNDER_QEMU=1 there
+ * for its aarch64 step): qemu 7.2 aborts itself (qemu_plugin_vcpu_init_hook:
+ * assertion failed) when a forked child creates a thread, or when a guest's
+ * thread creation fails midway.
+ */
+#define pcpu_test_skip_under_qemu()                                                    \
+	do {                                                                           \
+		if (getenv("PCPU_TEST_UNDER_QEMU"))                                    \
+			cr_skip_test("qemu-user aborts on threads made in a forked child"); \
+	} while (0)
+
 /* True when the test runs under valgrind (or PCPU_TEST_SMALL is set). */
 static inline bool pcpu_test_small(void)
 {

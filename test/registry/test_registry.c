@@ -255,6 +255,7 @@ PCPU_TEST(registry, a_forked_child_can_start_a_refresher_that_folds_there)
 {
 	int status;
 
+	pcpu_test_skip_under_qemu();
 	cr_assert_eq(pcpu_counter_init(&forked, 100), 0);
 	/* the parent's refresher runs, with an interval that never comes */
 	cr_assert_eq(pcpu_refresher_start(3600000), 0);
@@ -307,8 +308,11 @@ static int two_stoppers(void *arg)
 PCPU_TEST(registry, two_concurrent_stops_both_return_and_leave_it_startable)
 {
 	long rounds = pcpu_test_iterations(500);
+	int status;
+
+	pcpu_test_skip_under_qemu();
 	/* the deadline comes before the suite's timeout, to report a hang as one */
-	int status = pcpu_test_in_child(two_stoppers, &rounds, 20);
+	status = pcpu_test_in_child(two_stoppers, &rounds, 20);
 
 	pcpu_test_assert_child_passed(status, "concurrent stops (2 start, 3 create, 4 join, "
 					      "5 restart)");
@@ -392,8 +396,10 @@ static int destroy_beside_a_reader(void *arg)
 
 PCPU_TEST(registry, destroy_does_not_wait_for_a_reader_in_a_read_side_section)
 {
-	int status = pcpu_test_in_child(destroy_beside_a_reader, NULL, 10);
+	int status;
 
+	pcpu_test_skip_under_qemu();
+	status = pcpu_test_in_child(destroy_beside_a_reader, NULL, 10);
 	pcpu_test_assert_child_passed(status, "destroy beside a reader (2 init, 3 create, "
 					      "4 count)");
 }
