@@ -129,23 +129,22 @@ PCPU_EXPORT int pcpu_cpu_current(void)
  * run on one CPU may add at once, so the check and the add are one
  * compare-and-swap of the pair, as a remote fold's is.
  */
-PCPU_EXPORT int64_t *__pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount,
-						   uint64_t limit)
+PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t limit)
 {
 	int cpu = pcpu_cpu_current();
 	int64_t *pair, old[2];
 
 	if (pcpu_unlikely(cpu < 0))
-		return NULL;
+		return 0;
 	pair = cpu_copy(cpu0, (unsigned int)cpu);
 	pcpu_pair_load(pair, old);
 	do {
 		uint64_t value = (uint64_t)old[0] + (uint64_t)amount;
 
 		if (value - (uint64_t)old[1] + limit > 2 * limit)
-			return NULL;
+			return 0;
 		if (pcpu_pair_cas(pair, old, (int64_t)value, old[1]))
-			return pair;
+			return 1;
 	} while (1);
 }
 

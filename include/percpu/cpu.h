@@ -59,8 +59,7 @@ PCPU_EXPORT unsigned int pcpu_cpu_online(void);
  * Internal to the headers: the atomic path of pcpu_this_cpu_add_checked(),
  * out of line so that the rseq fast path needs no stack frame.
  */
-PCPU_EXPORT int64_t *__pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount,
-						   uint64_t limit);
+PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t limit);
 
 /*
  * Internal to the headers: the atomic path of pcpu_this_cpu_add32().
@@ -72,22 +71,19 @@ PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, ui
  * CPU-0 copy is at @cpu0: adds @amount to this CPU's value unless the new
  * value would be more than @limit away from the mark, in one step (a
  * restartable sequence on @mode PCPU_CPU_RSEQ, a compare-and-swap of the
- * pair otherwise). Returns the pair it added to; NULL if it added nothing
- * (the limit would be passed, or the thread has no CPU number). Other
+ * pair otherwise). Returns 1 if it added; 0 if it added nothing (the limit
+ * would be passed, or the thread has no CPU number). A truth value, not the
+ * address added to: the inline caller then needs no test of an offset
+ * after the sequence. Other
  * threads may change the mark, never the value, with a compare-and-swap of
  * the whole pair.
  */
-static inline int64_t *pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
-						 unsigned int mode)
+static inline int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
+					    unsigned int mode)
 {
 #if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (pcpu_likely(mode == PCPU_CPU_RSEQ)) {
-		long offset = pcpu_arch_rseq_add_checked(cpu0, amount, limit);
-
-		if (pcpu_unlikely(offset < 0))
-			return (int64_t *)0;
-		return (int64_t *)(void *)((char *)cpu0 + offset);
-	}
+	if (pcpu_likely(mode == PCPU_CPU_RSEQ))
+		return pcpu_arch_rseq_add_checked(cpu0, amount, limit);
 #else
 	(void)mode;
 #endif

@@ -186,10 +186,10 @@ PCPU_TEST(cpu, this_cpu_add_adds_to_the_copy_of_the_current_cpu)
 
 		if (!pcpu_test_pin(cpus[i]))
 			continue;
-		copy = pcpu_this_cpu_add_checked(buf, 10 + i, NO_LIMIT, pcpu_cpu_setup());
-		cr_assert_eq(copy, copy_on(buf, (unsigned int)cpus[i]));
-		cr_assert_eq(*copy, 10 + i);
-		copy = pcpu_this_cpu_add_checked(buf, -3, NO_LIMIT, pcpu_cpu_setup());
+		copy = copy_on(buf, (unsigned int)cpus[i]);
+		cr_assert(pcpu_this_cpu_add_checked(buf, 10 + i, NO_LIMIT, pcpu_cpu_setup()));
+		cr_assert_eq(*copy, 10 + i, "the add did not land on the copy of CPU %d", cpus[i]);
+		cr_assert(pcpu_this_cpu_add_checked(buf, -3, NO_LIMIT, pcpu_cpu_setup()));
 		cr_assert_eq(*copy, 7 + i);
 	}
 	/* nothing anywhere else */
@@ -212,7 +212,7 @@ PCPU_TEST(cpu, this_cpu_add_loses_nothing_across_cpus)
 	pcpu_cpu_setup();
 	buf = stride_buffer();
 	for (long i = 0; i < n; i++) {
-		cr_assert_not_null(pcpu_this_cpu_add_checked(buf, i % 7 - 3, NO_LIMIT, pcpu_cpu_setup()));
+		cr_assert(pcpu_this_cpu_add_checked(buf, i % 7 - 3, NO_LIMIT, pcpu_cpu_setup()));
 		if (i % 1000 == 0)
 			sched_yield();
 	}

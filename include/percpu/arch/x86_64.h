@@ -44,6 +44,10 @@
  * between BEGIN and END must end with its single committing store. END
  * emits the abort handler, preceded by the signature glibc registered,
  * which jumps to %l[abort].
+ *
+ * Every sequence is __asm__ __volatile__ goto: gcc 12 deletes an asm goto
+ * whose outputs are unused (here: the checked add, whose caller needs only
+ * which label it left by), although asm goto is documented as volatile.
  */
 #define PCPU_RSEQ_ASM_BEGIN                                                \
 	".pushsection __rseq_cs, \"aw\"\n\t"                              \
@@ -82,7 +86,7 @@ static inline long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
 	long offset;
 
 retry:
-	__asm__ goto(
+	__asm__ __volatile__ goto(
 		PCPU_RSEQ_ASM_BEGIN
 		"addq %[amount], (%[cpu0], %[offset])\n\t"
 		PCPU_RSEQ_ASM_END
@@ -105,16 +109,16 @@ unregistered:
  * and the committing addq are one restartable sequence: no other thread of
  * this CPU can add between them, and a remote folder that swaps value and
  * mark together cannot succeed on a value it read before the add. Returns
- * cpu * PCPU_STRIDE; -1 without adding if the thread has no registered rseq
- * area; -2 without adding if the limit would be passed.
+ * 1 if it added; 0 without adding if the limit would be passed or the
+ * thread has no registered rseq area.
  */
-static inline long pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
+static inline int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
 {
 	long offset;
 	uint64_t distance;
 
 retry:
-	__asm__ goto(
+	__asm__ __volatile__ goto(
 		PCPU_RSEQ_ASM_BEGIN
 		/* value - mark + amount + limit must not pass 2 * limit */
 		"movq (%[cpu0], %[offset]), %[distance]\n\t"
@@ -129,13 +133,12 @@ retry:
 		  [bias] "r"((uint64_t)amount + limit), [span] "r"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
-	return offset;
+	return 1;
 abort:
 	goto retry;
 unregistered:
-	return -1;
 over:
-	return -2;
+	return 0;
 }
 
 /*
@@ -154,7 +157,7 @@ static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t
 	uint32_t distance;
 
 retry:
-	__asm__ goto(
+	__asm__ __volatile__ goto(
 		PCPU_RSEQ_ASM_BEGIN
 		/* value - mark + amount + limit must not pass 2 * limit */
 		"movl (%[cpu0], %[offset]), %[distance]\n\t"
