@@ -25,6 +25,7 @@
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
 
+#include "cpu_internal.h"
 #include "metrics_internal.h"
 #include "stat_internal.h"
 
@@ -460,6 +461,12 @@ PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
 
 	if (pcpu_counter_init(c, 0) != 0 || pcpu_counter_register(c, &d) != 0)
 		__atomic_fetch_add(&define_errors, 1, __ATOMIC_RELAXED);
+}
+
+PCPU_EXPORT void __pcpu_metrics_undefine(struct pcpu_counter *c)
+{
+	pcpu_counter_destroy(c);
+	pcpu_cpu_disarm_rseq();
 }
 
 PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void)

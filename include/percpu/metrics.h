@@ -145,6 +145,13 @@ PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void);
 PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
 				       const char *help, enum pcpu_metric_kind kind);
 
+/*
+ * Internal to the headers: what a file-scope definition runs at exit (or
+ * unload): destroys @c, and clears the calling thread's rseq critical
+ * section, which may point into the object being unloaded.
+ */
+PCPU_EXPORT void __pcpu_metrics_undefine(struct pcpu_counter *c);
+
 /* Internal to the headers. */
 #define __PCPU_METRIC_DEFINE(var, name, help, kind)                             \
 	struct pcpu_counter var;                                                \
@@ -154,7 +161,7 @@ PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
 	}                                                                       \
 	__attribute__((destructor(101))) static void __pcpu_undefine_##var(void) \
 	{                                                                       \
-		pcpu_counter_destroy(&(var));                                   \
+		__pcpu_metrics_undefine(&(var));                                \
 	}                                                                       \
 	extern struct pcpu_counter var
 
@@ -169,6 +176,13 @@ PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
  * initialised and usable, only not exposed. If even initialising it fails
  * (no memory), it stays zero-filled and updating it is a misuse (see
  * <percpu/counter.h>). Either way pcpu_metrics_define_errors() counts it.
+ *
+ * Unloading. The inline adds leave a thread's rseq state pointing into the
+ * object that ran them; the unload destructor clears it for the thread
+ * that calls dlclose(). Other threads that ran this object's adds must
+ * be preempted after its dlclose() before they run another rseq critical
+ * section (a limitation of the rseq update path for any unloaded object
+ * that inlines adds, not of definitions only).
  * @since 0.2
  */
 #define PCPU_COUNTER_DEFINE(var, name, help) \
