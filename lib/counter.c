@@ -64,7 +64,7 @@ static bool usable(const struct pcpu_counter *c, const char *call)
 /* The per-CPU threshold for a central value of @count. */
 static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
 {
-	if (c->flags & PCPU_COUNTER_F_FIXED)
+	if (LOAD(&c->flags) & PCPU_COUNTER_F_FIXED) /* register() sets another bit */
 		return c->floor;
 	return (int64_t)pcpu_policy_threshold(count, (uint64_t)c->accuracy * cpu_possible(),
 					      (uint64_t)c->floor, PCPU_COUNTER_MAX_BATCH);
