@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The metrics list (see <percpu/metrics.h>): names and their rules, the
- * list of registered metrics, its walk, and the registration calls of
- * counters, stat sets and file-scope definitions. The text formats are in
- * exposition.c, histograms in histogram.c.
+ * The metrics list (see <percpu/metrics.h>): the list of registered
+ * metrics, its walk, and the registration calls of counters, stat sets and
+ * file-scope definitions. The name rules are in metric_names.c, the text
+ * formats in exposition.c, histograms in histogram.c.
  *
  * One mutex guards the list. Adds never take it: a metric only points at
  * its counter, stat set or histogram, and reading their values is what
@@ -29,9 +29,6 @@
 #include "metrics_internal.h"
 #include "stat_internal.h"
 
-/* Constant label pairs of one metric, at most. */
-#define MAX_LABELS 64
-
 struct metric {
 	struct metric *next;
 	char *name;    /* the family name */
@@ -50,113 +47,6 @@ static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static bool atfork_ok;
 static unsigned int define_errors;
-
-/* Names. */
-
-static bool is_alpha_(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
-}
-
-static bool is_digit(char ch)
-{
-	return ch >= '0' && ch <= '9';
-}
-
-static bool ends_with(const char *s, size_t len, const char *suffix)
-{
-	size_t n = strlen(suffix);
-
-	return len >= n && memcmp(s + len - n, suffix, n) == 0;
-}
-
-/* Samples a family of @kind writes, as suffixes of its name ("" first). */
-static const char *const *suffixes_of(enum pcpu_metric_kind kind)
-{
-	static const char *const counter[] = { "", "_total", "_created", NULL };
-	static const char *const gauge[] = { "", NULL };
-	static const char *const histogram[] = { "", "_bucket", "_sum", "_count", "_created",
-						 NULL };
-
-	return kind == PCPU_METRIC_COUNTER ? counter :
-	       kind == PCPU_METRIC_HISTOGRAM ? histogram : gauge;
-}
-
-int pcpu_metrics_check_name(const char *prefix, const char *name, const char *unit,
-			    enum pcpu_metric_kind kind)
-{
-	static const char *const reserved[] = { "_total", "_created", "_count", "_sum",
-						"_bucket", "_info", NULL };
-	size_t plen = prefix ? strlen(prefix) : 0, len;
-	char first;
-
-	if (!name)
-		return -EINVAL;
-	if (kind != PCPU_METRIC_COUNTER && kind != PCPU_METRIC_GAUGE &&
-	    kind != PCPU_METRIC_HISTOGRAM)
-		return -EINVAL;
-	len = strlen(name);
-	first = plen ? prefix[0] : name[0];
-	if (plen + len == 0 || !(is_alpha_(first) || first == ':'))
-		return -EINVAL;
-	for (const char *p = prefix; p && *p; p++)
-		if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
-			return -EINVAL;
-	for (const char *p = name; *p; p++)
-		if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
-			return -EINVAL;
-	if (plen && len == 0)
-		return -EINVAL;
-	if (kind != PCPU_METRIC_GAUGE)
-		for (unsigned int i = 0; reserved[i]; i++)
-			if (ends_with(name, len, reserved[i]) ||
-			    (len == 0 && ends_with(prefix, plen, reserved[i])))
-				return -EINVAL;
-	if (unit && *unit) {
-		size_t ulen = strlen(unit);
-
-		for (const char *p = unit; *p; p++)
-			if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
-				return -EINVAL;
-		/* "_unit" at the end of the (prefixed) name; the unit is not the whole name */
-		if (len < ulen + 1 || !ends_with(name, len, unit) || name[len - ulen - 1] != '_')
-			return -EINVAL;
-		if (plen == 0 && len == ulen + 1)
-			return -EINVAL;
-	}
-	return 0;
-}
-
-static int check_label_name(const char *k)
-{
-	if (!k || !is_alpha_(k[0]) || (k[0] == '_' && k[1] == '_'))
-		return -EINVAL;
-	for (const char *p = k; *p; p++)
-		if (!is_alpha_(*p) && !is_digit(*p))
-			return -EINVAL;
-	return 0;
-}
-
-/* Number of pairs in @labels, or -EINVAL. */
-static int check_labels(const char *const *labels, enum pcpu_metric_kind kind)
-{
-	int n = 0;
-
-	if (!labels)
-		return 0;
-	for (; labels[2 * n]; n++) {
-		if (n >= MAX_LABELS || !labels[2 * n + 1])
-			return -EINVAL;
-		if (check_label_name(labels[2 * n]) != 0)
-			return -EINVAL;
-		if (kind == PCPU_METRIC_HISTOGRAM && strcmp(labels[2 * n], "le") == 0)
-			return -EINVAL;
-		for (int j = 0; j < n; j++)
-			if (strcmp(labels[2 * j], labels[2 * n]) == 0)
-				return -EINVAL;
-	}
-	return n;
-}
 
 /* Metrics. */
 
@@ -246,40 +136,10 @@ static int compare_labels(char *const *a, char *const *b)
 	}
 }
 
-/* Is @n1 followed by @s1 the same string as @n2 followed by @s2? */
-static bool joined_equal(const char *n1, const char *s1, const char *n2, const char *s2)
-{
-	const char *p = n1, *q = n2;
-	bool in_s1 = false, in_s2 = false;
-
-	for (;;) {
-		if (!*p && !in_s1) {
-			p = s1;
-			in_s1 = true;
-			continue;
-		}
-		if (!*q && !in_s2) {
-			q = s2;
-			in_s2 = true;
-			continue;
-		}
-		if (*p != *q)
-			return false;
-		if (!*p)
-			return true;
-		p++;
-		q++;
-	}
-}
-
 /* Does a sample (or family) name of @a equal one of @b? */
 static bool samples_meet(const struct metric *a, const struct metric *b)
 {
-	for (const char *const *sa = suffixes_of(a->kind); *sa; sa++)
-		for (const char *const *sb = suffixes_of(b->kind); *sb; sb++)
-			if (joined_equal(a->name, *sa, b->name, *sb))
-				return true;
-	return false;
+	return pcpu_metrics_names_meet(a->name, a->kind, b->name, b->kind);
 }
 
 /* Links @m in order; -EEXIST if it clashes with a registered metric. Under the lock. */
@@ -351,7 +211,7 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 					      specs[i].kind);
 		if (err)
 			return err;
-		err = check_labels(specs[i].labels, specs[i].kind);
+		err = pcpu_metrics_check_labels(specs[i].labels, specs[i].kind);
 		if (err < 0)
 			return err;
 	}
@@ -359,7 +219,7 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 	if (!atfork_ok)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		made[i] = new_metric(&specs[i], check_labels(specs[i].labels, specs[i].kind));
+		made[i] = new_metric(&specs[i], pcpu_metrics_check_labels(specs[i].labels, specs[i].kind));
 		if (!made[i]) {
 			while (i--)
 				free_metric(made[i]);

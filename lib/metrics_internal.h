@@ -6,6 +6,7 @@
 #ifndef PCPU_LIB_METRICS_INTERNAL_H
 #define PCPU_LIB_METRICS_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <percpu/metrics.h>
@@ -39,8 +40,20 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n);
 /* Unregisters every metric of @obj; waits for an exposition in progress. */
 void pcpu_metrics_forget(const void *obj);
 
-/* 0 if @name is a valid metric name for @kind (and @unit fits it). */
+/* Names (metric_names.c). */
+
+/* 0 if prefix_name (or name) is a valid metric name for @kind, and @unit fits it. */
 int pcpu_metrics_check_name(const char *prefix, const char *name, const char *unit,
 			    enum pcpu_metric_kind kind);
+
+/* Number of pairs in @labels (NULL: 0), or -EINVAL. */
+int pcpu_metrics_check_labels(const char *const *labels, enum pcpu_metric_kind kind);
+
+/*
+ * Would families @a of @kind_a and @b of @kind_b write a sample (or a
+ * family) of the same name?
+ */
+bool pcpu_metrics_names_meet(const char *a, enum pcpu_metric_kind kind_a, const char *b,
+			     enum pcpu_metric_kind kind_b);
 
 #endif /* PCPU_LIB_METRICS_INTERNAL_H */

@@ -74,7 +74,8 @@ PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_
 /**
  * Registers every item of @p s: item "x" as the metric "prefix_x" (just
  * "x" for a NULL or empty @p prefix), of the item's kind and help, until
- * pcpu_stat_destroy(). All items or none.
+ * pcpu_stat_destroy(). All items or none. A set may be registered again
+ * under another prefix; destroy unregisters every name it has.
  * @return 0; -EINVAL (NULL set, bad prefix or resulting name, a kind
  *         other than counter or gauge); -EEXIST; -ENOMEM. @since 0.2
  */

@@ -201,6 +201,37 @@ PCPU_TEST(histogram, labels_come_before_le)
 	pcpu_histogram_destroy(h);
 }
 
+PCPU_TEST(histogram, histograms_with_other_labels_are_one_family)
+{
+	static const char *const a[] = { "route", "a", NULL };
+	static const char *const b[] = { "route", "b", NULL };
+	struct pcpu_histogram *hb = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+		.name = "fam_seconds", .help = "Latency.", .unit = "seconds", .labels = b,
+		.scale = 1000 });
+	struct pcpu_histogram *ha = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+		.name = "fam_seconds", .help = "Latency.", .unit = "seconds", .labels = a,
+		.scale = 1000 });
+	char *text;
+
+	cr_assert_not_null(ha);
+	cr_assert_not_null(hb);
+	cr_expect_null(pcpu_histogram_create(&(struct pcpu_histogram_desc){
+		.name = "fam_seconds", .labels = a }));
+	cr_expect_eq(errno, EEXIST, "one family, one unit");
+	pcpu_histogram_observe(hb, 1500);
+	text = metrics_text(PCPU_METRICS_OPENMETRICS);
+	cr_expect_str_eq(text, "# HELP fam_seconds Latency.\n# TYPE fam_seconds histogram\n"
+			       "# UNIT fam_seconds seconds\n"
+			       "fam_seconds_bucket{route=\"a\",le=\"+Inf\"} 0\n"
+			       "fam_seconds_sum{route=\"a\"} 0\nfam_seconds_count{route=\"a\"} 0\n"
+			       "fam_seconds_bucket{route=\"b\",le=\"+Inf\"} 1\n"
+			       "fam_seconds_sum{route=\"b\"} 1.5\nfam_seconds_count{route=\"b\"} 1\n"
+			       "# EOF\n");
+	free(text);
+	pcpu_histogram_destroy(ha);
+	pcpu_histogram_destroy(hb);
+}
+
 /* Concurrent observers. */
 struct observer {
 	struct pcpu_histogram *h;
