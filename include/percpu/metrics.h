@@ -11,7 +11,8 @@
  * or histogram name may not end in "_total", "_created", "_count", "_sum",
  * "_bucket" or "_info". A unit, when given, must be the end of the name
  * ("..._bytes" for "bytes"). Labels are constant: NULL or
- * {"key", "value", ..., NULL}; values are any string.
+ * {"key", "value", ..., NULL}; values are any string (escaped on output;
+ * not checked for UTF-8, which both formats require: the caller's part).
  *
  * Families. Metrics with the same name and different constant labels form
  * one family (HELP, TYPE and UNIT written once, from the first registered;

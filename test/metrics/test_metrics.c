@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
@@ -717,4 +719,43 @@ PCPU_TEST(metrics, exposition_is_safe_while_metrics_come_and_go)
 		cr_expect_str_eq(text, "", "everything destroyed is gone");
 		free(text);
 	}
+}
+
+static void *scrape_forever(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&churn_stop, __ATOMIC_RELAXED))
+		free(metrics_text(PCPU_METRICS_OPENMETRICS));
+	return NULL;
+}
+
+PCPU_TEST(metrics, a_fork_during_exposition_leaves_the_child_able_to_expose)
+{
+	struct pcpu_counter c;
+	pthread_t t;
+
+	churn_stop = 0;
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	cr_assert_eq(pcpu_counter_register(&c, &(struct pcpu_metric_desc){
+			     .name = "forked", .kind = PCPU_METRIC_COUNTER }), 0);
+	pcpu_counter_add(&c, 9);
+	cr_assert_eq(pthread_create(&t, NULL, scrape_forever, NULL), 0);
+	for (int i = 0; i < 20; i++) {
+		int status;
+		pid_t pid = fork();
+
+		cr_assert_geq(pid, 0);
+		if (pid == 0) {
+			char *text = metrics_text(PCPU_METRICS_PROMETHEUS);
+			long long v = 0;
+
+			_exit(text && metrics_value(text, "forked_total", &v) == 0 && v == 9 ? 0 : 1);
+		}
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: status %#x", i,
+			  status);
+	}
+	__atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	pcpu_counter_destroy(&c);
 }
