@@ -39,6 +39,7 @@
 #include "arena.h"
 #include "counter_internal.h"
 #include "cpu_internal.h"
+#include "metrics_internal.h"
 #include "misuse.h"
 #include "pair.h"
 #include "policy.h"
@@ -63,7 +64,7 @@ static bool usable(const struct pcpu_counter *c, const char *call)
 /* The per-CPU threshold for a central value of @count. */
 static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
 {
-	if (c->flags & PCPU_COUNTER_F_FIXED)
+	if (LOAD(&c->flags) & PCPU_COUNTER_F_FIXED) /* register() sets another bit */
 		return c->floor;
 	return (int64_t)pcpu_policy_threshold(count, (uint64_t)c->accuracy * cpu_possible(),
 					      (uint64_t)c->floor, PCPU_COUNTER_MAX_BATCH);
@@ -234,6 +235,9 @@ PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c)
 {
 	if (!c || !LOAD(&c->slots))
 		return;
+	/* first: an exposition in progress finishes reading the counter */
+	if (c->flags & PCPU_COUNTER_F_METRIC)
+		pcpu_metrics_forget(c);
 	pcpu_registry_remove(c->entry);
 	pcpu_arena_free(c->slots, sizeof(struct pcpu_slot));
 	*c = (struct pcpu_counter){ 0 };

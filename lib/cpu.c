@@ -190,3 +190,19 @@ void pcpu_misuse_abort(const char *call, const char *what)
 	fprintf(stderr, "percpu: %s: %s\n", call, what);
 	abort();
 }
+
+/*
+ * The inline adds leave the thread's rseq_cs pointing at their descriptor,
+ * which lives in the object that inlined them. Once that object is
+ * unloaded, the kernel would fault on the dangling pointer at the thread's
+ * next preemption and kill it: an object's unload path disarms it first.
+ */
+void pcpu_cpu_disarm_rseq(void)
+{
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	if (__rseq_size > 0)
+		__atomic_store_n((uint64_t *)(void *)((char *)__builtin_thread_pointer() +
+						      __rseq_offset + PCPU_RSEQ_CS_OFFSET),
+				 0, __ATOMIC_RELAXED);
+#endif
+}

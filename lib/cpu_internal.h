@@ -24,4 +24,10 @@ static inline void *cpu_copy(void *cpu0, unsigned int cpu)
 	return (char *)cpu0 + ((size_t)cpu << PCPU_STRIDE_SHIFT);
 }
 
+/*
+ * Clears the calling thread's rseq_cs, which an inline add leaves pointing
+ * at a descriptor in the object that inlined it (see cpu.c).
+ */
+void pcpu_cpu_disarm_rseq(void);
+
 #endif /* PCPU_LIB_CPU_INTERNAL_H */

@@ -5,7 +5,8 @@
  * allocation failure gives -ENOMEM (or NULL with errno ENOMEM), never an
  * exit or a crash, leaves nothing half made and leaks nothing; that a failed
  * init leaves the counter zero-filled (destroy is a no-op); and that the
- * init_many calls are all or none.
+ * init_many calls are all or none. The same for the metrics calls
+ * (<percpu/metrics.h>, <percpu/histogram.h>): -ENOMEM, nothing registered.
  *
  * How: failalloc (failalloc.h) replaces malloc and mmap for the whole
  * process, libnuma and liburcu included, and fails the n-th allocation
@@ -53,6 +54,8 @@
 #include <unistd.h>
 
 #include <percpu/counter.h>
+#include <percpu/histogram.h>
+#include <percpu/metrics.h>
 #include <percpu/percpu_counter.h>
 #include <percpu/registry.h>
 #include <percpu/stat.h>
@@ -600,6 +603,181 @@ static int run_child(int (*child)(enum mode mode), enum mode mode, long n, char 
 	return status;
 }
 
+/* ---- metrics ---------------------------------------------------------------- */
+
+/* The exposition (Prometheus text), malloc'ed; only while disarmed. */
+static char *exposition(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	int err;
+
+	CHILD_CHECK(out, "open_memstream failed");
+	err = pcpu_metrics_write(out, PCPU_METRICS_PROMETHEUS);
+	fclose(out);
+	CHILD_CHECK(err == 0, "pcpu_metrics_write without failures: %d", err);
+	return text;
+}
+
+static void check_exposition(const char *want, const char *what)
+{
+	char *text = exposition();
+
+	CHILD_CHECK(strcmp(text, want) == 0, "%s: the exposition is \"%s\", not \"%s\"", what,
+		    text, want);
+	free(text);
+}
+
+static const struct pcpu_metric_desc metric_desc = {
+	.name = "m", .help = "H.", .kind = PCPU_METRIC_GAUGE,
+	.labels = (const char *const[]){ "k", "v", NULL },
+};
+
+static void warm_metrics(void)
+{
+	struct pcpu_counter c;
+	char *text;
+
+	CHILD_CHECK(pcpu_counter_init(&c, 0) == 0, "warm-up init failed");
+	CHILD_CHECK(pcpu_counter_register(&c, &metric_desc) == 0, "warm-up register failed");
+	text = exposition();
+	free(text);
+	pcpu_counter_destroy(&c);
+}
+
+static int point_counter_register(enum mode mode)
+{
+	struct pcpu_counter c;
+	long attempts;
+	int ret;
+
+	if (mode != COLD)
+		warm_metrics();
+	CHILD_CHECK(pcpu_counter_init(&c, 3) == 0, "init failed");
+	failalloc_arm(the_point);
+	ret = pcpu_counter_register(&c, &metric_desc);
+	attempts = failalloc_disarm();
+	if (attempts <= the_point)
+		CHILD_CHECK(ret == 0, "no allocation failed, yet it returned %d", ret);
+	if (ret == 0) {
+		check_exposition("# HELP m H.\n# TYPE m gauge\nm{k=\"v\"} 3\n", "registered");
+		pcpu_counter_destroy(&c);
+		return succeeded(attempts);
+	}
+	CHILD_CHECK(ret == -ENOMEM, "returned %d, not -ENOMEM", ret);
+	check_exposition("", "after the failure");
+	pcpu_counter_destroy(&c);
+	if (mode != COLD)
+		check_nothing_left();
+	CHILD_CHECK(pcpu_counter_init(&c, 3) == 0, "init failed");
+	CHILD_CHECK(pcpu_counter_register(&c, &metric_desc) == 0, "register again failed");
+	pcpu_counter_destroy(&c);
+	return POINT_PASSED;
+}
+
+static int point_stat_register(enum mode mode)
+{
+	struct pcpu_stat *s;
+	long attempts;
+	int ret;
+
+	if (mode != COLD)
+		warm_metrics();
+	s = pcpu_stat_create(&stat_desc);
+	CHILD_CHECK(s, "stat_create failed");
+	failalloc_arm(the_point);
+	ret = pcpu_stat_register(s, "p");
+	attempts = failalloc_disarm();
+	if (attempts <= the_point)
+		CHILD_CHECK(ret == 0, "no allocation failed, yet it returned %d", ret);
+	if (ret == 0) {
+		pcpu_stat_destroy(s);
+		return succeeded(attempts);
+	}
+	CHILD_CHECK(ret == -ENOMEM, "returned %d, not -ENOMEM", ret);
+	check_exposition("", "after the failure (all items or none)");
+	pcpu_stat_destroy(s);
+	if (mode != COLD)
+		check_nothing_left();
+	return POINT_PASSED;
+}
+
+static int point_histogram_create(enum mode mode)
+{
+	static const int64_t bounds[] = { 1, 10, 100 };
+	const struct pcpu_histogram_desc d = { .name = "h", .bounds = bounds, .nr_bounds = 3 };
+	struct pcpu_histogram *h;
+	uint64_t counts[4];
+	long attempts;
+	int err;
+
+	if (mode != COLD) {
+		warm_metrics();
+		h = pcpu_histogram_create(&d);
+		CHILD_CHECK(h, "warm-up histogram_create failed");
+		pcpu_histogram_destroy(h);
+	}
+	errno = 0;
+	failalloc_arm(the_point);
+	h = pcpu_histogram_create(&d);
+	err = errno;
+	attempts = failalloc_disarm();
+	if (attempts <= the_point)
+		CHILD_CHECK(h, "no allocation failed, yet it returned NULL (errno %d)", err);
+	if (h) {
+		pcpu_histogram_observe(h, 5);
+		CHILD_CHECK(pcpu_histogram_snapshot(h, counts, NULL) == 0 && counts[1] == 1,
+			    "the histogram does not count");
+		pcpu_histogram_destroy(h);
+		return succeeded(attempts);
+	}
+	CHILD_CHECK(err == ENOMEM, "returned NULL with errno %d (%s), not ENOMEM", err,
+		    strerror(err));
+	check_exposition("", "after the failure");
+	if (mode != COLD)
+		check_nothing_left();
+	h = pcpu_histogram_create(&d);
+	CHILD_CHECK(h, "create without failures after it failed: %s", strerror(errno));
+	pcpu_histogram_destroy(h);
+	return POINT_PASSED;
+}
+
+static int point_metrics_write(enum mode mode)
+{
+	static const int64_t bounds[] = { 1 };
+	struct pcpu_histogram *h;
+	struct pcpu_counter c;
+	long attempts;
+	FILE *out;
+	int ret;
+
+	if (mode != COLD)
+		warm_metrics();
+	CHILD_CHECK(pcpu_counter_init(&c, 0) == 0 && pcpu_counter_register(&c, &metric_desc) == 0,
+		    "register failed");
+	h = pcpu_histogram_create(&(struct pcpu_histogram_desc){ .name = "h", .bounds = bounds,
+								 .nr_bounds = 1 });
+	CHILD_CHECK(h, "histogram_create failed");
+	out = fopen("/dev/null", "w");
+	CHILD_CHECK(out, "fopen(/dev/null) failed");
+	setvbuf(out, NULL, _IONBF, 0);
+	failalloc_arm(the_point);
+	ret = pcpu_metrics_write(out, PCPU_METRICS_OPENMETRICS);
+	attempts = failalloc_disarm();
+	fclose(out);
+	if (attempts <= the_point)
+		CHILD_CHECK(ret == 0, "no allocation failed, yet it returned %d", ret);
+	else
+		CHILD_CHECK(ret == 0 || ret == -ENOMEM, "returned %d, not -ENOMEM", ret);
+	check_exposition("# TYPE h histogram\nh_bucket{le=\"1\"} 0\nh_bucket{le=\"+Inf\"} 0\n"
+			 "h_sum 0\nh_count 0\n# HELP m H.\n# TYPE m gauge\nm{k=\"v\"} 0\n",
+			 "the next write");
+	pcpu_histogram_destroy(h);
+	pcpu_counter_destroy(&c);
+	return ret == 0 ? succeeded(attempts) : POINT_PASSED;
+}
+
 /*
  * Runs every failure point of @call in @mode; each one that crashes, exits
  * or fails a check is reported (the first MAX_REPORTED one by one).
@@ -724,4 +902,24 @@ Test(alloc_failure, refresher_start_fails_cleanly_at_every_allocation)
 {
 	pcpu_test_skip_under_qemu();
 	check_every_point("pcpu_refresher_start(5)", point_refresher_start, false);
+}
+
+Test(alloc_failure, counter_register_fails_cleanly_at_every_allocation)
+{
+	check_every_point("pcpu_counter_register(&c, gauge m{k=v})", point_counter_register, false);
+}
+
+Test(alloc_failure, stat_register_is_all_or_none_at_every_allocation)
+{
+	check_every_point("pcpu_stat_register(s, \"p\")", point_stat_register, false);
+}
+
+Test(alloc_failure, histogram_create_returns_null_enomem_at_every_allocation)
+{
+	check_every_point("pcpu_histogram_create(3 bounds)", point_histogram_create, false);
+}
+
+Test(alloc_failure, metrics_write_fails_cleanly_at_every_allocation)
+{
+	check_every_point("pcpu_metrics_write(/dev/null, OpenMetrics)", point_metrics_write, false);
 }

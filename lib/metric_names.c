@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Metric names and their rules (see <percpu/metrics.h>): the grammar of
+ * metric and label names, units, reserved suffixes, and which names would
+ * write the same sample (a gauge "x_total" beside a counter "x").
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "metrics_internal.h"
+
+/* Constant label pairs of one metric, at most. */
+#define MAX_LABELS 64
+
+static bool is_alpha_(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+static bool is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static bool ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+/* Samples a family of @kind writes, as suffixes of its name ("" first). */
+static const char *const *suffixes_of(enum pcpu_metric_kind kind)
+{
+	static const char *const counter[] = { "", "_total", "_created", NULL };
+	static const char *const gauge[] = { "", NULL };
+	static const char *const histogram[] = { "", "_bucket", "_sum", "_count", "_created",
+						 NULL };
+
+	return kind == PCPU_METRIC_COUNTER ? counter :
+	       kind == PCPU_METRIC_HISTOGRAM ? histogram : gauge;
+}
+
+int pcpu_metrics_check_name(const char *prefix, const char *name, const char *unit,
+			    enum pcpu_metric_kind kind)
+{
+	static const char *const reserved[] = { "_total", "_created", "_count", "_sum",
+						"_bucket", "_info", NULL };
+	size_t plen = prefix ? strlen(prefix) : 0, len;
+	char first;
+
+	if (!name)
+		return -EINVAL;
+	if (kind != PCPU_METRIC_COUNTER && kind != PCPU_METRIC_GAUGE &&
+	    kind != PCPU_METRIC_HISTOGRAM)
+		return -EINVAL;
+	len = strlen(name);
+	first = plen ? prefix[0] : name[0];
+	if (plen + len == 0 || !(is_alpha_(first) || first == ':'))
+		return -EINVAL;
+	for (const char *p = prefix; p && *p; p++)
+		if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
+			return -EINVAL;
+	for (const char *p = name; *p; p++)
+		if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
+			return -EINVAL;
+	if (plen && len == 0)
+		return -EINVAL;
+	if (kind != PCPU_METRIC_GAUGE)
+		for (unsigned int i = 0; reserved[i]; i++)
+			if (ends_with(name, len, reserved[i]) ||
+			    (len == 0 && ends_with(prefix, plen, reserved[i])))
+				return -EINVAL;
+	if (unit && *unit) {
+		size_t ulen = strlen(unit);
+
+		for (const char *p = unit; *p; p++)
+			if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
+				return -EINVAL;
+		/* "_unit" at the end of the (prefixed) name; the unit is not the whole name */
+		if (len < ulen + 1 || !ends_with(name, len, unit) || name[len - ulen - 1] != '_')
+			return -EINVAL;
+		if (plen == 0 && len == ulen + 1)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_label_name(const char *k)
+{
+	if (!k || !is_alpha_(k[0]) || (k[0] == '_' && k[1] == '_'))
+		return -EINVAL;
+	for (const char *p = k; *p; p++)
+		if (!is_alpha_(*p) && !is_digit(*p))
+			return -EINVAL;
+	return 0;
+}
+
+int pcpu_metrics_check_labels(const char *const *labels, enum pcpu_metric_kind kind)
+{
+	int n = 0;
+
+	if (!labels)
+		return 0;
+	for (; labels[2 * n]; n++) {
+		if (n >= MAX_LABELS || !labels[2 * n + 1])
+			return -EINVAL;
+		if (check_label_name(labels[2 * n]) != 0)
+			return -EINVAL;
+		if (kind == PCPU_METRIC_HISTOGRAM && strcmp(labels[2 * n], "le") == 0)
+			return -EINVAL;
+		for (int j = 0; j < n; j++)
+			if (strcmp(labels[2 * j], labels[2 * n]) == 0)
+				return -EINVAL;
+	}
+	return n;
+}
+
+/* Is @n1 followed by @s1 the same string as @n2 followed by @s2? */
+static bool joined_equal(const char *n1, const char *s1, const char *n2, const char *s2)
+{
+	const char *p = n1, *q = n2;
+	bool in_s1 = false, in_s2 = false;
+
+	for (;;) {
+		if (!*p && !in_s1) {
+			p = s1;
+			in_s1 = true;
+			continue;
+		}
+		if (!*q && !in_s2) {
+			q = s2;
+			in_s2 = true;
+			continue;
+		}
+		if (*p != *q)
+			return false;
+		if (!*p)
+			return true;
+		p++;
+		q++;
+	}
+}
+
+bool pcpu_metrics_names_meet(const char *a, enum pcpu_metric_kind kind_a, const char *b,
+			     enum pcpu_metric_kind kind_b)
+{
+	for (const char *const *sa = suffixes_of(kind_a); *sa; sa++)
+		for (const char *const *sb = suffixes_of(kind_b); *sb; sb++)
+			if (joined_equal(a, *sa, b, *sb))
+				return true;
+	return false;
+}

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: MIT
+"""Parses write-metrics' output with prometheus_client's two parsers and
+checks what they read against what the program wrote.
+usage: check_parsers.py PROMETHEUS-FILE OPENMETRICS-FILE; exit 77 without
+the module."""
+import sys
+
+try:
+    from prometheus_client.parser import text_string_to_metric_families as prom_parse
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parse
+except ImportError:
+    print("prometheus_client is not installed: skipped")
+    sys.exit(77)
+
+WANT = {
+    # family: (type, unit, {(sample name, labels...): value})
+    "app_started": ("counter", "", {("app_started_total",): 1}),
+    "http_requests": ("counter", "", {
+        ("http_requests_total", ("method", "GET"), ("path", '/a"b\\c\nd')): 12,
+        ("http_requests_total", ("method", "POST"), ("path", "/")): 3}),
+    "request_duration_seconds": ("histogram", "seconds", {
+        ("request_duration_seconds_bucket", ("le", "0.001")): 1,
+        ("request_duration_seconds_bucket", ("le", "0.01")): 1,
+        ("request_duration_seconds_bucket", ("le", "0.25")): 17,
+        ("request_duration_seconds_bucket", ("le", "1.0")): 67,
+        ("request_duration_seconds_bucket", ("le", "+Inf")): 100,
+        ("request_duration_seconds_sum",): 74.25,
+        ("request_duration_seconds_count",): 100}),
+    "sent_bytes": ("counter", "bytes", {("sent_bytes_total",): 1 << 20}),
+    "size_change_bytes": ("histogram", "bytes", {
+        ("size_change_bytes_bucket", ("le", "-100.0")): 1,
+        ("size_change_bytes_bucket", ("le", "0.0")): 1,
+        ("size_change_bytes_bucket", ("le", "4096.0")): 2,
+        ("size_change_bytes_bucket", ("le", "+Inf")): 2,
+        ("size_change_bytes_sum",): -190,
+        ("size_change_bytes_count",): 2}),
+    "temperature_celsius": ("gauge", "celsius", {("temperature_celsius",): -7}),
+    "vm_nr_free_pages": ("gauge", "", {("vm_nr_free_pages",): 12345}),
+    "vm_pgfault": ("counter", "", {("vm_pgfault_total",): 99}),
+}
+HELP = {"http_requests": 'Requests \\ served\nby "us".'}
+
+
+def canon_le(labels):
+    out = dict(labels)
+    if "le" in out and out["le"] != "+Inf":
+        out["le"] = repr(float(out["le"]))
+    return tuple(sorted(out.items()))
+
+
+def check(name, families, om):
+    failures = 0
+    got = {f.name: f for f in families}
+    if sorted(got) != sorted(WANT):
+        print(f"# {name}: families {sorted(got)}, want {sorted(WANT)}")
+        return 1
+    for fam, (typ, unit, samples) in WANT.items():
+        f = got[fam]
+        if f.type != typ:
+            print(f"# {name}: {fam} type {f.type}, want {typ}")
+            failures += 1
+        if om and f.unit != unit:
+            print(f"# {name}: {fam} unit {f.unit!r}, want {unit!r}")
+            failures += 1
+        if fam in HELP and f.documentation != HELP[fam]:
+            print(f"# {name}: {fam} help {f.documentation!r}")
+            failures += 1
+        seen = {(s.name, canon_le(s.labels)): s.value for s in f.samples}
+        for key, value in samples.items():
+            k = (key[0], canon_le(key[1:]))
+            if om and fam == "size_change_bytes" and key[0] != "size_change_bytes_bucket":
+                if k in seen:
+                    print(f"# {name}: {k} present with negative buckets")
+                    failures += 1
+                continue
+            if k not in seen or abs(seen[k] - value) > 1e-9:
+                print(f"# {name}: {k} = {seen.get(k)}, want {value}")
+                failures += 1
+    return failures
+
+
+def main():
+    prom = open(sys.argv[1], encoding="utf-8").read()
+    om = open(sys.argv[2], encoding="utf-8").read()
+    tests = [("prometheus text 0.0.4", lambda: check("prometheus", prom_parse(prom), False)),
+             ("openmetrics 1.0.0", lambda: check("openmetrics", om_parse(om), True))]
+    print(f"1..{len(tests)}")
+    failed = 0
+    for i, (what, run) in enumerate(tests, 1):
+        try:
+            bad = run()
+        except Exception as e:  # a parser error is a failure of the test
+            print(f"# {what}: parser raised {e!r}")
+            bad = 1
+        print(("ok" if bad == 0 else "not ok") + f" {i} - prometheus_client parses {what}")
+        failed += bad != 0
+    sys.exit(1 if failed else 0)
+
+
+main()

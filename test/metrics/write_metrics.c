@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writes a known set of metrics (every kind, labels, escapes, units, a
+ * scaled histogram) in both formats: argv[1] gets Prometheus text,
+ * argv[2] OpenMetrics. check-parsers.sh feeds them to the real parsers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <percpu/histogram.h>
+#include <percpu/metrics.h>
+#include <percpu/stat.h>
+
+PCPU_COUNTER_DEFINE(requests_defined, "app_started", "Times the program started.");
+
+static int write_to(const char *path, enum pcpu_metrics_format f)
+{
+	FILE *out = fopen(path, "w");
+	int err;
+
+	if (!out)
+		return -1;
+	err = pcpu_metrics_write(out, f);
+	return fclose(out) || err ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const get[] = { "method", "GET", "path", "/a\"b\\c\nd", NULL };
+	static const char *const post[] = { "method", "POST", "path", "/", NULL };
+	static const int64_t bounds[] = { 1000000, 10000000, 250000000, 1000000000 };
+	static const int64_t sizes[] = { -100, 0, 4096 };
+	static const struct pcpu_stat_item items[] = {
+		{ .name = "pgfault", .help = "Page faults." },
+		{ .name = "nr_free_pages", .help = "Free pages.", .kind = PCPU_METRIC_GAUGE },
+	};
+	struct pcpu_counter a, b, sent, temp;
+	struct pcpu_histogram *lat, *delta;
+	struct pcpu_stat *vm;
+	int err = 0;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s PROMETHEUS-FILE OPENMETRICS-FILE\n", argv[0]);
+		return 2;
+	}
+	if (pcpu_counter_init(&a, 0) || pcpu_counter_init(&b, 0) || pcpu_counter_init(&sent, 0) ||
+	    pcpu_counter_init(&temp, 0))
+		return 1;
+	err |= pcpu_counter_register(&a, &(struct pcpu_metric_desc){
+		.name = "http_requests", .help = "Requests \\ served\nby \"us\".",
+		.kind = PCPU_METRIC_COUNTER, .labels = get });
+	err |= pcpu_counter_register(&b, &(struct pcpu_metric_desc){
+		.name = "http_requests", .help = "Requests \\ served\nby \"us\".",
+		.kind = PCPU_METRIC_COUNTER, .labels = post });
+	err |= pcpu_counter_register(&sent, &(struct pcpu_metric_desc){
+		.name = "sent_bytes", .help = "Bytes sent.", .unit = "bytes",
+		.kind = PCPU_METRIC_COUNTER });
+	err |= pcpu_counter_register(&temp, &(struct pcpu_metric_desc){
+		.name = "temperature_celsius", .help = "Temperature.", .unit = "celsius",
+		.kind = PCPU_METRIC_GAUGE });
+	vm = pcpu_stat_create(&(struct pcpu_stat_desc){ .items = items, .nr_items = 2 });
+	lat = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+		.name = "request_duration_seconds", .help = "Request latency.", .unit = "seconds",
+		.bounds = bounds, .nr_bounds = 4, .scale = 1000000000 });
+	delta = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+		.name = "size_change_bytes", .help = "Size changes.", .unit = "bytes",
+		.bounds = sizes, .nr_bounds = 3 });
+	if (err || !vm || !lat || !delta || pcpu_stat_register(vm, "vm"))
+		return 1;
+	pcpu_counter_add(&requests_defined, 1);
+	pcpu_counter_add(&a, 12);
+	pcpu_counter_add(&b, 3);
+	pcpu_counter_add(&sent, 1 << 20);
+	pcpu_counter_add(&temp, -7);
+	pcpu_stat_add(vm, 0, 99);
+	pcpu_stat_add(vm, 1, 12345);
+	for (int64_t i = 0; i < 100; i++)
+		pcpu_histogram_observe(lat, i * 15000000);
+	pcpu_histogram_observe(delta, -200);
+	pcpu_histogram_observe(delta, 10);
+	if (write_to(argv[1], PCPU_METRICS_PROMETHEUS) || write_to(argv[2], PCPU_METRICS_OPENMETRICS))
+		return 1;
+	pcpu_histogram_destroy(lat);
+	pcpu_histogram_destroy(delta);
+	pcpu_stat_destroy(vm);
+	pcpu_counter_destroy_many(&a, 1);
+	pcpu_counter_destroy(&b);
+	pcpu_counter_destroy(&sent);
+	pcpu_counter_destroy(&temp);
+	return 0;
+}
