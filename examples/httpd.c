@@ -271,7 +271,7 @@ static int create_metrics(void)
 		.nr_items = NR_REQ_ITEMS,
 	};
 	static const struct pcpu_histogram_desc hdesc = {
-		.name = "httpd_request_duration",
+		.name = "httpd_request_duration_seconds",
 		.help = "Time from a request's arrival to its completion",
 		.unit = "seconds",
 		.bounds = latency_bounds,
