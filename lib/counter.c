@@ -39,6 +39,7 @@
 #include "arena.h"
 #include "counter_internal.h"
 #include "cpu_internal.h"
+#include "metrics_internal.h"
 #include "misuse.h"
 #include "pair.h"
 #include "policy.h"
@@ -234,6 +235,9 @@ PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c)
 {
 	if (!c || !LOAD(&c->slots))
 		return;
+	/* first: an exposition in progress finishes reading the counter */
+	if (c->flags & PCPU_COUNTER_F_METRIC)
+		pcpu_metrics_forget(c);
 	pcpu_registry_remove(c->entry);
 	pcpu_arena_free(c->slots, sizeof(struct pcpu_slot));
 	*c = (struct pcpu_counter){ 0 };

@@ -11,6 +11,7 @@
 #include <percpu/stat.h>
 
 #include "arena.h"
+#include "metrics_internal.h"
 #include "stat_internal.h"
 
 /* Creation. */
@@ -36,10 +37,14 @@ static int check_desc(const struct pcpu_stat_desc *d, size_t *names_bytes)
 			return EINVAL;
 		if (it->floor < 0 || it->floor > PCPU_STAT_MAX_THRESH)
 			return EINVAL;
+		if (it->kind != 0 && it->kind != PCPU_METRIC_COUNTER && it->kind != PCPU_METRIC_GAUGE)
+			return EINVAL;
 		for (uint32_t j = 0; j < i; j++)
 			if (strcmp(d->items[j].name, it->name) == 0)
 				return EINVAL;
 		bytes += len + 1;
+		if (it->help)
+			bytes += strlen(it->help) + 1;
 	}
 	*names_bytes = bytes;
 	return 0;
@@ -177,6 +182,12 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 		it->name = name;
 		strcpy(name, d->name);
 		name += strlen(d->name) + 1;
+		if (d->help) {
+			it->help = name;
+			strcpy(name, d->help);
+			name += strlen(d->help) + 1;
+		}
+		it->kind = d->kind ? (uint32_t)d->kind : PCPU_METRIC_COUNTER;
 		s->pub.hot[i].slot = p;
 		s->pub.hot[i].thresh = threshold_for(it, 0);
 		it->thresh_max = s->pub.hot[i].thresh;
@@ -208,6 +219,8 @@ PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *pub)
 	if (!pub)
 		return;
 	s = set_of(pub);
+	if (s->metric)
+		pcpu_metrics_forget(pub);
 	pcpu_registry_remove(s->entry);
 	free_set(s);
 }

@@ -83,6 +83,8 @@ struct line {
 
 struct item {
 	const char *name;
+	const char *help; /* NULL: none */
+	uint32_t kind;    /* PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE */
 	uint64_t thresh_max; /* largest threshold ever published; raised atomically */
 	int64_t floor;
 	uint64_t divisor; /* accuracy * possible CPUs: thresh = |central| / divisor */
@@ -102,6 +104,7 @@ struct stat_set {
 	size_t words_bytes;
 	uint32_t nr_lines;
 	struct pcpu_registry_entry *entry; /* in the registry of live objects */
+	bool metric;                       /* pcpu_stat_register() succeeded once */
 };
 
 static inline struct stat_set *set_of(const struct pcpu_stat *s)

@@ -105,6 +105,8 @@ struct pcpu_counter_options {
 
 /** Flag: fixed batch, no elastic threshold. */
 #define PCPU_COUNTER_F_FIXED 1u
+/** Flag: registered as a metric (<percpu/metrics.h>). @since 0.2 */
+#define PCPU_COUNTER_F_METRIC 2u
 
 /**
  * The default absolute per-CPU threshold floor: the kernel's batch,

@@ -67,7 +67,8 @@
  *
  * Bad input. Creation returns NULL and sets errno (EINVAL: NULL or empty
  * descriptor, more than PCPU_STAT_MAX_ITEMS items, a NULL, empty, over-long
- * or duplicate name, an option out of range, unknown flags; ENOMEM). An item
+ * or duplicate name, an option out of range, a kind other than 0, counter
+ * or gauge, unknown flags; ENOMEM). An item
  * index out of range, or a NULL set, passed to a call that cannot report an
  * error (add, read, error_bound, sum, sync_if_delta_above, fold_all) is a
  * programming error: in builds of the library without NDEBUG it aborts with
@@ -86,6 +87,7 @@
 
 #include <percpu/common.h>
 #include <percpu/cpu.h>
+#include <percpu/metrics.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -118,6 +120,10 @@ struct pcpu_stat_item {
 	int32_t accuracy;
 	/** Per-CPU threshold floor; 0: max(32, 2 * online CPUs). */
 	int64_t floor;
+	/** What pcpu_stat_register() exposes as HELP; NULL: none; copied. @since 0.2 */
+	const char *help;
+	/** 0 or PCPU_METRIC_COUNTER: a counter; PCPU_METRIC_GAUGE. @since 0.2 */
+	enum pcpu_metric_kind kind;
 };
 
 /** A stat set's descriptor. @since 0.1 */

@@ -15,7 +15,13 @@
 #endif
 #endif
 
+#include <percpu/metrics.h>
+#include <percpu/histogram.h>
+
 #include <cstdio>
+
+PCPU_COUNTER_DEFINE(cpp_requests, "cpp_requests", "Requests seen by the C++ test.");
+PCPU_GAUGE_DEFINE(cpp_depth, "cpp_depth", "Queue depth.");
 
 int main()
 {
@@ -36,6 +42,21 @@ int main()
 		  pcpu_counter_initialized(&c) && percpu_counter_initialized(&k) &&
 		  percpu_counter_read_positive(&k) >= 0 && pcpu_registry_count() >= 2 &&
 		  pcpu_cpu_possible() >= 1 && pcpu_counter_read(&c) <= 10 + 20;
+	pcpu_counter_add(&cpp_requests, 3);
+	pcpu_counter_add(&cpp_depth, -2);
+	static const int64_t bounds[] = { 10, 100 };
+	struct pcpu_histogram_desc hd = { "cpp_latency", "Latency.", nullptr, nullptr, bounds, 2, 0 };
+	struct pcpu_histogram *h = pcpu_histogram_create(&hd);
+	uint64_t counts[3] = {};
+	int64_t sum = 0;
+	if (!h)
+		return 1;
+	pcpu_histogram_observe(h, 5);
+	pcpu_histogram_observe(h, 500);
+	ok = ok && pcpu_counter_sum(&cpp_requests) == 3 && pcpu_counter_sum(&cpp_depth) == -2 &&
+	     pcpu_metrics_define_errors() == 0 && pcpu_histogram_snapshot(h, counts, &sum) == 0 &&
+	     counts[0] == 1 && counts[2] == 1 && sum == 505;
+	pcpu_histogram_destroy(h);
 	pcpu_counter_destroy(&c);
 	percpu_counter_destroy(&k);
 	if (!ok)

@@ -15,6 +15,8 @@
 #include <percpu/cpu.h>
 #include <percpu/percpu_counter.h>
 #include <percpu/registry.h>
+#include <percpu/histogram.h>
+#include <percpu/metrics.h>
 #include <percpu/stat.h>
 
 _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is LP64");
@@ -46,7 +48,42 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_stat, mode, 24, 4)                                              \
 	X(pcpu_stat, reserved, 28, 4)                                          \
 	X(pcpu_stat_hot, slot, 0, 4)                                           \
-	X(pcpu_stat_hot, thresh, 4, 4)
+	X(pcpu_stat_hot, thresh, 4, 4)                                         \
+	X(pcpu_stat_item, name, 0, 8)                                          \
+	X(pcpu_stat_item, group, 8, 4)                                         \
+	X(pcpu_stat_item, accuracy, 12, 4)                                     \
+	X(pcpu_stat_item, floor, 16, 8)                                        \
+	X(pcpu_stat_item, help, 24, 8)                                         \
+	X(pcpu_stat_item, kind, 32, 4)                                         \
+	X(pcpu_metric_desc, name, 0, 8)                                        \
+	X(pcpu_metric_desc, help, 8, 8)                                        \
+	X(pcpu_metric_desc, unit, 16, 8)                                       \
+	X(pcpu_metric_desc, kind, 24, 4)                                       \
+	X(pcpu_metric_desc, labels, 32, 8)                                     \
+	X(pcpu_histogram_desc, name, 0, 8)                                     \
+	X(pcpu_histogram_desc, help, 8, 8)                                     \
+	X(pcpu_histogram_desc, unit, 16, 8)                                    \
+	X(pcpu_histogram_desc, labels, 24, 8)                                  \
+	X(pcpu_histogram_desc, bounds, 32, 8)                                  \
+	X(pcpu_histogram_desc, nr_bounds, 40, 4)                               \
+	X(pcpu_histogram_desc, scale, 48, 8)                                   \
+	X(pcpu_histogram, set, 0, 8)                                           \
+	X(pcpu_histogram, bounds, 8, 8)                                        \
+	X(pcpu_histogram, nr_bounds, 16, 4)                                    \
+	X(pcpu_histogram, reserved, 20, 4)                                     \
+	X(pcpu_histogram, scale, 24, 8)                                        \
+	X(pcpu_metric_sample, name, 0, 8)                                      \
+	X(pcpu_metric_sample, help, 8, 8)                                      \
+	X(pcpu_metric_sample, unit, 16, 8)                                     \
+	X(pcpu_metric_sample, kind, 24, 4)                                     \
+	X(pcpu_metric_sample, labels, 32, 8)                                   \
+	X(pcpu_metric_sample, value, 40, 8)                                    \
+	X(pcpu_metric_sample, nr_bounds, 48, 4)                                \
+	X(pcpu_metric_sample, bounds, 56, 8)                                   \
+	X(pcpu_metric_sample, buckets, 64, 8)                                  \
+	X(pcpu_metric_sample, count, 72, 8)                                    \
+	X(pcpu_metric_sample, sum, 80, 8)                                      \
+	X(pcpu_metric_sample, scale, 88, 8)
 
 #define SIZES(X)                                                               \
 	X(pcpu_slot, 16, 8)                                                    \
@@ -54,7 +91,12 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_counter_options, 24, 8)                                         \
 	X(percpu_counter, 80, 8)                                               \
 	X(pcpu_stat, 32, 8)                                                    \
-	X(pcpu_stat_hot, 8, 4)
+	X(pcpu_stat_hot, 8, 4)                                                 \
+	X(pcpu_stat_item, 40, 8)                                               \
+	X(pcpu_metric_desc, 40, 8)                                             \
+	X(pcpu_histogram_desc, 56, 8)                                          \
+	X(pcpu_histogram, 32, 8)                                               \
+	X(pcpu_metric_sample, 96, 8)
 
 #define MEMBER_OF(s, m) (((struct s *)0)->m)
 #define STATIC_MEMBER(s, m, off, size)                                         \
@@ -71,7 +113,11 @@ SIZES(STATIC_SIZE)
 _Static_assert(PCPU_STRIDE_SHIFT == 12 && PCPU_STRIDE == 4096, "stride changed");
 _Static_assert(PCPU_COUNTER_MAX_ACCURACY == (1 << 20), "max accuracy changed");
 _Static_assert(PCPU_COUNTER_MAX_BATCH == (INT64_C(1) << 40), "max batch changed");
-_Static_assert(PCPU_COUNTER_F_FIXED == 1u, "flag changed");
+_Static_assert(PCPU_COUNTER_F_FIXED == 1u && PCPU_COUNTER_F_METRIC == 2u, "flag changed");
+_Static_assert(PCPU_METRIC_COUNTER == 1 && PCPU_METRIC_GAUGE == 2 && PCPU_METRIC_HISTOGRAM == 3,
+	       "metric kinds changed");
+_Static_assert(PCPU_METRICS_PROMETHEUS == 0 && PCPU_METRICS_OPENMETRICS == 1,
+	       "formats changed");
 _Static_assert(PCPU_CPU_UNSET == 0 && PCPU_CPU_RSEQ == 1 && PCPU_CPU_ATOMIC == 2,
 	       "update path numbers changed");
 _Static_assert(sizeof(s64) == 8 && sizeof(s32) == 4 && sizeof(u32) == 4 &&

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file histogram.h
+ * Per-CPU histograms, built on a stat set: one item per bucket and one for
+ * the sum of observations. An observation is a bucket search and two
+ * stat-set adds: the per-CPU fast path, no lock, no atomic.
+ *
+ * A histogram is registered as a metric (<percpu/metrics.h>) when it is
+ * created, and exposed as name_bucket{le=...}, name_sum and name_count,
+ * where count is the sum of the buckets (so no cumulative bucket can exceed
+ * it). In OpenMetrics, a histogram with a negative bound shows its buckets
+ * only (the format forbids _sum there, and _count needs _sum).
+ */
+#ifndef PERCPU_HISTOGRAM_H
+#define PERCPU_HISTOGRAM_H
+
+#include <stdint.h>
+
+#include <percpu/common.h>
+#include <percpu/metrics.h>
+#include <percpu/stat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most bounds of one histogram (the +Inf bucket and the sum are items too). @since 0.2 */
+#define PCPU_HISTOGRAM_MAX_BOUNDS (PCPU_STAT_MAX_ITEMS - 2)
+
+/** A histogram's descriptor; every string and the bounds are copied. @since 0.2 */
+struct pcpu_histogram_desc {
+	const char *name;          /**< as for counters: no reserved suffix */
+	const char *help;          /**< NULL or "": no HELP line */
+	const char *unit;          /**< NULL or "": none; else a suffix "_unit" of the name */
+	const char *const *labels; /**< NULL or {"key", "value", ..., NULL}; no "le" */
+	const int64_t *bounds;     /**< strictly ascending upper bounds (inclusive) */
+	uint32_t nr_bounds;        /**< 0 to PCPU_HISTOGRAM_MAX_BOUNDS */
+	/** 0 or 1: none; else bounds and sum are exposed divided by it. */
+	int64_t scale;
+};
+
+/** A histogram. The fields are private; the layout is ABI. @since 0.2 */
+struct pcpu_histogram {
+	struct pcpu_stat *set;  /**< items 0..nr_bounds: buckets; nr_bounds + 1: sum */
+	const int64_t *bounds;  /**< the copied bounds */
+	uint32_t nr_bounds;     /**< number of bounds */
+	uint32_t reserved;      /**< zero */
+	int64_t scale;          /**< 1: none */
+};
+
+/**
+ * Creates and registers a histogram.
+ * @return it; NULL with errno EINVAL (NULL desc, bad name, unit or labels,
+ *         bounds NULL while nr_bounds > 0, not strictly ascending, too many,
+ *         negative scale), EEXIST (name and labels registered) or ENOMEM.
+ * @since 0.2
+ */
+PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histogram_desc *d);
+
+/** Unregisters and frees @p h; NULL does nothing. Not concurrent with other calls on @p h. @since 0.2 */
+PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h);
+
+/**
+ * Every bucket and the sum: counts[nr_bounds + 1] non-cumulative (the last
+ * is +Inf), @p sum (may be NULL). Exact at quiescence; while observations
+ * run, each count is between those completed and those started.
+ * @return 0; -EINVAL for NULL @p h or @p counts; -ENOMEM. @since 0.2
+ */
+PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *counts, int64_t *sum);
+
+/** Records @p value: the first bucket whose bound is >= it, else +Inf. @since 0.2 */
+static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
+{
+	uint32_t lo = 0, hi = h->nr_bounds;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (value <= h->bounds[mid])
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	pcpu_stat_add(h->set, lo, 1);
+	pcpu_stat_add(h->set, h->nr_bounds + 1, value);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERCPU_HISTOGRAM_H */

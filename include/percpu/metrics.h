@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file metrics.h
+ * Metrics: names, help, unit, kind and constant labels on counters and
+ * stat-set items, file-scope definitions, and one call that writes every
+ * registered metric as Prometheus text 0.0.4 or OpenMetrics 1.0.0.
+ *
+ * Names. A metric name matches [a-zA-Z_:][a-zA-Z0-9_:]*, a label name
+ * [a-zA-Z_][a-zA-Z0-9_]* and does not start with "__". A counter is
+ * registered without its "_total" (the exposition adds it), so a counter
+ * or histogram name may not end in "_total", "_created", "_count", "_sum",
+ * "_bucket" or "_info". A unit, when given, must be the end of the name
+ * ("..._bytes" for "bytes"). Labels are constant: NULL or
+ * {"key", "value", ..., NULL}; values are any string.
+ *
+ * Families. Metrics with the same name and different constant labels form
+ * one family (HELP, TYPE and UNIT written once, from the first registered;
+ * kind and unit must agree). A name whose samples would collide with
+ * another family's samples (a gauge "x_total" beside a counter "x") is
+ * refused with -EEXIST, as is the same name with the same labels.
+ *
+ * Counters. Exposed from the exact sum. A negative add to a counter of
+ * kind PCPU_METRIC_COUNTER is a misuse: the exposition never shows a
+ * counter decrease (it keeps a high-water mark per metric, starting at 0),
+ * so a counter that went down shows its highest value until it passes it.
+ *
+ * Concurrency. Registration, destruction and exposition may run
+ * concurrently from any thread; they serialise on one lock of the metrics
+ * list, which no add ever takes. An exposition is O(metrics x CPUs).
+ * Destroying a registered counter or stat set waits for an exposition in
+ * progress.
+ */
+#ifndef PERCPU_METRICS_H
+#define PERCPU_METRICS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <percpu/common.h>
+#include <percpu/counter.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pcpu_stat;
+
+/** The kind of a metric. @since 0.2 */
+enum pcpu_metric_kind {
+	PCPU_METRIC_COUNTER = 1,   /**< monotone; exposed as name_total */
+	PCPU_METRIC_GAUGE = 2,     /**< any value */
+	PCPU_METRIC_HISTOGRAM = 3, /**< <percpu/histogram.h> only */
+};
+
+/** What a counter is registered as; every string is copied. @since 0.2 */
+struct pcpu_metric_desc {
+	const char *name;           /**< without "_total" for counters */
+	const char *help;           /**< NULL or "": no HELP line */
+	const char *unit;           /**< NULL or "": none; else a suffix "_unit" of the name */
+	enum pcpu_metric_kind kind; /**< PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE */
+	const char *const *labels;  /**< NULL or {"key", "value", ..., NULL} */
+};
+
+/**
+ * Registers the initialised counter @p c as the metric @p d, until
+ * pcpu_counter_destroy(). A counter is registered at most once.
+ * @return 0; -EINVAL for a NULL or uninitialised counter, a NULL desc, a
+ *         bad name, unit, label name or kind, an odd label list, a counter
+ *         already registered; -EEXIST for a name and labels already
+ *         registered (or colliding samples); -ENOMEM. @since 0.2
+ */
+PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_metric_desc *d);
+
+/**
+ * Registers every item of @p s: item "x" as the metric "prefix_x" (just
+ * "x" for a NULL or empty @p prefix), of the item's kind and help, until
+ * pcpu_stat_destroy(). All items or none.
+ * @return 0; -EINVAL (NULL set, bad prefix or resulting name, a kind
+ *         other than counter or gauge); -EEXIST; -ENOMEM. @since 0.2
+ */
+PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *s, const char *prefix);
+
+/** Output formats. @since 0.2 */
+enum pcpu_metrics_format {
+	PCPU_METRICS_PROMETHEUS,  /**< text format 0.0.4 */
+	PCPU_METRICS_OPENMETRICS, /**< OpenMetrics 1.0.0, ends with "# EOF" */
+};
+
+/**
+ * Writes every registered metric to @p out in format @p f. The text is
+ * made in memory under the metrics lock, then written and flushed.
+ * @return 0; -EINVAL (NULL @p out, unknown format); -ENOMEM; the negative
+ *         errno of a failed write (-EIO when the stream gives none).
+ * @since 0.2
+ */
+PCPU_EXPORT int pcpu_metrics_write(FILE *out, enum pcpu_metrics_format f);
+
+/**
+ * The HTTP Content-Type of format @p f; NULL for an unknown format.
+ * @since 0.2
+ */
+PCPU_EXPORT const char *pcpu_metrics_content_type(enum pcpu_metrics_format f);
+
+/**
+ * One metric as pcpu_metrics_foreach() sees it. Pointers are valid only
+ * during the callback. @since 0.2
+ */
+struct pcpu_metric_sample {
+	const char *name;           /**< family name (a counter's without "_total") */
+	const char *help;           /**< "" if none */
+	const char *unit;           /**< "" if none */
+	enum pcpu_metric_kind kind;
+	const char *const *labels;  /**< {"key", "value", ..., NULL}, sorted by key */
+	int64_t value;              /**< counters (high-water kept) and gauges */
+	/* histograms only (else 0 and NULL) */
+	uint32_t nr_bounds;         /**< upper bounds, without +Inf */
+	const int64_t *bounds;      /**< nr_bounds ascending upper bounds, unscaled */
+	const uint64_t *buckets;    /**< nr_bounds + 1 counts, non-cumulative, last +Inf */
+	uint64_t count;             /**< sum of buckets */
+	int64_t sum;                /**< sum of observations, unscaled */
+	int64_t scale;              /**< exposed value = bounds or sum / scale; 1: none */
+};
+
+/**
+ * Calls @p cb for every registered metric, families contiguous (sorted by
+ * name, then labels), under the metrics lock: @p cb must not register or
+ * destroy metrics. A non-zero return of @p cb stops the walk.
+ * @return 0, what @p cb returned, -EINVAL for NULL @p cb, or -ENOMEM.
+ * @since 0.2
+ */
+PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *, void *),
+				     void *arg);
+
+/**
+ * Number of PCPU_COUNTER_DEFINE()/PCPU_GAUGE_DEFINE() definitions whose
+ * registration failed (a bad or duplicate name, no memory) since the
+ * process started. @since 0.2
+ */
+PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void);
+
+/*
+ * Internal to the headers: what a file-scope definition runs before main()
+ * (or when its plugin is loaded).
+ */
+PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
+				       const char *help, enum pcpu_metric_kind kind);
+
+/* Internal to the headers. */
+#define __PCPU_METRIC_DEFINE(var, name, help, kind)                             \
+	struct pcpu_counter var;                                                \
+	__attribute__((constructor(101))) static void __pcpu_define_##var(void) \
+	{                                                                       \
+		__pcpu_metrics_define(&(var), (name), (help), (kind));          \
+	}                                                                       \
+	__attribute__((destructor(101))) static void __pcpu_undefine_##var(void) \
+	{                                                                       \
+		pcpu_counter_destroy(&(var));                                   \
+	}                                                                       \
+	extern struct pcpu_counter var
+
+/**
+ * Defines, at file scope, the counter @p var (struct pcpu_counter), value
+ * 0, registered as the counter metric @p name with @p help before main()
+ * (or when the dlopen()ed object holding it loads) and destroyed at exit
+ * (or unload). Usable as soon as constructors of priority 101 have run.
+ *
+ * A constructor cannot return an error. If registration fails (bad or
+ * duplicate name, no memory for the metric), the counter is still
+ * initialised and usable, only not exposed. If even initialising it fails
+ * (no memory), it stays zero-filled and updating it is a misuse (see
+ * <percpu/counter.h>). Either way pcpu_metrics_define_errors() counts it.
+ * @since 0.2
+ */
+#define PCPU_COUNTER_DEFINE(var, name, help) \
+	__PCPU_METRIC_DEFINE(var, name, help, PCPU_METRIC_COUNTER)
+
+/** As PCPU_COUNTER_DEFINE(), for a gauge. @since 0.2 */
+#define PCPU_GAUGE_DEFINE(var, name, help) \
+	__PCPU_METRIC_DEFINE(var, name, help, PCPU_METRIC_GAUGE)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERCPU_METRICS_H */

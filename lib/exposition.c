@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The text formats (see <percpu/metrics.h>): Prometheus text 0.0.4 and
+ * OpenMetrics 1.0.0, written from pcpu_metrics_foreach() into memory under
+ * the metrics lock, then to the caller's stream outside it (a slow reader
+ * on the other end of a socket never holds up destroy()).
+ *
+ * Differences between the two that matter here: in Prometheus text a
+ * counter family is named with its "_total" and HELP escapes only
+ * backslash and newline; OpenMetrics names the family without it, escapes
+ * double quotes in HELP too, has UNIT, forbids _sum (and so _count) on a
+ * histogram with negative buckets, and ends with "# EOF".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <percpu/metrics.h>
+
+struct writer {
+	FILE *out;
+	bool om;
+	char *family; /* the family whose header was written last */
+};
+
+static void put_escaped(FILE *out, const char *s, bool quotes)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", out);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else if (*s == '"' && quotes)
+			fputs("\\\"", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+/* {k="v",...,extra="value"}, or nothing without any label. */
+static void put_labels(FILE *out, const char *const *labels, const char *extra_key,
+		       const char *extra_value)
+{
+	bool any = false;
+
+	for (const char *const *l = labels; l && *l; l += 2) {
+		fputs(any ? "," : "{", out);
+		fprintf(out, "%s=\"", l[0]);
+		put_escaped(out, l[1], true);
+		fputc('"', out);
+		any = true;
+	}
+	if (extra_key) {
+		fputs(any ? "," : "{", out);
+		fprintf(out, "%s=\"%s\"", extra_key, extra_value);
+		any = true;
+	}
+	if (any)
+		fputc('}', out);
+}
+
+/*
+ * @v / @scale as text: an integer without a decimal point when it is one,
+ * else the shortest decimal that reads back as the same double.
+ */
+static void format_scaled(char *buf, size_t size, int64_t v, int64_t scale)
+{
+	double d;
+
+	if (scale <= 1 || v % scale == 0) {
+		snprintf(buf, size, "%lld", (long long)(scale > 1 ? v / scale : v));
+		return;
+	}
+	d = (double)v / (double)scale;
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			return;
+	}
+}
+
+static void put_header(struct writer *w, const struct pcpu_metric_sample *m)
+{
+	static const char *const types[] = { [PCPU_METRIC_COUNTER] = "counter",
+					     [PCPU_METRIC_GAUGE] = "gauge",
+					     [PCPU_METRIC_HISTOGRAM] = "histogram" };
+	const char *total = !w->om && m->kind == PCPU_METRIC_COUNTER ? "_total" : "";
+
+	if (m->help[0]) {
+		fprintf(w->out, "# HELP %s%s ", m->name, total);
+		put_escaped(w->out, m->help, w->om);
+		fputc('\n', w->out);
+	}
+	fprintf(w->out, "# TYPE %s%s %s\n", m->name, total, types[m->kind]);
+	if (w->om && m->unit[0])
+		fprintf(w->out, "# UNIT %s %s\n", m->name, m->unit);
+}
+
+static void put_histogram(struct writer *w, const struct pcpu_metric_sample *m)
+{
+	char le[64];
+	uint64_t cumulative = 0;
+
+	for (uint32_t i = 0; i <= m->nr_bounds; i++) {
+		cumulative += m->buckets[i];
+		if (i < m->nr_bounds)
+			format_scaled(le, sizeof(le), m->bounds[i], m->scale);
+		else
+			strcpy(le, "+Inf");
+		fprintf(w->out, "%s_bucket", m->name);
+		put_labels(w->out, m->labels, "le", le);
+		fprintf(w->out, " %llu\n", (unsigned long long)cumulative);
+	}
+	if (w->om && m->nr_bounds && m->bounds[0] < 0)
+		return;
+	format_scaled(le, sizeof(le), m->sum, m->scale);
+	fprintf(w->out, "%s_sum", m->name);
+	put_labels(w->out, m->labels, NULL, NULL);
+	fprintf(w->out, " %s\n%s_count", le, m->name);
+	put_labels(w->out, m->labels, NULL, NULL);
+	fprintf(w->out, " %llu\n", (unsigned long long)cumulative);
+}
+
+static int put_metric(const struct pcpu_metric_sample *m, void *arg)
+{
+	struct writer *w = arg;
+
+	if (!w->family || strcmp(w->family, m->name) != 0) {
+		free(w->family);
+		w->family = strdup(m->name);
+		if (!w->family)
+			return -ENOMEM;
+		put_header(w, m);
+	}
+	if (m->kind == PCPU_METRIC_HISTOGRAM) {
+		put_histogram(w, m);
+		return 0;
+	}
+	fprintf(w->out, "%s%s", m->name, m->kind == PCPU_METRIC_COUNTER ? "_total" : "");
+	put_labels(w->out, m->labels, NULL, NULL);
+	fprintf(w->out, " %lld\n", (long long)m->value);
+	return 0;
+}
+
+PCPU_EXPORT int pcpu_metrics_write(FILE *out, enum pcpu_metrics_format f)
+{
+	struct writer w = { .om = f == PCPU_METRICS_OPENMETRICS };
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	if (!out || (f != PCPU_METRICS_PROMETHEUS && f != PCPU_METRICS_OPENMETRICS))
+		return -EINVAL;
+	w.out = open_memstream(&text, &len);
+	if (!w.out)
+		return -ENOMEM;
+	err = pcpu_metrics_foreach(put_metric, &w);
+	if (w.om)
+		fputs("# EOF\n", w.out);
+	free(w.family);
+	/* a memory stream fails only for want of memory */
+	if (ferror(w.out) | fclose(w.out))
+		err = err ? err : -ENOMEM;
+	if (!err) {
+		errno = 0;
+		if (fwrite(text, 1, len, out) != len || fflush(out) != 0)
+			err = errno ? -errno : -EIO;
+	}
+	free(text);
+	return err;
+}
+
+PCPU_EXPORT const char *pcpu_metrics_content_type(enum pcpu_metrics_format f)
+{
+	switch (f) {
+	case PCPU_METRICS_PROMETHEUS:
+		return "text/plain; version=0.0.4; charset=utf-8";
+	case PCPU_METRICS_OPENMETRICS:
+		return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+	}
+	return NULL;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Histograms (see <percpu/histogram.h>): a stat set with one item per
+ * bucket (the last one +Inf) and one for the sum, registered as a metric.
+ * Each bucket only ever gains +1, so every snapshot has non-negative
+ * counts, cumulative buckets that never decrease, and a count (their sum)
+ * that equals the +Inf cumulative bucket by construction.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <percpu/histogram.h>
+
+#include "metrics_internal.h"
+
+static int check_desc(const struct pcpu_histogram_desc *d)
+{
+	if (!d || d->nr_bounds > PCPU_HISTOGRAM_MAX_BOUNDS || d->scale < 0)
+		return -EINVAL;
+	if (d->nr_bounds && !d->bounds)
+		return -EINVAL;
+	for (uint32_t i = 1; i < d->nr_bounds; i++)
+		if (d->bounds[i] <= d->bounds[i - 1])
+			return -EINVAL;
+	return pcpu_metrics_check_name(NULL, d->name, d->unit, PCPU_METRIC_HISTOGRAM);
+}
+
+static struct pcpu_stat *make_set(uint32_t nr_bounds)
+{
+	uint32_t n = nr_bounds + 2;
+	struct pcpu_stat_item *items = calloc(n, sizeof(*items));
+	char (*names)[16] = calloc(n, sizeof(*names));
+	struct pcpu_stat *set = NULL;
+
+	if (items && names) {
+		for (uint32_t i = 0; i < n; i++) {
+			snprintf(names[i], sizeof(names[i]), i <= nr_bounds ? "b%u" : "sum", i);
+			/* observations touch a bucket and the sum: keep them together */
+			items[i] = (struct pcpu_stat_item){ .name = names[i], .group = 1 };
+		}
+		set = pcpu_stat_create(&(struct pcpu_stat_desc){ .items = items, .nr_items = n });
+	} else {
+		errno = ENOMEM;
+	}
+	free(items);
+	free(names);
+	return set;
+}
+
+PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histogram_desc *d)
+{
+	struct pcpu_histogram *h;
+	int64_t *bounds = NULL;
+	int err = check_desc(d);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (d->nr_bounds)
+		bounds = malloc(d->nr_bounds * sizeof(*bounds));
+	if (!h || (d->nr_bounds && !bounds)) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (d->nr_bounds)
+		memcpy(bounds, d->bounds, d->nr_bounds * sizeof(*bounds));
+	h->bounds = bounds;
+	h->nr_bounds = d->nr_bounds;
+	h->scale = d->scale > 1 ? d->scale : 1;
+	h->set = make_set(d->nr_bounds);
+	if (!h->set) {
+		err = -errno;
+		goto fail;
+	}
+	err = pcpu_metrics_add(&(struct metric_spec){ .name = d->name, .help = d->help,
+						      .unit = d->unit,
+						      .kind = PCPU_METRIC_HISTOGRAM,
+						      .labels = d->labels,
+						      .source = METRIC_FROM_HISTOGRAM, .obj = h },
+			       1);
+	if (err)
+		goto fail;
+	return h;
+fail:
+	if (h)
+		pcpu_stat_destroy(h->set);
+	free(bounds);
+	free(h);
+	errno = -err;
+	return NULL;
+}
+
+PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h)
+{
+	if (!h)
+		return;
+	pcpu_metrics_forget(h);
+	pcpu_stat_destroy(h->set);
+	free((void *)h->bounds);
+	free(h);
+}
+
+PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *counts, int64_t *sum)
+{
+	int64_t stack[64], *values = stack;
+	uint32_t n;
+	int err;
+
+	if (!h || !counts)
+		return -EINVAL;
+	n = h->nr_bounds + 2;
+	if (n > sizeof(stack) / sizeof(stack[0])) {
+		values = malloc(n * sizeof(*values));
+		if (!values)
+			return -ENOMEM;
+	}
+	err = pcpu_stat_snapshot(h->set, values, NULL);
+	if (!err) {
+		for (uint32_t i = 0; i <= h->nr_bounds; i++)
+			counts[i] = values[i] > 0 ? (uint64_t)values[i] : 0;
+		if (sum)
+			*sum = values[h->nr_bounds + 1];
+	}
+	if (values != stack)
+		free(values);
+	return err;
+}

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metrics list (see <percpu/metrics.h>): names and their rules, the
+ * list of registered metrics, its walk, and the registration calls of
+ * counters, stat sets and file-scope definitions. The text formats are in
+ * exposition.c, histograms in histogram.c.
+ *
+ * One mutex guards the list. Adds never take it: a metric only points at
+ * its counter, stat set or histogram, and reading their values is what
+ * sum() and snapshot() already do beside adds. Destroying an object takes
+ * the lock to unlink its metrics before its memory goes, so a walk in
+ * progress (which holds the lock) never reads freed memory.
+ *
+ * The list is sorted by name, then labels: a family (same name) is
+ * contiguous, and output is deterministic.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <percpu/histogram.h>
+#include <percpu/metrics.h>
+#include <percpu/stat.h>
+
+#include "metrics_internal.h"
+#include "stat_internal.h"
+
+/* Constant label pairs of one metric, at most. */
+#define MAX_LABELS 64
+
+struct metric {
+	struct metric *next;
+	char *name;    /* the family name */
+	char *help;    /* "" if none */
+	char *unit;    /* "" if none */
+	char **labels; /* sorted by key: {k, v, ..., NULL} */
+	enum pcpu_metric_kind kind;
+	enum metric_source source;
+	void *obj;
+	unsigned int item;
+	int64_t high_water; /* counters: the largest value exposed */
+};
+
+static struct metric *metrics;
+static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static bool atfork_ok;
+static unsigned int define_errors;
+
+/* Names. */
+
+static bool is_alpha_(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+static bool is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static bool ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+/* Samples a family of @kind writes, as suffixes of its name ("" first). */
+static const char *const *suffixes_of(enum pcpu_metric_kind kind)
+{
+	static const char *const counter[] = { "", "_total", "_created", NULL };
+	static const char *const gauge[] = { "", NULL };
+	static const char *const histogram[] = { "", "_bucket", "_sum", "_count", "_created",
+						 NULL };
+
+	return kind == PCPU_METRIC_COUNTER ? counter :
+	       kind == PCPU_METRIC_HISTOGRAM ? histogram : gauge;
+}
+
+int pcpu_metrics_check_name(const char *prefix, const char *name, const char *unit,
+			    enum pcpu_metric_kind kind)
+{
+	static const char *const reserved[] = { "_total", "_created", "_count", "_sum",
+						"_bucket", "_info", NULL };
+	size_t plen = prefix ? strlen(prefix) : 0, len;
+	char first;
+
+	if (!name)
+		return -EINVAL;
+	if (kind != PCPU_METRIC_COUNTER && kind != PCPU_METRIC_GAUGE &&
+	    kind != PCPU_METRIC_HISTOGRAM)
+		return -EINVAL;
+	len = strlen(name);
+	first = plen ? prefix[0] : name[0];
+	if (plen + len == 0 || !(is_alpha_(first) || first == ':'))
+		return -EINVAL;
+	for (const char *p = prefix; p && *p; p++)
+		if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
+			return -EINVAL;
+	for (const char *p = name; *p; p++)
+		if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
+			return -EINVAL;
+	if (plen && len == 0)
+		return -EINVAL;
+	if (kind != PCPU_METRIC_GAUGE)
+		for (unsigned int i = 0; reserved[i]; i++)
+			if (ends_with(name, len, reserved[i]) ||
+			    (len == 0 && ends_with(prefix, plen, reserved[i])))
+				return -EINVAL;
+	if (unit && *unit) {
+		size_t ulen = strlen(unit);
+
+		for (const char *p = unit; *p; p++)
+			if (!is_alpha_(*p) && !is_digit(*p) && *p != ':')
+				return -EINVAL;
+		/* "_unit" at the end of the (prefixed) name; the unit is not the whole name */
+		if (len < ulen + 1 || !ends_with(name, len, unit) || name[len - ulen - 1] != '_')
+			return -EINVAL;
+		if (plen == 0 && len == ulen + 1)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_label_name(const char *k)
+{
+	if (!k || !is_alpha_(k[0]) || (k[0] == '_' && k[1] == '_'))
+		return -EINVAL;
+	for (const char *p = k; *p; p++)
+		if (!is_alpha_(*p) && !is_digit(*p))
+			return -EINVAL;
+	return 0;
+}
+
+/* Number of pairs in @labels, or -EINVAL. */
+static int check_labels(const char *const *labels, enum pcpu_metric_kind kind)
+{
+	int n = 0;
+
+	if (!labels)
+		return 0;
+	for (; labels[2 * n]; n++) {
+		if (n >= MAX_LABELS || !labels[2 * n + 1])
+			return -EINVAL;
+		if (check_label_name(labels[2 * n]) != 0)
+			return -EINVAL;
+		if (kind == PCPU_METRIC_HISTOGRAM && strcmp(labels[2 * n], "le") == 0)
+			return -EINVAL;
+		for (int j = 0; j < n; j++)
+			if (strcmp(labels[2 * j], labels[2 * n]) == 0)
+				return -EINVAL;
+	}
+	return n;
+}
+
+/* Metrics. */
+
+static void free_metric(struct metric *m)
+{
+	if (!m)
+		return;
+	if (m->labels)
+		for (char **l = m->labels; *l; l++)
+			free(*l);
+	free(m->labels);
+	free(m->name);
+	free(m->help);
+	free(m->unit);
+	free(m);
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static struct metric *new_metric(const struct metric_spec *sp, int nr_labels)
+{
+	size_t plen = sp->prefix ? strlen(sp->prefix) : 0;
+	struct metric *m = calloc(1, sizeof(*m));
+	int i;
+
+	if (!m)
+		return NULL;
+	m->name = malloc(plen + 1 + strlen(sp->name) + 1);
+	m->help = dup_or_empty(sp->help);
+	m->unit = dup_or_empty(sp->unit);
+	m->labels = calloc(2 * (size_t)nr_labels + 1, sizeof(char *));
+	if (!m->name || !m->help || !m->unit || !m->labels)
+		goto fail;
+	if (plen)
+		strcpy(stpcpy(stpcpy(m->name, sp->prefix), "_"), sp->name);
+	else
+		strcpy(m->name, sp->name);
+	/* insertion sort by key: a few labels */
+	for (i = 0; i < nr_labels; i++) {
+		const char *k = sp->labels[2 * i], *v = sp->labels[2 * i + 1];
+		int j = i;
+
+		while (j > 0 && strcmp(m->labels[2 * (j - 1)], k) > 0) {
+			m->labels[2 * j] = m->labels[2 * (j - 1)];
+			m->labels[2 * j + 1] = m->labels[2 * (j - 1) + 1];
+			j--;
+		}
+		m->labels[2 * j] = strdup(k);
+		m->labels[2 * j + 1] = strdup(v);
+		if (!m->labels[2 * j] || !m->labels[2 * j + 1]) {
+			/* keep the array NULL-terminated for free_metric() */
+			free(m->labels[2 * j]);
+			free(m->labels[2 * j + 1]);
+			for (int t = j; t < i; t++) {
+				m->labels[2 * t] = m->labels[2 * (t + 1)];
+				m->labels[2 * t + 1] = m->labels[2 * (t + 1) + 1];
+			}
+			m->labels[2 * i] = m->labels[2 * i + 1] = NULL;
+			goto fail;
+		}
+	}
+	m->kind = sp->kind;
+	m->source = sp->source;
+	m->obj = sp->obj;
+	m->item = sp->item;
+	return m;
+fail:
+	free_metric(m);
+	return NULL;
+}
+
+static int compare_labels(char *const *a, char *const *b)
+{
+	for (;; a += 2, b += 2) {
+		int d;
+
+		if (!*a || !*b)
+			return (*a != NULL) - (*b != NULL);
+		d = strcmp(a[0], b[0]);
+		if (!d)
+			d = strcmp(a[1], b[1]);
+		if (d)
+			return d;
+	}
+}
+
+/* Is @n1 followed by @s1 the same string as @n2 followed by @s2? */
+static bool joined_equal(const char *n1, const char *s1, const char *n2, const char *s2)
+{
+	const char *p = n1, *q = n2;
+	bool in_s1 = false, in_s2 = false;
+
+	for (;;) {
+		if (!*p && !in_s1) {
+			p = s1;
+			in_s1 = true;
+			continue;
+		}
+		if (!*q && !in_s2) {
+			q = s2;
+			in_s2 = true;
+			continue;
+		}
+		if (*p != *q)
+			return false;
+		if (!*p)
+			return true;
+		p++;
+		q++;
+	}
+}
+
+/* Does a sample (or family) name of @a equal one of @b? */
+static bool samples_meet(const struct metric *a, const struct metric *b)
+{
+	for (const char *const *sa = suffixes_of(a->kind); *sa; sa++)
+		for (const char *const *sb = suffixes_of(b->kind); *sb; sb++)
+			if (joined_equal(a->name, *sa, b->name, *sb))
+				return true;
+	return false;
+}
+
+/* Links @m in order; -EEXIST if it clashes with a registered metric. Under the lock. */
+static int link_metric(struct metric *m)
+{
+	struct metric **pos = &metrics;
+
+	for (struct metric *e = metrics; e; e = e->next) {
+		if (strcmp(e->name, m->name) == 0) {
+			if (e->kind != m->kind || strcmp(e->unit, m->unit) != 0 ||
+			    compare_labels(e->labels, m->labels) == 0)
+				return -EEXIST;
+		} else if (samples_meet(e, m)) {
+			return -EEXIST;
+		}
+	}
+	while (*pos) {
+		int d = strcmp((*pos)->name, m->name);
+
+		if (d > 0 || (d == 0 && compare_labels((*pos)->labels, m->labels) > 0))
+			break;
+		pos = &(*pos)->next;
+	}
+	m->next = *pos;
+	*pos = m;
+	return 0;
+}
+
+static void unlink_metric(struct metric *m)
+{
+	for (struct metric **pos = &metrics; *pos; pos = &(*pos)->next)
+		if (*pos == m) {
+			*pos = m->next;
+			return;
+		}
+}
+
+/* A fork must not leave the child with the lock held by a vanished thread. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&metrics_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&metrics_lock);
+}
+
+static void fork_child(void)
+{
+	pthread_mutex_init(&metrics_lock, NULL);
+}
+
+static void install_atfork(void)
+{
+	atfork_ok = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
+}
+
+int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
+{
+	struct metric *made[PCPU_STAT_MAX_ITEMS];
+	unsigned int i, linked = 0;
+	int err = 0;
+
+	if (n > PCPU_STAT_MAX_ITEMS)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		err = pcpu_metrics_check_name(specs[i].prefix, specs[i].name, specs[i].unit,
+					      specs[i].kind);
+		if (err)
+			return err;
+		err = check_labels(specs[i].labels, specs[i].kind);
+		if (err < 0)
+			return err;
+	}
+	pthread_once(&atfork_once, install_atfork);
+	if (!atfork_ok)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		made[i] = new_metric(&specs[i], check_labels(specs[i].labels, specs[i].kind));
+		if (!made[i]) {
+			while (i--)
+				free_metric(made[i]);
+			return -ENOMEM;
+		}
+	}
+	pthread_mutex_lock(&metrics_lock);
+	for (; linked < n; linked++) {
+		err = link_metric(made[linked]);
+		if (err)
+			break;
+	}
+	if (err)
+		for (i = 0; i < linked; i++)
+			unlink_metric(made[i]);
+	pthread_mutex_unlock(&metrics_lock);
+	if (err)
+		for (i = 0; i < n; i++)
+			free_metric(made[i]);
+	return err;
+}
+
+void pcpu_metrics_forget(const void *obj)
+{
+	struct metric *dead = NULL;
+
+	pthread_mutex_lock(&metrics_lock);
+	for (struct metric **pos = &metrics; *pos;) {
+		struct metric *m = *pos;
+
+		if (m->obj == obj) {
+			*pos = m->next;
+			m->next = dead;
+			dead = m;
+		} else {
+			pos = &m->next;
+		}
+	}
+	pthread_mutex_unlock(&metrics_lock);
+	while (dead) {
+		struct metric *next = dead->next;
+
+		free_metric(dead);
+		dead = next;
+	}
+}
+
+/* Registration calls. */
+
+PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_metric_desc *d)
+{
+	struct metric_spec sp;
+	int err;
+
+	if (!c || !d || !pcpu_counter_initialized(c))
+		return -EINVAL;
+	if (d->kind != PCPU_METRIC_COUNTER && d->kind != PCPU_METRIC_GAUGE)
+		return -EINVAL;
+	if (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PCPU_COUNTER_F_METRIC)
+		return -EEXIST;
+	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
+				   .kind = d->kind, .labels = d->labels,
+				   .source = METRIC_FROM_COUNTER, .obj = c };
+	err = pcpu_metrics_add(&sp, 1);
+	if (!err)
+		/* folders read the fixed-batch flag: change only this bit */
+		__atomic_fetch_or(&c->flags, PCPU_COUNTER_F_METRIC, __ATOMIC_RELAXED);
+	return err;
+}
+
+PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
+{
+	struct metric_spec *sp;
+	struct stat_set *s;
+	int err;
+
+	if (!pub)
+		return -EINVAL;
+	s = set_of(pub);
+	sp = calloc(pub->nr_items, sizeof(*sp));
+	if (!sp)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < pub->nr_items; i++)
+		sp[i] = (struct metric_spec){ .prefix = prefix, .name = s->items[i].name,
+					      .help = s->items[i].help,
+					      .kind = (enum pcpu_metric_kind)s->items[i].kind,
+					      .source = METRIC_FROM_STAT, .obj = pub, .item = i };
+	err = pcpu_metrics_add(sp, pub->nr_items);
+	free(sp);
+	if (!err)
+		s->metric = true;
+	return err;
+}
+
+PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
+				       const char *help, enum pcpu_metric_kind kind)
+{
+	struct pcpu_metric_desc d = { .name = name, .help = help, .kind = kind };
+
+	if (pcpu_counter_init(c, 0) != 0 || pcpu_counter_register(c, &d) != 0)
+		__atomic_fetch_add(&define_errors, 1, __ATOMIC_RELAXED);
+}
+
+PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void)
+{
+	return __atomic_load_n(&define_errors, __ATOMIC_RELAXED);
+}
+
+/* The walk. */
+
+/* A counter's value never goes down in the exposition. Under the lock. */
+static int64_t monotone(struct metric *m, int64_t v)
+{
+	if (m->kind != PCPU_METRIC_COUNTER)
+		return v;
+	if (v < m->high_water)
+		return m->high_water;
+	m->high_water = v;
+	return v;
+}
+
+PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *, void *),
+				     void *arg)
+{
+	uint64_t buckets[PCPU_HISTOGRAM_MAX_BOUNDS + 1];
+	int ret = 0;
+
+	if (!cb)
+		return -EINVAL;
+	pthread_mutex_lock(&metrics_lock);
+	for (struct metric *m = metrics; m && ret == 0; m = m->next) {
+		struct pcpu_metric_sample smp = {
+			.name = m->name, .help = m->help, .unit = m->unit, .kind = m->kind,
+			.labels = (const char *const *)m->labels, .scale = 1,
+		};
+
+		switch (m->source) {
+		case METRIC_FROM_COUNTER:
+			smp.value = monotone(m, pcpu_counter_sum(m->obj));
+			break;
+		case METRIC_FROM_STAT:
+			smp.value = monotone(m, pcpu_stat_sum(m->obj, m->item));
+			break;
+		case METRIC_FROM_HISTOGRAM: {
+			struct pcpu_histogram *h = m->obj;
+
+			ret = pcpu_histogram_snapshot(h, buckets, &smp.sum);
+			if (ret)
+				break;
+			smp.nr_bounds = h->nr_bounds;
+			smp.bounds = h->bounds;
+			smp.buckets = buckets;
+			for (uint32_t i = 0; i <= h->nr_bounds; i++)
+				smp.count += buckets[i];
+			smp.scale = h->scale;
+			break;
+		}
+		}
+		if (ret == 0)
+			ret = cb(&smp, arg);
+	}
+	pthread_mutex_unlock(&metrics_lock);
+	return ret;
+}

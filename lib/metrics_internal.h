@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metrics list, inside (see <percpu/metrics.h>): what the counter, the
+ * stat set and the histogram units and the exposition share.
+ */
+#ifndef PCPU_LIB_METRICS_INTERNAL_H
+#define PCPU_LIB_METRICS_INTERNAL_H
+
+#include <stdint.h>
+
+#include <percpu/metrics.h>
+
+/* Where a metric's value comes from. */
+enum metric_source {
+	METRIC_FROM_COUNTER,   /* obj: struct pcpu_counter */
+	METRIC_FROM_STAT,      /* obj: struct pcpu_stat, item */
+	METRIC_FROM_HISTOGRAM, /* obj: struct pcpu_histogram */
+};
+
+/* One metric to register (strings are copied). */
+struct metric_spec {
+	const char *prefix; /* NULL or "": none; else the name is prefix_name */
+	const char *name;
+	const char *help;
+	const char *unit;
+	enum pcpu_metric_kind kind;
+	const char *const *labels;
+	enum metric_source source;
+	void *obj;
+	unsigned int item;
+};
+
+/*
+ * Registers the @n metrics of @specs, all or none. Returns 0, -EINVAL,
+ * -EEXIST or -ENOMEM.
+ */
+int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n);
+
+/* Unregisters every metric of @obj; waits for an exposition in progress. */
+void pcpu_metrics_forget(const void *obj);
+
+/* 0 if @name is a valid metric name for @kind (and @unit fits it). */
+int pcpu_metrics_check_name(const char *prefix, const char *name, const char *unit,
+			    enum pcpu_metric_kind kind);
+
+#endif /* PCPU_LIB_METRICS_INTERNAL_H */
