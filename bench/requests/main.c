@@ -91,6 +91,7 @@ struct worker {
 	uint64_t ops;
 	int64_t totals[3]; /* exact sums of what this thread added */
 	int64_t lat_sum;
+	double cpu; /* seconds of CPU time the loop got */
 };
 
 static atomic_int stop_flag;
@@ -190,8 +191,11 @@ static void *work(void *arg)
 	uint64_t seed = w->seed, ops = 0;
 	int64_t t0 = 0, t1 = 0, t2 = 0, ls = 0;
 
+	struct timespec c0, c1;
+
 	while (!atomic_load(&go_flag))
 		;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	switch (w->impl) {
 	case IMPL_PERCPU:
 		LOOP(IMPL_PERCPU);
@@ -204,6 +208,8 @@ static void *work(void *arg)
 		LOOP(IMPL_ATOMIC);
 		break;
 	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	w->cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
 	w->ops = ops;
 	w->totals[0] = t0;
 	w->totals[1] = t1;
@@ -308,9 +314,14 @@ static void teardown(enum impl impl)
 	m.ph = NULL;
 }
 
+/* the share of the CPUs the benchmark threads got in the last run */
+static double last_cpu_share;
+
 /* one run; Mops/s, or a negative value when the run failed its check */
 static double run(enum impl impl, unsigned int n, unsigned int ms, uint64_t seed)
 {
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	double cpu = 0;
 	struct worker w[MAX_THREADS];
 	uint64_t ops = 0;
 	double t0, t;
@@ -335,8 +346,11 @@ static double run(enum impl impl, unsigned int n, unsigned int ms, uint64_t seed
 	for (unsigned int i = 0; i < n; i++)
 		pthread_join(w[i].tid, NULL);
 	t = now() - t0;
-	for (unsigned int i = 0; i < n; i++)
+	for (unsigned int i = 0; i < n; i++) {
 		ops += w[i].ops;
+		cpu += w[i].cpu;
+	}
+	last_cpu_share = cpu / (t * (double)((long)n < ncpu ? (long)n : ncpu));
 	ok = check(impl, w, n);
 	teardown(impl);
 	if (!ok) {
@@ -453,7 +467,7 @@ int main(int argc, char **argv)
 {
 	static const unsigned int threads[] = { 1, 2, 4 };
 	unsigned int ms = 200, runs = 7;
-	double res[NR_IMPLS][3];
+	double res[NR_IMPLS][3], share[NR_IMPLS][3];
 	int failed = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -485,23 +499,29 @@ int main(int argc, char **argv)
 	       runs, ms, sysconf(_SC_NPROCESSORS_ONLN));
 	for (int impl = 0; impl < NR_IMPLS; impl++) {
 		for (int t = 0; t < 3; t++) {
-			double v[64];
+			double v[64], c[64];
 
 			for (unsigned int r = 0; r < runs; r++) {
 				v[r] = run((enum impl)impl, threads[t], ms, r + 1);
+				c[r] = last_cpu_share;
 				if (v[r] < 0)
 					failed = 1;
 			}
 			res[impl][t] = median(v, runs);
+			share[impl][t] = median(c, runs);
 		}
 	}
-	printf("| threads | percpu | mutex per metric | shared atomics | vs mutex | vs atomics |\n"
-	       "|--:|--:|--:|--:|--:|--:|\n");
+	printf("| threads | percpu | mutex per metric | shared atomics | vs mutex | vs atomics "
+	       "| cpu%% (percpu/mutex/atomic) |\n"
+	       "|--:|--:|--:|--:|--:|--:|--:|\n");
 	for (int t = 0; t < 3; t++)
-		printf("| %u | %.1f | %.1f | %.1f | %.2fx | %.2fx |\n", threads[t],
+		printf("| %u | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.0f/%.0f/%.0f |\n", threads[t],
 		       res[IMPL_PERCPU][t], res[IMPL_MUTEX][t], res[IMPL_ATOMIC][t],
 		       res[IMPL_PERCPU][t] / res[IMPL_MUTEX][t],
-		       res[IMPL_PERCPU][t] / res[IMPL_ATOMIC][t]);
+		       res[IMPL_PERCPU][t] / res[IMPL_ATOMIC][t], share[IMPL_PERCPU][t] * 100,
+		       share[IMPL_MUTEX][t] * 100, share[IMPL_ATOMIC][t] * 100);
+	printf("cpu%%: CPU time the benchmark threads got / (wall time x min(threads, CPUs)); "
+	       "under 90 means the machine was busy\n");
 	if (failed)
 		fprintf(stderr, "percpu-requests-bench: a run failed its check\n");
 	return failed;
