@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# httpd-test.sh [--prometheus] HTTPD LOAD N
+#
+# Starts percpu-httpd (HTTPD) on 127.0.0.1 with a free port, sends exactly N
+# GET / with percpu-load (LOAD; half on HTTP/1.1 keep-alive connections, half
+# on HTTP/1.0, a connection each) and 3 GET /nope, then scrapes /metrics
+# with python3's urllib and checks, exactly:
+#   httpd_requests_get_200_total == N    (GET / only: scrapes are not in it)
+#   httpd_requests_get_404_total == 3
+#   httpd_scrapes_total           == the number of this scrape (it counts itself)
+#   httpd_response_body_bytes_total grows by exactly the previous scrape's body
+#   httpd_connections             == 1   (the scraper's own connection)
+#   the histogram's +Inf bucket == its _count, and OpenMetrics ends in # EOF.
+# With --prometheus it then starts a real Prometheus on another free loopback
+# port, scraping the daemon every second, and waits (at most 60 s) until its
+# query API returns N for httpd_requests_get_200_total.
+#
+# Whatever happens, everything it started is killed and waited for. Prints
+# one "ok"/"not ok" line per check and "N passed, N failed"; exit status 0
+# when every check passed.
+set -euo pipefail
+
+PROMETHEUS=0
+if [ "${1:-}" = --prometheus ]; then
+	PROMETHEUS=1
+	shift
+fi
+if [ $# -ne 3 ]; then
+	echo "usage: httpd-test.sh [--prometheus] HTTPD LOAD N" >&2
+	exit 2
+fi
+HTTPD=$1 LOAD=$2 N=$3
+PY=${PYTHON:-python3}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/percpu-httpd-test.XXXXXX")
+HTTPD_PID= PROM_PID=
+PASSED=0 FAILED=0
+
+# stops PID (TERM, then KILL after 10 s) and waits for it; returns its status
+stop()
+{
+	local pid=$1 i
+
+	kill -TERM "$pid" 2>/dev/null || true
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid"
+}
+
+cleanup()
+{
+	set +e
+	[ -n "$PROM_PID" ] && stop "$PROM_PID" >/dev/null 2>&1
+	[ -n "$HTTPD_PID" ] && stop "$HTTPD_PID" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+check()
+{
+	local what=$1
+
+	shift
+	if "$@"; then
+		echo "ok - $what"
+		PASSED=$((PASSED + 1))
+	else
+		echo "not ok - $what"
+		FAILED=$((FAILED + 1))
+	fi
+}
+
+finish()
+{
+	echo "httpd-test: $PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ]
+	exit
+}
+
+# free_port: a TCP port on 127.0.0.1 that was free a moment ago
+free_port()
+{
+	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# scrape FILE [ACCEPT]: GETs /metrics into FILE.body, its Content-Type into FILE.type
+scrape()
+{
+	"$PY" - "http://127.0.0.1:$PORT/metrics" "$1" "${2:-text/plain}" <<'EOF'
+import sys, urllib.request
+url, out, accept = sys.argv[1:4]
+req = urllib.request.Request(url, headers={"Accept": accept})
+with urllib.request.urlopen(req, timeout=10) as r:
+    body = r.read()
+    open(out + ".type", "w").write(r.headers.get("Content-Type", ""))
+open(out + ".body", "wb").write(body)
+EOF
+}
+
+# value FILE NAME: the value of the unlabelled sample NAME in FILE.body
+value()
+{
+	awk -v n="$2" '$1 == n { print $2; found = 1; exit } END { if (!found) print "missing" }' "$1.body"
+}
+
+# eq WHAT GOT WANT
+eq()
+{
+	if [ "$2" = "$3" ]; then
+		return 0
+	fi
+	echo "# $1: got $2, want $3"
+	return 1
+}
+
+# ---- the daemon ----
+
+"$HTTPD" -a 127.0.0.1 -p 0 -t 2 >"$TMP/httpd.out" 2>&1 &
+HTTPD_PID=$!
+PORT=
+for i in $(seq 100); do
+	PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$TMP/httpd.out")
+	[ -n "$PORT" ] && break
+	kill -0 "$HTTPD_PID" 2>/dev/null || break
+	sleep 0.1
+done
+if [ -z "$PORT" ]; then
+	echo "not ok - percpu-httpd did not say it was listening within 10 s:"
+	sed 's/^/# /' "$TMP/httpd.out"
+	FAILED=$((FAILED + 1))
+	finish
+fi
+echo "# percpu-httpd listening on 127.0.0.1:$PORT (pid $HTTPD_PID)"
+
+N1=$((N / 2))
+N2=$((N - N1))
+check "load: $N1 GET / on HTTP/1.1 keep-alive, 4 threads" \
+	timeout 60 "$LOAD" -H 127.0.0.1 -p "$PORT" -n "$N1" -c 4
+check "load: $N2 GET / on HTTP/1.0, 2 threads" \
+	timeout 60 "$LOAD" -H 127.0.0.1 -p "$PORT" -n "$N2" -c 2 -0
+check "load: 3 GET /nope answered 404" \
+	timeout 60 "$LOAD" -H 127.0.0.1 -p "$PORT" -u /nope -n 3 -c 1 -s 404
+
+# MHD tells of a closed connection when its poll loop sees it: the gauge
+# may lag the load client's exit by a moment
+for i in $(seq 50); do
+	scrape "$TMP/s1"
+	[ "$(value "$TMP/s1" httpd_connections)" = 1 ] && break
+	sleep 0.1
+done
+S=$(value "$TMP/s1" httpd_scrapes_total)
+check "scrape 1: Prometheus text content type" \
+	grep -q '^text/plain; version=0\.0\.4' "$TMP/s1.type"
+check "scrape 1: httpd_requests_get_200_total is exactly $N" \
+	eq get_200 "$(value "$TMP/s1" httpd_requests_get_200_total)" "$N"
+check "scrape 1: httpd_requests_get_404_total is exactly 3" \
+	eq get_404 "$(value "$TMP/s1" httpd_requests_get_404_total)" 3
+check "scrape 1: httpd_connections is 1 (this scrape's)" \
+	eq connections "$(value "$TMP/s1" httpd_connections)" 1
+check "scrape 1: histogram +Inf bucket equals its count" \
+	eq histogram "$(awk '$1 == "httpd_request_duration_seconds_bucket{le=\"+Inf\"}" { print $2 }' "$TMP/s1.body")" \
+	"$(value "$TMP/s1" httpd_request_duration_seconds_count)"
+
+scrape "$TMP/s2"
+check "scrape 2: httpd_scrapes_total counts this scrape" \
+	eq scrapes "$(value "$TMP/s2" httpd_scrapes_total)" $((S + 1))
+check "scrape 2: body bytes grew by exactly scrape 1's body" \
+	eq bytes $(($(value "$TMP/s2" httpd_response_body_bytes_total) - \
+		    $(value "$TMP/s1" httpd_response_body_bytes_total))) \
+	"$(stat -c %s "$TMP/s1.body")"
+check "scrape 2: httpd_requests_get_200_total still $N" \
+	eq get_200 "$(value "$TMP/s2" httpd_requests_get_200_total)" "$N"
+
+scrape "$TMP/om" "application/openmetrics-text; version=1.0.0"
+check "OpenMetrics: content type" \
+	grep -q '^application/openmetrics-text' "$TMP/om.type"
+check "OpenMetrics: httpd_requests_get_200_total is exactly $N" \
+	eq get_200 "$(value "$TMP/om" httpd_requests_get_200_total)" "$N"
+check "OpenMetrics: ends with # EOF" \
+	eq eof "$(tail -n 1 "$TMP/om.body")" "# EOF"
+
+# ---- Prometheus ----
+
+if [ "$PROMETHEUS" = 1 ]; then
+	PPORT=$(free_port)
+	mkdir "$TMP/tsdb"
+	cat >"$TMP/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: percpu-httpd
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+EOF
+	prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
+		--web.listen-address="127.0.0.1:$PPORT" >"$TMP/prometheus.log" 2>&1 &
+	PROM_PID=$!
+	echo "# prometheus on 127.0.0.1:$PPORT (pid $PROM_PID), scraping 127.0.0.1:$PORT"
+	GOT=none
+	for i in $(seq 60); do
+		kill -0 "$PROM_PID" 2>/dev/null || break
+		GOT=$("$PY" - "http://127.0.0.1:$PPORT/api/v1/query" <<'EOF' || echo none
+import json, sys, urllib.parse, urllib.request
+q = urllib.parse.urlencode({"query": 'httpd_requests_get_200_total{job="percpu-httpd"}'})
+try:
+    with urllib.request.urlopen(sys.argv[1] + "?" + q, timeout=5) as r:
+        res = json.load(r)["data"]["result"]
+    print(res[0]["value"][1] if res else "none")
+except Exception:
+    print("none")
+EOF
+)
+		[ "$GOT" = "$N" ] && break
+		sleep 1
+	done
+	echo "# prometheus query httpd_requests_get_200_total returned: $GOT (after about $i s)"
+	if ! check "prometheus: the query API returns exactly $N" eq prometheus "$GOT" "$N"; then
+		sed 's/^/# /' "$TMP/prometheus.log" | tail -n 20
+	fi
+	check "prometheus: stopped cleanly" stop "$PROM_PID"
+	PROM_PID=
+fi
+
+# ---- shutdown ----
+
+check "percpu-httpd: exits 0 on SIGTERM" stop "$HTTPD_PID"
+HTTPD_PID=
+check "percpu-httpd: reports $N GET / on the way out" \
+	grep -q "^stopped: $N GET / answered" "$TMP/httpd.out"
+finish

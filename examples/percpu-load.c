@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu-load: a load client for percpu-httpd with plain sockets. Threads
+ * take requests from one shared budget, so exactly -n GETs are sent in all;
+ * each thread keeps one HTTP/1.1 keep-alive connection (or, with -0, sends
+ * HTTP/1.0 and opens a connection per request). A request succeeds when its
+ * response has the expected status and its whole body (Content-Length, or
+ * up to the close for HTTP/1.0) was read.
+ *
+ * Exit status: 0 when every request succeeded, 1 when one failed, 2 on bad
+ * usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_THREADS 1024
+#define BUF_SIZE 16384
+
+struct options {
+	const char *host;
+	const char *port;
+	const char *path;
+	unsigned long requests;
+	unsigned long threads;
+	int status;     /* expected status */
+	bool http10;
+};
+
+struct worker {
+	_Alignas(64) pthread_t tid;
+	unsigned long ok, failed;
+	char err[160];  /* the first failure */
+};
+
+static struct options opt = {
+	.host = "127.0.0.1",
+	.port = "8080",
+	.path = "/",
+	.requests = 1000,
+	.threads = 2,
+	.status = 200,
+};
+static struct addrinfo *target;
+static atomic_ulong next_request;
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: percpu-load [-H HOST] [-p PORT] [-u PATH] [-n REQUESTS] [-c THREADS]\n"
+		   "                   [-s STATUS] [-0]\n"
+		   "  -H HOST      server (default 127.0.0.1)\n"
+		   "  -p PORT      port (default 8080)\n"
+		   "  -u PATH      path to GET (default /)\n"
+		   "  -n REQUESTS  requests in all (default 1000)\n"
+		   "  -c THREADS   client threads, one connection each (default 2)\n"
+		   "  -s STATUS    the status every response must have (default 200)\n"
+		   "  -0           HTTP/1.0, a connection per request (default HTTP/1.1 keep-alive)\n");
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* records the first failure's message */
+__attribute__((format(printf, 2, 3)))
+static void fail(struct worker *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->err[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(w->err, sizeof(w->err), fmt, ap);
+	va_end(ap);
+}
+
+static int connect_target(void)
+{
+	const struct addrinfo *ai;
+	int fd, one = 1;
+
+	for (ai = target; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+static int send_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * One request on fd; 0 on success, -1 with w->err set. *reusable says
+ * whether the connection may carry another request.
+ */
+static int do_request(struct worker *w, int fd, bool *reusable)
+{
+	char req[512], buf[BUF_SIZE];
+	size_t have = 0, body_have, hdr_len;
+	long long clen = -1;
+	char *eoh, *line, *next;
+	int n, status;
+	bool conn_close = opt.http10;
+
+	*reusable = false;
+	n = snprintf(req, sizeof(req),
+		     "GET %s HTTP/1.%c\r\nHost: %s:%s\r\nUser-Agent: percpu-load\r\n%s\r\n",
+		     opt.path, opt.http10 ? '0' : '1', opt.host, opt.port,
+		     opt.http10 ? "" : "Connection: keep-alive\r\n");
+	if (n < 0 || (size_t)n >= sizeof(req)) {
+		fail(w, "request line too long");
+		return -1;
+	}
+	if (send_all(fd, req, (size_t)n) < 0) {
+		fail(w, "send: %s", strerror(errno));
+		return -1;
+	}
+	/* the head */
+	for (;;) {
+		ssize_t r;
+
+		if (have == sizeof(buf) - 1) {
+			fail(w, "response head too long");
+			return -1;
+		}
+		r = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			fail(w, "connection %s before the response head",
+				 r == 0 ? "closed" : strerror(errno));
+			return -1;
+		}
+		have += (size_t)r;
+		buf[have] = '\0';
+		eoh = strstr(buf, "\r\n\r\n");
+		if (eoh)
+			break;
+	}
+	hdr_len = (size_t)(eoh - buf) + 4;
+	*eoh = '\0';
+	if (sscanf(buf, "HTTP/1.%*c %d", &status) != 1) {
+		fail(w, "bad status line: %.60s", buf);
+		return -1;
+	}
+	line = strstr(buf, "\r\n");
+	for (; line; line = next) {
+		line += 2;
+		next = strstr(line, "\r\n");
+		if (next)
+			*next = '\0';
+		if (strncasecmp(line, "Content-Length:", 15) == 0)
+			clen = strtoll(line + 15, NULL, 10);
+		else if (strncasecmp(line, "Connection:", 11) == 0 && strcasestr(line, "close"))
+			conn_close = true;
+	}
+	/* the body */
+	body_have = have - hdr_len;
+	if (clen < 0 && !conn_close) {
+		fail(w, "no Content-Length on a kept-alive connection");
+		return -1;
+	}
+	while (clen < 0 || (long long)body_have < clen) {
+		ssize_t r = recv(fd, buf, sizeof(buf), 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			fail(w, "recv: %s", strerror(errno));
+			return -1;
+		}
+		if (r == 0) {
+			if (clen < 0)
+				break;
+			fail(w, "body cut short");
+			return -1;
+		}
+		body_have += (size_t)r;
+	}
+	if (clen >= 0 && (long long)body_have != clen) {
+		fail(w, "body longer than its Content-Length");
+		return -1;
+	}
+	if (status != opt.status) {
+		fail(w, "status %d, expected %d", status, opt.status);
+		return -1;
+	}
+	*reusable = !conn_close;
+	return 0;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	bool reusable = false;
+	int fd = -1;
+
+	while (atomic_fetch_add(&next_request, 1) < opt.requests) {
+		if (fd < 0) {
+			fd = connect_target();
+			if (fd < 0) {
+				fail(w, "connect: %s", strerror(errno));
+				w->failed++;
+				continue;
+			}
+		}
+		if (do_request(w, fd, &reusable) == 0)
+			w->ok++;
+		else
+			w->failed++;
+		if (!reusable) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	struct worker *workers;
+	unsigned long ok = 0, failed = 0, st, i;
+	double t0, t;
+	int c, rc;
+
+	while ((c = getopt(argc, argv, "H:p:u:n:c:s:0h")) != -1) {
+		switch (c) {
+		case 'H':
+			opt.host = optarg;
+			break;
+		case 'p':
+			opt.port = optarg;
+			break;
+		case 'u':
+			if (optarg[0] != '/' || strpbrk(optarg, " \r\n")) {
+				usage(stderr);
+				return 2;
+			}
+			opt.path = optarg;
+			break;
+		case 'n':
+			if (parse_ulong(optarg, 0, 1UL << 40, &opt.requests) < 0) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'c':
+			if (parse_ulong(optarg, 1, MAX_THREADS, &opt.threads) < 0) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 's':
+			if (parse_ulong(optarg, 100, 599, &st) < 0) {
+				usage(stderr);
+				return 2;
+			}
+			opt.status = (int)st;
+			break;
+		case '0':
+			opt.http10 = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	rc = getaddrinfo(opt.host, opt.port, &hints, &target);
+	if (rc != 0) {
+		fprintf(stderr, "percpu-load: %s:%s: %s\n", opt.host, opt.port, gai_strerror(rc));
+		return 1;
+	}
+	workers = calloc(opt.threads, sizeof(*workers));
+	if (!workers) {
+		perror("percpu-load: calloc");
+		return 1;
+	}
+	t0 = now();
+	for (i = 0; i < opt.threads; i++) {
+		rc = pthread_create(&workers[i].tid, NULL, work, &workers[i]);
+		if (rc != 0) {
+			fprintf(stderr, "percpu-load: pthread_create: %s\n", strerror(rc));
+			return 1;
+		}
+	}
+	for (i = 0; i < opt.threads; i++) {
+		pthread_join(workers[i].tid, NULL);
+		ok += workers[i].ok;
+		failed += workers[i].failed;
+		if (workers[i].err[0])
+			fprintf(stderr, "percpu-load: thread %lu: %lu failed, first: %s\n", i,
+				workers[i].failed, workers[i].err);
+	}
+	t = now() - t0;
+	printf("%lu requests to http://%s:%s%s (HTTP/1.%c, %lu threads): %lu ok, %lu failed, "
+	       "%.3f s, %.0f req/s\n",
+	       opt.requests, opt.host, opt.port, opt.path, opt.http10 ? '0' : '1', opt.threads,
+	       ok, failed, t, t > 0 ? (double)ok / t : 0.0);
+	freeaddrinfo(target);
+	free(workers);
+	return failed == 0 && ok == opt.requests ? 0 : 1;
+}
