@@ -27,6 +27,7 @@
 
 #include "cpu_internal.h"
 #include "metrics_internal.h"
+#include "registry.h"
 #include "stat_internal.h"
 
 struct metric {
@@ -44,8 +45,6 @@ struct metric {
 
 static struct metric *metrics;
 static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static bool atfork_ok;
 static unsigned int define_errors;
 
 /* Metrics. */
@@ -177,25 +176,23 @@ static void unlink_metric(struct metric *m)
 		}
 }
 
-/* A fork must not leave the child with the lock held by a vanished thread. */
-static void fork_prepare(void)
+/*
+ * A fork must not leave the child with the lock held by a vanished thread:
+ * the registry's fork handlers, the library's only ones, call these.
+ */
+void pcpu_metrics_fork_prepare(void)
 {
 	pthread_mutex_lock(&metrics_lock);
 }
 
-static void fork_parent(void)
+void pcpu_metrics_fork_parent(void)
 {
 	pthread_mutex_unlock(&metrics_lock);
 }
 
-static void fork_child(void)
+void pcpu_metrics_fork_child(void)
 {
 	pthread_mutex_init(&metrics_lock, NULL);
-}
-
-static void install_atfork(void)
-{
-	atfork_ok = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
 }
 
 int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
@@ -215,8 +212,7 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 		if (err < 0)
 			return err;
 	}
-	pthread_once(&atfork_once, install_atfork);
-	if (!atfork_ok)
+	if (pcpu_registry_setup() != 0)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		made[i] = new_metric(&specs[i], pcpu_metrics_check_labels(specs[i].labels, specs[i].kind));

@@ -40,6 +40,11 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n);
 /* Unregisters every metric of @obj; waits for an exposition in progress. */
 void pcpu_metrics_forget(const void *obj);
 
+/* Around fork(): the registry's handlers call these (lib/registry.c). */
+void pcpu_metrics_fork_prepare(void);
+void pcpu_metrics_fork_parent(void);
+void pcpu_metrics_fork_child(void);
+
 /* Names (metric_names.c). */
 
 /* 0 if prefix_name (or name) is a valid metric name for @kind, and @unit fits it. */

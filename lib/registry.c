@@ -26,6 +26,7 @@
 
 #include "arena.h"
 #include "counter_internal.h"
+#include "metrics_internal.h"
 #include "registry.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -116,12 +117,14 @@ static void before_fork(void)
 		if (e->obj && e->cls->fork_prepare)
 			e->cls->fork_prepare(e->obj);
 	pcpu_arena_fork_prepare();
+	pcpu_metrics_fork_prepare();
 }
 
 static void after_fork_parent(void)
 {
 	struct pcpu_registry_entry *e;
 
+	pcpu_metrics_fork_parent();
 	pcpu_arena_fork_parent();
 	cds_list_for_each_entry(e, &live, link)
 		if (e->obj && e->cls->fork_parent)
@@ -135,6 +138,7 @@ static void after_fork_child(void)
 	struct pcpu_registry_entry *e;
 
 	/* single-threaded now: no walker, no reader of the graveyard */
+	pcpu_metrics_fork_child();
 	pcpu_arena_fork_child();
 	urcu_bp_after_fork_child();
 	for (unsigned int i = 0; i < MAX_CLASSES; i++)
