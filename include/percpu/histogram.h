@@ -68,11 +68,20 @@ PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h);
  */
 PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *counts, int64_t *sum);
 
-/** Records @p value: the first bucket whose bound is >= it, else +Inf. @since 0.2 */
+/**
+ * Records @p value: the first bucket whose bound is >= it, else +Inf. A
+ * NULL @p h is the misuse of <percpu/stat.h> (reported as pcpu_stat_add).
+ * @since 0.2
+ */
 static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
 {
-	uint32_t lo = 0, hi = h->nr_bounds;
+	uint32_t lo = 0, hi;
 
+	if (pcpu_unlikely(h == NULL)) {
+		pcpu_stat_add((struct pcpu_stat *)0, 0, value);
+		return;
+	}
+	hi = h->nr_bounds;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
