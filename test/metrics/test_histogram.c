@@ -325,3 +325,11 @@ PCPU_TEST(histogram, concurrent_snapshots_are_cumulatively_consistent_and_end_ex
 	}
 	pcpu_histogram_destroy(h);
 }
+
+/* A NULL histogram is a reported misuse (abort without NDEBUG), never a crash. */
+PCPU_TEST(histogram, observe_on_null_is_reported, .signal = PCPU_TEST_MISUSE_SIGNAL)
+{
+	pcpu_histogram_observe(NULL, 5);
+	/* reached only in release builds, where the misuse is ignored */
+	cr_assert(PCPU_TEST_MISUSE_SIGNAL == 0);
+}
