@@ -26,8 +26,9 @@
  * invariant.
  *
  * Monotone reads: every fold moves count toward exact, never past it, and
- * every other change of count is the update itself. So while every update is >= 0, count only grows, and read(), one
- * load of it, never goes back (nor does sum()).
+ * every other change of count is the update itself. So while every update
+ * is >= 0, count only grows, and read(), one load of it, never goes back
+ * (nor does sum()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -393,9 +394,14 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 	 * (overwritten) or raises the bound after storing it (covered).
 	 */
 	thresh = threshold_for(c, value);
-	__atomic_store_n(&c->thresh_max, (uint64_t)thresh, __ATOMIC_SEQ_CST);
+	/*
+	 * The bound before thresh_max, as raise_bound() raises them: a fold
+	 * raising both in between leaves thresh_max low (add_batch() then takes
+	 * its slow path once more), never the bound below thresh_max.
+	 */
 	__atomic_store_n(&c->bound, pcpu_policy_bound((uint64_t)thresh, cpu_possible()),
 			 __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->thresh_max, (uint64_t)thresh, __ATOMIC_SEQ_CST);
 	publish_threshold(c, thresh);
 }
 

@@ -274,15 +274,20 @@ PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_
 		return -EINVAL;
 	if (d->kind != PCPU_METRIC_COUNTER && d->kind != PCPU_METRIC_GAUGE)
 		return -EINVAL;
-	if (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PCPU_COUNTER_F_METRIC)
+	/*
+	 * Claim the bit first, so that two concurrent registrations of one
+	 * counter cannot both succeed; folders read the fixed-batch flag, so
+	 * change only this bit.
+	 */
+	if (__atomic_fetch_or(&c->flags, PCPU_COUNTER_F_METRIC, __ATOMIC_ACQ_REL) &
+	    PCPU_COUNTER_F_METRIC)
 		return -EEXIST;
 	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
 				   .kind = d->kind, .labels = d->labels,
 				   .source = METRIC_FROM_COUNTER, .obj = c };
 	err = pcpu_metrics_add(&sp, 1);
-	if (!err)
-		/* folders read the fixed-batch flag: change only this bit */
-		__atomic_fetch_or(&c->flags, PCPU_COUNTER_F_METRIC, __ATOMIC_RELAXED);
+	if (err)
+		__atomic_fetch_and(&c->flags, ~PCPU_COUNTER_F_METRIC, __ATOMIC_ACQ_REL);
 	return err;
 }
 

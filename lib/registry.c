@@ -133,23 +133,35 @@ static void after_fork_parent(void)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+/*
+ * In the child. Locks that the handlers did not take before fork (the
+ * refresher's, the limited adds' table) are made anew: only this thread is
+ * left, and what they protect is rebuilt or reset here (the refresher is
+ * IDLE, a counter's central value is rebuilt from its slots).
+ */
 static void after_fork_child(void)
 {
-	struct pcpu_registry_entry *e;
+	struct pcpu_registry_entry *e, *next;
 
 	/* single-threaded now: no walker, no reader of the graveyard */
 	pcpu_metrics_fork_child();
 	pcpu_arena_fork_child();
 	urcu_bp_after_fork_child();
+	cds_list_for_each_entry_safe(e, next, &live, link) {
+		STORE(&e->walkers, 0);
+		if (!e->obj) {
+			/* a removal the fork interrupted: its thread is gone, finish it */
+			cds_list_del(&e->link);
+			slot_of(e->cls)->live--;
+			free(e);
+		}
+	}
 	for (unsigned int i = 0; i < MAX_CLASSES; i++)
 		if (classes[i].cls && classes[i].live && classes[i].cls->fork_child_class)
 			classes[i].cls->fork_child_class();
-	cds_list_for_each_entry(e, &live, link) {
-		STORE(&e->walkers, 0);
-		/* an object whose removal the fork interrupted stays dead */
-		if (e->obj && e->cls->fork_child)
+	cds_list_for_each_entry(e, &live, link)
+		if (e->cls->fork_child)
 			e->cls->fork_child(e->obj);
-	}
 	free_entries(graveyard);
 	graveyard = NULL;
 	graveyard_size = 0;

@@ -7,10 +7,11 @@
  * is here, in one set of pthread_atfork handlers.
  *
  * Entries are library-owned and linked on an RCU list (liburcu, bulletproof
- * flavour, so walkers need no registration). Removal never waits for a
+ * flavour, so walkers need no registration). Removal does not wait for a
  * grace period per call: it marks the entry dead, waits only for a walker
  * that is inside that object at that moment (one fold, O(CPUs)), and frees
- * dead entries in batches after one grace period for the whole batch.
+ * dead entries in batches: every REAP_BATCH-th removal waits for one grace
+ * period for the whole batch.
  */
 #ifndef PCPU_LIB_REGISTRY_H
 #define PCPU_LIB_REGISTRY_H
@@ -21,7 +22,11 @@
 struct pcpu_class {
 	/* Folds every CPU's pending deltas of @obj into its central values. */
 	void (*fold)(void *obj);
-	/* Around fork(), with the registry locked and no walker inside @obj. */
+	/*
+	 * Around fork(), with the registry locked (a walker may still be
+	 * folding @obj: the class's own state must cope, as the stat sets'
+	 * line freeze does).
+	 */
 	void (*fork_prepare)(void *obj);
 	void (*fork_parent)(void *obj);
 	/* In the child, where only the forking thread is left. */

@@ -67,8 +67,9 @@ static int64_t drain(uint64_t *word)
 /*
  * Inside @line's fold section: folds CPU @cpu's pending deltas of every
  * item of the line; item @trigger (or none: UINT32_MAX) also gets @amount.
- * Returns a mask of the line positions whose central value changed. Only the two writes of each fold happen here: a
- * reader may have to wait for this section to end.
+ * Returns a mask of the line positions whose central value changed. Only
+ * the two writes of each fold happen here: a reader may have to wait for
+ * this section to end.
  */
 static uint32_t fold_cpu_line(struct stat_set *s, uint32_t line, unsigned int cpu,
 			      uint32_t trigger, int64_t amount)
@@ -142,9 +143,11 @@ PCPU_EXPORT int64_t pcpu_stat_sync_if_delta_above(struct pcpu_stat *pub, unsigne
 {
 	if (!usable(pub, item, __func__))
 		return 0;
-	if (pcpu_stat_error_bound(pub, item) > delta)
-		pcpu_stat_fold_line(set_of(pub), set_of(pub)->items[item].line);
-	return pcpu_stat_read(pub, item);
+	if (pcpu_stat_error_bound(pub, item) <= delta)
+		return pcpu_stat_read(pub, item);
+	pcpu_stat_fold_line(set_of(pub), set_of(pub)->items[item].line);
+	/* exact, even if another thread's fold of the line has yet to land */
+	return pcpu_stat_sum(pub, item);
 }
 
 PCPU_EXPORT void pcpu_stat_fold_all(struct pcpu_stat *pub)

@@ -149,9 +149,10 @@ PCPU_EXPORT void pcpu_counter_destroy_many(struct pcpu_counter *c, unsigned int 
 /**
  * Releases the per-CPU memory of @p c. Idempotent: destroying a destroyed,
  * zero-filled or failed-to-initialise counter does nothing; NULL does
- * nothing. Never waits for an RCU grace period of its own: it waits only
- * while the refresher (or pcpu_registry_fold_all()) is folding this very
- * counter, one walk over the CPUs. @since 0.1
+ * nothing. Does not wait for an RCU grace period per call: it waits while
+ * the refresher (or pcpu_registry_fold_all()) is folding this very counter,
+ * one walk over the CPUs, and one destroy in 64 waits for one grace period
+ * that frees the library's entries of the last 64. @since 0.1
  */
 PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c);
 

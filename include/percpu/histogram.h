@@ -57,7 +57,10 @@ struct pcpu_histogram {
  */
 PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histogram_desc *d);
 
-/** Unregisters and frees @p h; NULL does nothing. Not concurrent with other calls on @p h. @since 0.2 */
+/**
+ * Unregisters and frees @p h; NULL does nothing. Not concurrent with other
+ * calls on @p h. @since 0.2
+ */
 PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h);
 
 /**
@@ -71,6 +74,8 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
 /**
  * Records @p value: the first bucket whose bound is >= it, else +Inf. A
  * NULL @p h is the misuse of <percpu/stat.h> (reported as pcpu_stat_add).
+ * Observations are meant to be >= 0 (durations, sizes): a negative one is
+ * counted, but makes _sum go down, which Prometheus reads as a reset.
  * @since 0.2
  */
 static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)

@@ -21,9 +21,10 @@
  * refused with -EEXIST, as is the same name with the same labels.
  *
  * Counters. Exposed from the exact sum. A negative add to a counter of
- * kind PCPU_METRIC_COUNTER is a misuse: the exposition never shows a
- * counter decrease (it keeps a high-water mark per metric, starting at 0),
- * so a counter that went down shows its highest value until it passes it.
+ * kind PCPU_METRIC_COUNTER is a misuse that is not checked on the add path;
+ * the exposition never shows a counter decrease (it keeps a high-water mark
+ * per metric, starting at 0), so a counter that went down shows its highest
+ * value until it passes it.
  *
  * Concurrency. Registration, destruction and exposition may run
  * concurrently from any thread; they serialise on one lock of the metrics
@@ -66,8 +67,8 @@ struct pcpu_metric_desc {
  * Registers the initialised counter @p c as the metric @p d, until
  * pcpu_counter_destroy(). A counter is registered at most once.
  * @return 0; -EINVAL for a NULL or uninitialised counter, a NULL desc, a
- *         bad name, unit, label name or kind, an odd label list, a counter
- *         already registered; -EEXIST for a name and labels already
+ *         bad name, unit, label name or kind, an odd label list; -EEXIST for
+ *         a counter already registered, or a name and labels already
  *         registered (or colliding samples); -ENOMEM. @since 0.2
  */
 PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_metric_desc *d);
@@ -125,8 +126,10 @@ struct pcpu_metric_sample {
 
 /**
  * Calls @p cb for every registered metric, families contiguous (sorted by
- * name, then labels), under the metrics lock: @p cb must not register or
- * destroy metrics. A non-zero return of @p cb stops the walk.
+ * name, then labels), under the metrics lock: @p cb must not call the
+ * library's initialisers, creators, register or destroy calls (they would
+ * deadlock, against this lock or against a fork). A non-zero return of @p cb
+ * stops the walk.
  * @return 0, what @p cb returned, -EINVAL for NULL @p cb, or -ENOMEM.
  * @since 0.2
  */

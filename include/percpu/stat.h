@@ -224,9 +224,10 @@ PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *s, unsigned int item);
 
 /**
  * Returns read() when error_bound() <= @p delta; otherwise folds every
- * CPU's pending deltas of the item's central line and returns the item's
- * central value. Either way the result is within @p delta of exact, and so
- * is read() afterwards until the next update. @since 0.1
+ * CPU's pending deltas of the item's central line and returns the exact
+ * value (as pcpu_stat_sum(): even while another thread's fold is in flight).
+ * Either way the result is within @p delta of exact, and so is read()
+ * afterwards until the next update. @since 0.1
  */
 PCPU_EXPORT int64_t pcpu_stat_sync_if_delta_above(struct pcpu_stat *s, unsigned int item,
 						  uint64_t delta);

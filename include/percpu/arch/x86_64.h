@@ -60,9 +60,9 @@
 	".quad 3b\n\t"                                                     \
 	".popsection\n\t"                                                  \
 	"leaq 3b(%%rip), %[offset]\n\t"                                    \
-	"movq %[offset], %%fs:" PCPU_ARCH_STR(PCPU_RSEQ_CS_OFFSET) "(%[rseq])\n\t"                              \
+	"movq %[offset], %%fs:" PCPU_ARCH_STR(PCPU_RSEQ_CS_OFFSET) "(%[rseq])\n\t" \
 	"1:\n\t"                                                           \
-	"movslq %%fs:" PCPU_ARCH_STR(PCPU_RSEQ_CPU_ID_OFFSET) "(%[rseq]), %[offset]\n\t"                            \
+	"movslq %%fs:" PCPU_ARCH_STR(PCPU_RSEQ_CPU_ID_OFFSET) "(%[rseq]), %[offset]\n\t" \
 	"testq %[offset], %[offset]\n\t"                                   \
 	"js %l[unregistered]\n\t"                                          \
 	"shlq $" PCPU_ARCH_STR(PCPU_STRIDE_SHIFT) ", %[offset]\n\t"
