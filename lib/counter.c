@@ -90,12 +90,18 @@ static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 	raise_bound(c, thresh);
 }
 
+/* Moves the central value by @amount and republishes its threshold. */
+static void add_count(struct pcpu_counter *c, int64_t amount)
+{
+	publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, amount,
+								 __ATOMIC_SEQ_CST)));
+}
+
 /* An update that bypasses the slots: exact first, so sum() never lags read(). */
 static void add_central(struct pcpu_counter *c, int64_t amount)
 {
 	__atomic_add_fetch(&c->base, amount, __ATOMIC_SEQ_CST);
-	publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, amount,
-								 __ATOMIC_SEQ_CST)));
+	add_count(c, amount);
 }
 
 /* Moves the whole pending delta of @slot into the central value. */
@@ -109,8 +115,7 @@ static void fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot)
 		if (moved == 0)
 			return;
 	} while (!pcpu_pair_cas(&slot->value, pair, pair[0], pair[0]));
-	publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, moved,
-								 __ATOMIC_SEQ_CST)));
+	add_count(c, moved);
 }
 
 static void fold_all(struct pcpu_counter *c)

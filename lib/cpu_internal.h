@@ -2,6 +2,8 @@
 #ifndef PCPU_LIB_CPU_INTERNAL_H
 #define PCPU_LIB_CPU_INTERNAL_H
 
+#include <sched.h>
+
 #include <percpu/cpu.h>
 
 /* Set once by pcpu_cpu_setup(); 0 before. */
@@ -29,5 +31,20 @@ static inline void *cpu_copy(void *cpu0, unsigned int cpu)
  * at a descriptor in the object that inlined it (see cpu.c).
  */
 void pcpu_cpu_disarm_rseq(void);
+
+/*
+ * Waiting politely for another thread (a fold to end, a walker to leave):
+ * spin a little, then give the CPU away. @spins starts at 0.
+ */
+static inline void pcpu_relax(unsigned int *spins)
+{
+	if (++*spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+		return;
+	}
+	sched_yield();
+}
 
 #endif /* PCPU_LIB_CPU_INTERNAL_H */

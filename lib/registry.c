@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
@@ -25,6 +24,7 @@
 #include <percpu/registry.h>
 
 #include "arena.h"
+#include "cpu_internal.h"
 #include "counter_internal.h"
 #include "metrics_internal.h"
 #include "registry.h"
@@ -79,6 +79,23 @@ static void free_entries(struct pcpu_registry_entry *e)
 		free(e);
 		e = next;
 	}
+}
+
+/* Empties the graveyard and returns what it held; under the lock. */
+static struct pcpu_registry_entry *take_graveyard(void)
+{
+	struct pcpu_registry_entry *dead = graveyard;
+
+	graveyard = NULL;
+	graveyard_size = 0;
+	return dead;
+}
+
+/* Frees @dead once no walker can be on its way through any of them. */
+static void free_after_grace_period(struct pcpu_registry_entry *dead)
+{
+	urcu_bp_synchronize_rcu();
+	free_entries(dead);
 }
 
 /* Folds every live object, as pcpu_registry_fold_all() says. */
@@ -162,9 +179,7 @@ static void after_fork_child(void)
 	cds_list_for_each_entry(e, &live, link)
 		if (e->cls->fork_child)
 			e->cls->fork_child(e->obj);
-	free_entries(graveyard);
-	graveyard = NULL;
-	graveyard_size = 0;
+	free_entries(take_graveyard()); /* no walker is left to wait for */
 	reset_refresher();
 	pthread_mutex_init(&registry_lock, NULL);
 }
@@ -216,23 +231,17 @@ void pcpu_registry_remove(struct pcpu_registry_entry *e)
 	__atomic_store_n(&e->obj, NULL, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&registry_lock);
 	while (__atomic_load_n(&e->walkers, __ATOMIC_SEQ_CST))
-		if (++spins > 64)
-			sched_yield();
+		pcpu_relax(&spins);
 	pthread_mutex_lock(&registry_lock);
 	cds_list_del_rcu(&e->link);
 	slot_of(e->cls)->live--;
 	e->next_dead = graveyard;
 	graveyard = e;
-	if (++graveyard_size >= REAP_BATCH) {
-		reap = graveyard;
-		graveyard = NULL;
-		graveyard_size = 0;
-	}
+	if (++graveyard_size >= REAP_BATCH)
+		reap = take_graveyard();
 	pthread_mutex_unlock(&registry_lock);
-	if (reap) {
-		urcu_bp_synchronize_rcu();
-		free_entries(reap);
-	}
+	if (reap)
+		free_after_grace_period(reap);
 }
 
 void pcpu_registry_reap(void)
@@ -240,12 +249,9 @@ void pcpu_registry_reap(void)
 	struct pcpu_registry_entry *reap;
 
 	pthread_mutex_lock(&registry_lock);
-	reap = graveyard;
-	graveyard = NULL;
-	graveyard_size = 0;
+	reap = take_graveyard();
 	pthread_mutex_unlock(&registry_lock);
-	urcu_bp_synchronize_rcu();
-	free_entries(reap);
+	free_after_grace_period(reap);
 }
 
 size_t pcpu_registry_count_of(const struct pcpu_class *cls)

@@ -27,7 +27,6 @@
 #ifndef PCPU_LIB_STAT_INTERNAL_H
 #define PCPU_LIB_STAT_INTERNAL_H
 
-#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -142,18 +141,6 @@ static inline bool usable(const struct pcpu_stat *s, unsigned int item, const ch
 	return false;
 }
 
-/* Waiting politely: spin a little, then give the CPU away. */
-static inline void relax(unsigned int *spins)
-{
-	if (++*spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-		return;
-	}
-	sched_yield();
-}
-
 /* The elastic threshold of item @it for a central value of @central. */
 static inline uint32_t threshold_for(const struct item *it, int64_t central)
 {
@@ -183,7 +170,7 @@ static inline void fold_enter(struct stat_set *s, uint32_t line)
 	unsigned int spins = 0;
 
 	while (!fold_try_enter(s, line))
-		relax(&spins);
+		pcpu_relax(&spins);
 }
 
 static inline void fold_exit(struct stat_set *s, uint32_t line)
@@ -201,7 +188,7 @@ static inline void stat_freeze(struct stat_set *s, uint32_t line)
 
 	for (;;) {
 		if (seq_freezers(v) == SEQ_FIELD_MAX) {
-			relax(&spins);
+			pcpu_relax(&spins);
 			v = LOAD(seq);
 			continue;
 		}
@@ -216,7 +203,7 @@ static inline void stat_wait_quiet(struct stat_set *s, uint32_t line)
 	unsigned int spins = 0;
 
 	while (seq_writers(LOAD_ACQ(seq_of(s, line))))
-		relax(&spins);
+		pcpu_relax(&spins);
 }
 
 static inline void stat_thaw(struct stat_set *s, uint32_t line)

@@ -60,7 +60,7 @@ PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 		}
 		before = LOAD_ACQ(seq);
 		if (!frozen && seq_writers(before)) {
-			relax(&spins);
+			pcpu_relax(&spins);
 			continue;
 		}
 		total = (uint64_t)LOAD_ACQ(&s->central[s->items[item].word]);
@@ -72,7 +72,7 @@ PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 			stat_thaw(s, line);
 		if (frozen || stat_stable(before, after))
 			return (int64_t)total;
-		relax(&spins);
+		pcpu_relax(&spins);
 	}
 }
 
@@ -152,7 +152,7 @@ PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint6
 			left -= st[l].done;
 		}
 		if (left)
-			relax(&spins);
+			pcpu_relax(&spins);
 	}
 	if (st != stack)
 		free(st);
