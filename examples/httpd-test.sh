@@ -119,7 +119,10 @@ eq()
 
 # ---- the daemon ----
 
-"$HTTPD" -a 127.0.0.1 -p 0 -t 2 >"$TMP/httpd.out" 2>&1 &
+# the background job opens its output file when it gets to run: make the file
+# first, or the sed below can look for it before it exists
+: >"$TMP/httpd.out"
+"$HTTPD" -a 127.0.0.1 -p 0 -t 2 >>"$TMP/httpd.out" 2>&1 &
 HTTPD_PID=$!
 PORT=
 for i in $(seq 100); do
