@@ -4,12 +4,14 @@
  * restartable-sequence and atomic update paths (see <percpu/cpu.h>).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <percpu/cpu.h>
@@ -205,4 +207,49 @@ void pcpu_cpu_disarm_rseq(void)
 						      __rseq_offset + PCPU_RSEQ_CS_OFFSET),
 				 0, __ATOMIC_RELAXED);
 #endif
+}
+
+/* membarrier(2)'s commands, as <linux/membarrier.h> numbers them (Linux 5.10) */
+#define FENCE_CMD_QUERY 0
+#define FENCE_CMD_RSEQ (1 << 7)
+#define FENCE_CMD_REGISTER_RSEQ (1 << 8)
+
+static int fence_error = -ENOSYS;
+static pthread_once_t fence_once = PTHREAD_ONCE_INIT;
+
+static long membarrier(int cmd)
+{
+	return syscall(SYS_membarrier, cmd, 0u, 0);
+}
+
+static void setup_fence(void)
+{
+	long cmds = membarrier(FENCE_CMD_QUERY);
+
+	if (cmds < 0)
+		fence_error = -errno;
+	else if (!(cmds & FENCE_CMD_RSEQ))
+		fence_error = -ENOSYS;
+	else if (membarrier(FENCE_CMD_REGISTER_RSEQ) != 0)
+		fence_error = -errno;
+	else
+		fence_error = 0;
+}
+
+int pcpu_cpu_fence_setup(void)
+{
+	pthread_once(&fence_once, setup_fence);
+	return fence_error;
+}
+
+void pcpu_cpu_fence(void)
+{
+	/*
+	 * The registration belongs to the address space, and a forked child's
+	 * is a copy; register again in case a kernel did not copy it. Going on
+	 * without the fence would break a promise silently: stop instead.
+	 */
+	if (membarrier(FENCE_CMD_RSEQ) != 0 &&
+	    (membarrier(FENCE_CMD_REGISTER_RSEQ) != 0 || membarrier(FENCE_CMD_RSEQ) != 0))
+		pcpu_misuse_abort("pcpu_cpu_fence", strerror(errno));
 }

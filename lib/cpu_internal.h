@@ -33,6 +33,19 @@ static inline void *cpu_copy(void *cpu0, unsigned int cpu)
 void pcpu_cpu_disarm_rseq(void);
 
 /*
+ * The rseq fence: when pcpu_cpu_fence() returns, every restartable sequence
+ * that was in flight on any CPU when it was called (in this process) has
+ * committed or aborted, so one that starts later reads what the caller
+ * stored before. membarrier(2)'s MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ.
+ * pcpu_cpu_fence_setup() registers the process for it, once: 0, or a
+ * negative errno if the kernel has no such fence (then objects that need it
+ * use the atomic path). pcpu_cpu_fence() must only be called after a
+ * successful setup; it cannot fail then.
+ */
+int pcpu_cpu_fence_setup(void);
+void pcpu_cpu_fence(void);
+
+/*
  * Waiting politely for another thread (a fold to end, a walker to leave):
  * spin a little, then give the CPU away. @spins starts at 0.
  */

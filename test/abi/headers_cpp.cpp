@@ -17,6 +17,7 @@
 
 #include <percpu/metrics.h>
 #include <percpu/histogram.h>
+#include <percpu/charge.h>
 
 #include <cstdio>
 

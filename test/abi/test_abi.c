@@ -16,6 +16,7 @@
 #include <percpu/percpu_counter.h>
 #include <percpu/registry.h>
 #include <percpu/histogram.h>
+#include <percpu/charge.h>
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
 
@@ -83,7 +84,21 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_sample, buckets, 64, 8)                                  \
 	X(pcpu_metric_sample, count, 72, 8)                                    \
 	X(pcpu_metric_sample, sum, 80, 8)                                      \
-	X(pcpu_metric_sample, scale, 88, 8)
+	X(pcpu_metric_sample, scale, 88, 8)                                    \
+	X(pcpu_charge_slot, charged, 0, 8)                                     \
+	X(pcpu_charge_slot, mark, 8, 8)                                        \
+	X(pcpu_charge, slots, 0, 8)                                            \
+	X(pcpu_charge, half, 8, 8)                                             \
+	X(pcpu_charge, mode, 16, 4)                                            \
+	X(pcpu_charge, flags, 20, 4)                                           \
+	X(pcpu_charge, limit, 24, 8)                                           \
+	X(pcpu_charge, reserved, 32, 8)                                        \
+	X(pcpu_charge, used, 40, 8)                                            \
+	X(pcpu_charge, taking, 48, 4)                                          \
+	X(pcpu_charge, reserved0, 52, 4)                                       \
+	X(pcpu_charge, entry, 56, 8)                                           \
+	X(pcpu_charge_options, limit, 0, 8)                                    \
+	X(pcpu_charge_options, stock_cap, 8, 8)
 
 #define SIZES(X)                                                               \
 	X(pcpu_slot, 16, 8)                                                    \
@@ -96,7 +111,10 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_desc, 40, 8)                                             \
 	X(pcpu_histogram_desc, 56, 8)                                          \
 	X(pcpu_histogram, 32, 8)                                               \
-	X(pcpu_metric_sample, 96, 8)
+	X(pcpu_metric_sample, 96, 8)                                           \
+	X(pcpu_charge_slot, 16, 8)                                             \
+	X(pcpu_charge, 64, 8)                                                  \
+	X(pcpu_charge_options, 16, 8)
 
 #define MEMBER_OF(s, m) (((struct s *)0)->m)
 #define STATIC_MEMBER(s, m, off, size)                                         \

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file charge.h
+ * Charging against a limit with per-CPU stocks (memcg's obj_stock).
+ *
+ * A charge object guards a limited resource (bytes of memory, pages,
+ * connections). Each CPU keeps a stock: an amount already reserved from the
+ * limit and not yet used. pcpu_charge_try() takes from this CPU's stock and
+ * pcpu_charge_uncharge() gives back to it, inline, with no atomic
+ * instruction and no shared cacheline written while the stock suffices (one
+ * restartable sequence on x86_64 with glibc >= 2.35; a compare-and-swap of
+ * this CPU's own stock on the atomic path). Only a stock that runs out or
+ * overflows touches the central reservation:
+ *
+ * - A refill reserves more than the charge needs: the charge plus a new
+ *   stock, scaled to the room left under the limit (a quarter of the room,
+ *   shared by the possible CPUs, at most the cap), so that stocks shrink as
+ *   the limit nears and vanish at it.
+ * - An uncharge that would overflow this CPU's stock fills the stock to its
+ *   cap and returns only the excess (memcg's refill_obj_stock() fix), so a
+ *   charge/uncharge pair near the cap does not drain and refill every time.
+ * - A charge larger than the stock is served from the central reservation
+ *   with a refill, and nothing is uncharged because of it (the overfill
+ *   case): the stock it leaves is kept.
+ *
+ * Promises, under any concurrency and interleaving:
+ * - reserved() (usage plus every stock) never exceeds the limit: the
+ *   central reservation only grows by a compare-and-swap that checks it.
+ *   The one exception is pcpu_charge_set_limit() below the current
+ *   reservation: then nothing is reserved until the reservation is back
+ *   under the new limit.
+ * - No false failure at quiescence: try(a) succeeds if and only if
+ *   usage + a <= limit. A CPU that cannot refill takes every other CPU's
+ *   stock back before it fails.
+ * - Nothing is lost: stocks belong to CPUs, not threads, so a thread that
+ *   migrates, is signalled, or exits leaves the stock where it was; usage()
+ *   stays exact. A fork is safe at any point: the child finishes a drain
+ *   that the fork interrupted.
+ *
+ * Taking another CPU's stock. On the restartable-sequence path an owner's
+ * try may be past its check and before its committing add when another
+ * thread takes the stock; so the taker first marks every stock it takes
+ * (later sequences then fail their check and go to the slow path), then
+ * waits for the sequences in flight with membarrier(2)'s rseq fence
+ * (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, Linux 5.10), then takes what is
+ * left. Where the fence is not available, charge objects use the atomic
+ * path. Takes are rare: only a refill that does not fit takes stocks, and
+ * pcpu_charge_drain() and pcpu_charge_set_limit().
+ *
+ * Bad input. pcpu_charge_init() returns -EINVAL for NULL, a negative limit
+ * or a stock cap out of range. Passing a NULL, zero-filled or destroyed
+ * charge, or a negative amount, to try or uncharge is a programming error:
+ * in builds of the library without NDEBUG it aborts with a message naming
+ * the call; in release builds try returns false and uncharge does nothing.
+ * Uncharging more than was charged is not detected: usage() goes negative.
+ *
+ * Concurrency. Every call may run concurrently with every other on the same
+ * object, from any thread, except init and destroy. try and uncharge are
+ * async-signal-safe while their stock suffices.
+ */
+#ifndef PERCPU_CHARGE_H
+#define PERCPU_CHARGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <percpu/common.h>
+#include <percpu/cpu.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest accepted limit and stock cap. @since 0.2 */
+#define PCPU_CHARGE_MAX (INT64_C(1) << 60)
+
+/**
+ * One CPU's stock: 16 bytes, 16-byte aligned. @c charged only ever changes
+ * by this CPU's inline try (up) and uncharge (down); @c mark is the stock
+ * granted to this CPU, biased by half the cap, and only ever changes by a
+ * compare-and-swap of the pair. stock = mark + half - charged. Private;
+ * the layout is ABI. @since 0.2
+ */
+struct pcpu_charge_slot {
+	int64_t charged;
+	int64_t mark;
+};
+
+/**
+ * A charge object. The fields are private; the layout is ABI. Embed it
+ * anywhere; initialise it with pcpu_charge_init() or zero-fill it before
+ * any other call. @since 0.2
+ */
+struct pcpu_charge {
+	/* read by every try and uncharge */
+	struct pcpu_charge_slot *slots; /**< CPU 0's stock; NULL when not initialised */
+	int64_t half;                   /**< half the stock cap: the fast path's window */
+	uint32_t mode;                  /**< the update path (enum pcpu_cpu_mode) */
+	uint32_t flags;                 /**< zero */
+	/* read and written by refills, returns and takes */
+	int64_t limit;                  /**< the limit */
+	int64_t reserved;               /**< central reservation: usage + every stock */
+	int64_t used;                   /**< charged by the slow paths, not by a stock */
+	uint32_t taking;                /**< a thread is taking stocks back */
+	uint32_t reserved0;             /**< zero */
+	void *entry;                    /**< the library's registry entry */
+};
+
+/** Options for pcpu_charge_init(). Zero means "the default". @since 0.2 */
+struct pcpu_charge_options {
+	/** The limit: 0 to PCPU_CHARGE_MAX. */
+	int64_t limit;
+	/**
+	 * The most one CPU may hold in stock; amounts up to half of it are
+	 * served inline. 0: the limit / (8 * possible CPUs), at least 2 and
+	 * at most 2^32. Accepted: 0 to PCPU_CHARGE_MAX.
+	 */
+	int64_t stock_cap;
+};
+
+/**
+ * Initialises @p ch with nothing charged.
+ * @return 0; -EINVAL for NULL @p ch or @p o, or an option out of range;
+ *         -ENOMEM (then @p ch is zero-filled: destroy is a no-op). @since 0.2
+ */
+PCPU_EXPORT int pcpu_charge_init(struct pcpu_charge *ch, const struct pcpu_charge_options *o);
+
+/**
+ * Releases the per-CPU memory of @p ch. Idempotent; NULL or a zero-filled
+ * charge does nothing. Must not overlap any other call on @p ch. @since 0.2
+ */
+PCPU_EXPORT void pcpu_charge_destroy(struct pcpu_charge *ch);
+
+/* Internal to the headers: the slow paths of try and uncharge. */
+PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount);
+PCPU_EXPORT void __pcpu_charge_uncharge_slow(struct pcpu_charge *ch, int64_t amount);
+
+/*
+ * Internal to the headers: can the inline paths use @ch for @amount (a
+ * magnitude up to half the cap)?
+ */
+static inline bool __pcpu_charge_fast(const struct pcpu_charge *ch, int64_t amount)
+{
+	return pcpu_likely(ch != NULL && ch->slots != NULL && amount >= 0 &&
+			   amount <= __atomic_load_n(&ch->half, __ATOMIC_RELAXED));
+}
+
+/**
+ * Charges @p amount (>= 0) if it fits under the limit: from this CPU's
+ * stock inline, otherwise by a refill from the central reservation, taking
+ * other CPUs' stocks back if it must. @return whether it charged. @since 0.2
+ */
+static inline bool pcpu_charge_try(struct pcpu_charge *ch, int64_t amount)
+{
+	/* the stock is mark + half - charged: charged + amount may rise to mark + half */
+	if (__pcpu_charge_fast(ch, amount) &&
+	    pcpu_this_cpu_add_checked(&ch->slots->charged, amount, (uint64_t)ch->half, ch->mode))
+		return true;
+	return __pcpu_charge_try_slow(ch, amount);
+}
+
+/**
+ * Uncharges @p amount (>= 0): into this CPU's stock inline, up to the cap;
+ * what overflows the cap goes back to the central reservation. @since 0.2
+ */
+static inline void pcpu_charge_uncharge(struct pcpu_charge *ch, int64_t amount)
+{
+	/* ... and charged - amount may fall to mark - half: a stock of the whole cap */
+	if (__pcpu_charge_fast(ch, amount) &&
+	    pcpu_this_cpu_add_checked(&ch->slots->charged, -amount, (uint64_t)ch->half, ch->mode))
+		return;
+	__pcpu_charge_uncharge_slow(ch, amount);
+}
+
+/**
+ * The amount charged and not uncharged: the central reservation less every
+ * CPU's stock, O(CPUs). Exact at quiescence; while charges run, within the
+ * amounts in flight. @since 0.2
+ */
+PCPU_EXPORT int64_t pcpu_charge_usage(const struct pcpu_charge *ch);
+
+/** The central reservation: usage plus every stock; never above the limit. @since 0.2 */
+PCPU_EXPORT int64_t pcpu_charge_reserved(const struct pcpu_charge *ch);
+
+/** The limit. @since 0.2 */
+PCPU_EXPORT int64_t pcpu_charge_limit(const struct pcpu_charge *ch);
+
+/**
+ * Takes every CPU's stock back into the central reservation: afterwards,
+ * until the next charge, reserved() == usage(). @since 0.2
+ */
+PCPU_EXPORT void pcpu_charge_drain(struct pcpu_charge *ch);
+
+/**
+ * Sets the limit. A limit below reserved() takes the stocks back; if the
+ * usage alone is above the new limit, every try fails until uncharges
+ * bring usage + amount under it.
+ * @return 0; -EINVAL for a NULL or uninitialised @p ch, or @p limit out of
+ *         0 to PCPU_CHARGE_MAX. @since 0.2
+ */
+PCPU_EXPORT int pcpu_charge_set_limit(struct pcpu_charge *ch, int64_t limit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERCPU_CHARGE_H */

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Charges with per-CPU stocks (see <percpu/charge.h>).
+ *
+ * State: the central reservation R (reserved), the amount charged by the
+ * slow paths U (used), and per CPU a pair {charged, mark}, where charged is
+ * moved only by that CPU's inline try (+) and uncharge (-), and the stock
+ * is s = mark + half - charged. Invariants, at quiescence:
+ *   usage = U + sum of charged
+ *   R     = U + sum of (mark + half) = usage + sum of stocks <= limit
+ * R grows only by a compare-and-swap that checks the limit (reserve());
+ * every other change of R gives back. Each slow path orders its steps so
+ * that R covers usage plus stocks at every instant: reserve first, then
+ * charge and stock; uncharge and stock first, then give back.
+ *
+ * Who may move a mark. The inline try checks s >= amount and then adds to
+ * charged, in one restartable sequence; another thread's compare-and-swap
+ * of the pair may land between the check and the add (the sequence only
+ * restarts on preemption, migration or a signal). Raising a mark (a bigger
+ * stock) under such a try is harmless; lowering it is not: the try would
+ * take a stock that is gone. So the slow paths only ever raise marks, and
+ * only a taker lowers one, in three steps under the taking lock: mark the
+ * stock (subtract TAKEN from its mark: every later check fails), fence
+ * (pcpu_cpu_fence(): the one try that may have passed its check before the
+ * marking commits or aborts), then move what is left to R. On the atomic
+ * path every update of a pair is a checked compare-and-swap, so the fence
+ * is not needed there.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <percpu/charge.h>
+
+#include "arena.h"
+#include "cpu_internal.h"
+#include "misuse.h"
+#include "pair.h"
+#include "registry.h"
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* Subtracted from a mark that a taker has marked: every check fails on it. */
+#define TAKEN (INT64_C(1) << 62)
+
+/* The default stock cap's bounds. */
+#define DEFAULT_CAP_MIN 2
+#define DEFAULT_CAP_MAX (INT64_C(1) << 32)
+
+extern const struct pcpu_class pcpu_charge_class;
+
+static bool usable(const struct pcpu_charge *ch, const char *call)
+{
+	if (pcpu_likely(ch && LOAD(&ch->slots)))
+		return true;
+	pcpu_misuse(call, ch ? "charge not initialised (or destroyed)" : "NULL charge");
+	return false;
+}
+
+static int64_t *pair_of(const struct pcpu_charge *ch, unsigned int cpu)
+{
+	return cpu_copy(&ch->slots->charged, cpu);
+}
+
+static int64_t cap_of(const struct pcpu_charge *ch)
+{
+	return 2 * ch->half;
+}
+
+/* The stock a pair holds, whether a taker marked it or not. */
+static int64_t stock_of(const struct pcpu_charge *ch, const int64_t pair[2])
+{
+	int64_t s = (int64_t)((uint64_t)pair[1] + (uint64_t)ch->half - (uint64_t)pair[0]);
+
+	return s < -(TAKEN / 2) ? s + TAKEN : s;
+}
+
+static bool taken(const struct pcpu_charge *ch, const int64_t pair[2])
+{
+	return (int64_t)((uint64_t)pair[1] + (uint64_t)ch->half - (uint64_t)pair[0]) < -(TAKEN / 2);
+}
+
+/*
+ * Reserves between @min and @want (>= min) from the limit: returns what it
+ * reserved, or -1 if not even @min fits.
+ */
+static int64_t reserve(struct pcpu_charge *ch, int64_t min, int64_t want)
+{
+	int64_t r = LOAD(&ch->reserved), got;
+
+	do {
+		int64_t room = LOAD(&ch->limit) - r;
+
+		if (room < min)
+			return -1;
+		got = want < room ? want : room;
+	} while (!__atomic_compare_exchange_n(&ch->reserved, &r, r + got, true, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return got;
+}
+
+static void give_back(struct pcpu_charge *ch, int64_t amount)
+{
+	if (amount)
+		__atomic_sub_fetch(&ch->reserved, amount, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Raises this CPU's stock by up to @amount, never past the cap nor into a
+ * stock being taken; returns what it added (0 without a CPU number).
+ */
+static int64_t add_stock(struct pcpu_charge *ch, int64_t amount)
+{
+	int cpu = pcpu_cpu_current();
+	int64_t *pair, old[2], add;
+
+	if (cpu < 0 || amount <= 0)
+		return 0;
+	pair = pair_of(ch, (unsigned int)cpu);
+	pcpu_pair_load(pair, old);
+	do {
+		int64_t room = cap_of(ch) - stock_of(ch, old);
+
+		if (taken(ch, old) || room <= 0)
+			return 0;
+		add = amount < room ? amount : room;
+	} while (!pcpu_pair_cas(pair, old, old[0], (int64_t)((uint64_t)old[1] + (uint64_t)add)));
+	return add;
+}
+
+/* The stock a refill leaves: a quarter of the room left, shared by the CPUs, within the cap. */
+static int64_t refill_target(const struct pcpu_charge *ch)
+{
+	int64_t room = LOAD(&ch->limit) - LOAD(&ch->reserved);
+	int64_t t = room > 0 ? room / (4 * (int64_t)cpu_possible()) : 0;
+
+	return t < cap_of(ch) ? t : cap_of(ch);
+}
+
+/* Takes every CPU's stock back into R (see the file comment). */
+static void take_stocks(struct pcpu_charge *ch)
+{
+	unsigned int cpus = cpu_possible(), spins = 0;
+	uint32_t idle = 0;
+
+	while (!__atomic_compare_exchange_n(&ch->taking, &idle, 1, false, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		idle = 0;
+		pcpu_relax(&spins);
+	}
+	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+		int64_t *pair = pair_of(ch, cpu), old[2];
+
+		pcpu_pair_load(pair, old);
+		while (stock_of(ch, old) != 0 && !taken(ch, old) &&
+		       !pcpu_pair_cas(pair, old, old[0], (int64_t)((uint64_t)old[1] - (uint64_t)TAKEN)))
+			;
+	}
+	if (ch->mode == PCPU_CPU_RSEQ)
+		pcpu_cpu_fence();
+	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+		int64_t *pair = pair_of(ch, cpu), old[2];
+
+		pcpu_pair_load(pair, old);
+		while (taken(ch, old)) {
+			int64_t s = stock_of(ch, old);
+
+			/* an empty stock: mark + half == charged */
+			if (pcpu_pair_cas(pair, old, old[0],
+					  (int64_t)((uint64_t)old[0] - (uint64_t)ch->half))) {
+				give_back(ch, s);
+				break;
+			}
+		}
+	}
+	__atomic_store_n(&ch->taking, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Is this CPU's stock above the cap? Only if a slow path's raise of the
+ * stock landed between an inline uncharge's check and its add (a thread
+ * that migrated in between): the inline try then fails for amounts below
+ * the excess, and only a take lowers a stock.
+ */
+static bool over_full(const struct pcpu_charge *ch)
+{
+	int cpu = pcpu_cpu_current();
+	int64_t pair[2];
+
+	if (cpu < 0)
+		return false;
+	pcpu_pair_load(pair_of(ch, (unsigned int)cpu), pair);
+	return !taken(ch, pair) && stock_of(ch, pair) > cap_of(ch);
+}
+
+PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount)
+{
+	bool took = false;
+
+	if (!usable(ch, "pcpu_charge_try"))
+		return false;
+	if (amount < 0) {
+		pcpu_misuse("pcpu_charge_try", "negative amount");
+		return false;
+	}
+	if (over_full(ch))
+		take_stocks(ch);
+	for (;;) {
+		int64_t got = reserve(ch, amount, amount + refill_target(ch));
+
+		if (got >= 0) {
+			__atomic_add_fetch(&ch->used, amount, __ATOMIC_SEQ_CST);
+			give_back(ch, got - amount - add_stock(ch, got - amount));
+			return true;
+		}
+		if (took)
+			return false;
+		/* no false failure: the other CPUs' stocks may hold the room */
+		take_stocks(ch);
+		took = true;
+	}
+}
+
+PCPU_EXPORT void __pcpu_charge_uncharge_slow(struct pcpu_charge *ch, int64_t amount)
+{
+	if (!usable(ch, "pcpu_charge_uncharge"))
+		return;
+	if (amount < 0) {
+		pcpu_misuse("pcpu_charge_uncharge", "negative amount");
+		return;
+	}
+	/* fill this CPU's stock to the cap, give back only the excess */
+	__atomic_sub_fetch(&ch->used, amount, __ATOMIC_SEQ_CST);
+	give_back(ch, amount - add_stock(ch, amount));
+}
+
+static int check_options(const struct pcpu_charge_options *o)
+{
+	if (o->limit < 0 || o->limit > PCPU_CHARGE_MAX)
+		return -EINVAL;
+	if (o->stock_cap < 0 || o->stock_cap > PCPU_CHARGE_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+static int64_t default_cap(int64_t limit)
+{
+	int64_t cap = limit / (8 * (int64_t)cpu_possible());
+
+	return cap < DEFAULT_CAP_MIN ? DEFAULT_CAP_MIN : cap > DEFAULT_CAP_MAX ? DEFAULT_CAP_MAX : cap;
+}
+
+PCPU_EXPORT int pcpu_charge_init(struct pcpu_charge *ch, const struct pcpu_charge_options *o)
+{
+	unsigned int cpus;
+	struct pcpu_charge_slot *slots;
+	int err;
+
+	if (!ch)
+		return -EINVAL;
+	*ch = (struct pcpu_charge){ 0 };
+	if (!o)
+		return -EINVAL;
+	err = check_options(o);
+	if (err)
+		return err;
+	if (pcpu_registry_setup() != 0)
+		return -ENOMEM;
+	ch->mode = pcpu_cpu_setup();
+	/* taking a stock on the rseq path needs the fence */
+	if (ch->mode == PCPU_CPU_RSEQ && pcpu_cpu_fence_setup() != 0)
+		ch->mode = PCPU_CPU_ATOMIC;
+	ch->half = (o->stock_cap ? o->stock_cap : default_cap(o->limit)) / 2;
+	ch->limit = o->limit;
+	slots = pcpu_arena_alloc(sizeof(struct pcpu_charge_slot));
+	if (!slots) {
+		*ch = (struct pcpu_charge){ 0 };
+		return -ENOMEM;
+	}
+	/* every stock starts empty: mark + half == charged == 0 */
+	cpus = cpu_possible();
+	for (unsigned int cpu = 0; cpu < cpus; cpu++)
+		((struct pcpu_charge_slot *)cpu_copy(slots, cpu))->mark = -ch->half;
+	__atomic_store_n(&ch->slots, slots, __ATOMIC_RELEASE);
+	ch->entry = pcpu_registry_add(&pcpu_charge_class, ch);
+	if (!ch->entry) {
+		pcpu_arena_free(slots, sizeof(struct pcpu_charge_slot));
+		*ch = (struct pcpu_charge){ 0 };
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+PCPU_EXPORT void pcpu_charge_destroy(struct pcpu_charge *ch)
+{
+	if (!ch || !LOAD(&ch->slots))
+		return;
+	pcpu_registry_remove(ch->entry);
+	pcpu_arena_free(ch->slots, sizeof(struct pcpu_charge_slot));
+	*ch = (struct pcpu_charge){ 0 };
+}
+
+PCPU_EXPORT int64_t pcpu_charge_usage(const struct pcpu_charge *ch)
+{
+	unsigned int cpus = cpu_possible();
+	uint64_t usage;
+
+	if (!usable(ch, __func__))
+		return 0;
+	usage = (uint64_t)__atomic_load_n(&ch->used, __ATOMIC_ACQUIRE);
+	for (unsigned int cpu = 0; cpu < cpus; cpu++)
+		usage += (uint64_t)__atomic_load_n(pair_of(ch, cpu), __ATOMIC_ACQUIRE);
+	return (int64_t)usage;
+}
+
+PCPU_EXPORT int64_t pcpu_charge_reserved(const struct pcpu_charge *ch)
+{
+	if (!usable(ch, __func__))
+		return 0;
+	return __atomic_load_n(&ch->reserved, __ATOMIC_ACQUIRE);
+}
+
+PCPU_EXPORT int64_t pcpu_charge_limit(const struct pcpu_charge *ch)
+{
+	if (!usable(ch, __func__))
+		return 0;
+	return LOAD(&ch->limit);
+}
+
+PCPU_EXPORT void pcpu_charge_drain(struct pcpu_charge *ch)
+{
+	if (usable(ch, __func__))
+		take_stocks(ch);
+}
+
+PCPU_EXPORT int pcpu_charge_set_limit(struct pcpu_charge *ch, int64_t limit)
+{
+	if (!ch || !LOAD(&ch->slots) || limit < 0 || limit > PCPU_CHARGE_MAX)
+		return -EINVAL;
+	__atomic_store_n(&ch->limit, limit, __ATOMIC_SEQ_CST);
+	if (LOAD(&ch->reserved) > limit)
+		take_stocks(ch);
+	return 0;
+}
+
+/*
+ * Only this thread survives a fork: a take may have stopped with stocks
+ * marked, and a slow path between its steps. Finish the take, then rebuild
+ * R from the invariant (a slow path cut short in the child never returns to
+ * its caller there, so it counts as never having started).
+ */
+static void charge_fork_child(void *obj)
+{
+	struct pcpu_charge *ch = obj;
+	unsigned int cpus = cpu_possible();
+	uint64_t r = (uint64_t)LOAD(&ch->used);
+
+	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+		int64_t *pair = pair_of(ch, cpu);
+
+		if (taken(ch, pair))
+			pair[1] = (int64_t)((uint64_t)pair[1] + (uint64_t)TAKEN);
+		r += (uint64_t)pair[1] + (uint64_t)ch->half;
+	}
+	__atomic_store_n(&ch->reserved, (int64_t)r, __ATOMIC_RELAXED);
+	__atomic_store_n(&ch->taking, 0, __ATOMIC_RELAXED);
+}
+
+const struct pcpu_class pcpu_charge_class = {
+	.fork_child = charge_fork_child,
+};
