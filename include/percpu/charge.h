@@ -173,9 +173,10 @@ static inline void pcpu_charge_uncharge(struct pcpu_charge *ch, int64_t amount)
 }
 
 /**
- * The amount charged and not uncharged: the central reservation less every
- * CPU's stock, O(CPUs). Exact at quiescence; while charges run, within the
- * amounts in flight. @since 0.2
+ * The amount charged and not uncharged, O(CPUs). Exact at quiescence; while
+ * charges run, it counts every try and uncharge that returned before the
+ * call and any subset of those that run during it (a thread may charge on
+ * one CPU and uncharge on another). @since 0.2
  */
 PCPU_EXPORT int64_t pcpu_charge_usage(const struct pcpu_charge *ch);
 
