@@ -31,7 +31,6 @@
  * (nor does sum()).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,13 +53,6 @@ static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
 	return cpu_copy(c->slots, cpu);
 }
 
-static bool usable(const struct pcpu_counter *c, const char *call)
-{
-	if (pcpu_likely(c && LOAD(&c->slots)))
-		return true;
-	pcpu_misuse(call, c ? "counter not initialised (or destroyed)" : "NULL counter");
-	return false;
-}
 
 /* The per-CPU threshold for a central value of @count. */
 static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
@@ -98,24 +90,34 @@ static void add_count(struct pcpu_counter *c, int64_t amount)
 }
 
 /* An update that bypasses the slots: exact first, so sum() never lags read(). */
-static void add_central(struct pcpu_counter *c, int64_t amount)
+void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount)
 {
 	__atomic_add_fetch(&c->base, amount, __ATOMIC_SEQ_CST);
 	add_count(c, amount);
 }
 
-/* Moves the whole pending delta of @slot into the central value. */
+/*
+ * Moves the whole pending delta of @slot into the central value. Inside the
+ * counter's fold sequence (counter_internal.h), so that a limited add's far
+ * path never decides from a count that a fold has half changed.
+ */
 static void fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot)
 {
 	int64_t pair[2], moved;
 
 	pcpu_pair_load(&slot->value, pair);
+	if (pair[0] == pair[1])
+		return;
+	__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
 	do {
 		moved = (int64_t)((uint64_t)pair[0] - (uint64_t)pair[1]);
 		if (moved == 0)
-			return;
+			break;
 	} while (!pcpu_pair_cas(&slot->value, pair, pair[0], pair[0]));
-	add_count(c, moved);
+	if (moved)
+		add_count(c, moved);
+	/* one fold less in flight, one generation more */
+	__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
 }
 
 static void fold_all(struct pcpu_counter *c)
@@ -137,7 +139,7 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 {
 	int cpu;
 
-	if (!usable(c, "pcpu_counter_add"))
+	if (!pcpu_counter_usable(c, "pcpu_counter_add"))
 		return;
 	if (thresh >= 0 && (uint64_t)thresh > LOAD(&c->thresh_max)) {
 		/* the batch is covered now: the fast path may take the amount */
@@ -147,7 +149,7 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 			return;
 	}
 	if (amount)
-		add_central(c, amount);
+		pcpu_counter_add_central(c, amount);
 	cpu = pcpu_cpu_current();
 	if (cpu >= 0)
 		fold_slot(c, slot_of(c, (unsigned int)cpu));
@@ -259,7 +261,7 @@ PCPU_EXPORT void pcpu_counter_destroy_many(struct pcpu_counter *c, unsigned int 
 
 PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c)
 {
-	if (!usable(c, __func__))
+	if (!pcpu_counter_usable(c, __func__))
 		return 0;
 	return LOAD(&c->bound);
 }
@@ -269,7 +271,7 @@ PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
 	unsigned int cpus = cpu_possible();
 	uint64_t sum;
 
-	if (!usable(c, __func__))
+	if (!pcpu_counter_usable(c, __func__))
 		return 0;
 	sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
@@ -302,7 +304,7 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 {
 	int64_t approx, exact;
 
-	if (!usable(c, __func__))
+	if (!pcpu_counter_usable(c, __func__))
 		return 0;
 	/* cheapest first: the O(1) bound, then reads of every CPU, then writes */
 	approx = pcpu_counter_read(c);
@@ -321,69 +323,11 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 	return pcpu_counter_sum(c);
 }
 
-/*
- * Would @value + @amount pass @limit? @slack is how far @value may be from
- * exact: returns 1 (certainly passes), -1 (certainly not) or 0 (unsure).
- */
-static int passes_limit(int64_t value, uint64_t slack, int64_t limit, int64_t amount)
-{
-	__extension__ typedef __int128 s128;
-	s128 lo = (s128)value + amount - (s128)slack;
-	s128 hi = (s128)value + amount + (s128)slack;
-
-	if (amount > 0)
-		return lo > limit ? 1 : hi <= limit ? -1 : 0;
-	return hi < limit ? 1 : lo >= limit ? -1 : 0;
-}
-
-/*
- * Limited adds serialise on a lock, one of a small table hashed by counter
- * address, so that each decides against a value no other limited add can
- * change before it lands. Nothing else takes these locks: folds, adds and
- * reads never wait for a limited add. The class's fork handler resets them.
- */
-#define LIMIT_LOCKS 64
-static pthread_mutex_t limit_locks[LIMIT_LOCKS];
-static pthread_once_t limit_locks_once = PTHREAD_ONCE_INIT;
-
-static void init_limit_locks(void)
-{
-	for (int i = 0; i < LIMIT_LOCKS; i++)
-		pthread_mutex_init(&limit_locks[i], NULL);
-}
-
-static pthread_mutex_t *limit_lock_of(const struct pcpu_counter *c)
-{
-	pthread_once(&limit_locks_once, init_limit_locks);
-	return &limit_locks[((uintptr_t)c >> 6) % LIMIT_LOCKS];
-}
-
-PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
-{
-	pthread_mutex_t *lock;
-	int verdict;
-
-	if (!usable(c, __func__))
-		return false;
-	if (amount == 0)
-		return true;
-	lock = limit_lock_of(c);
-	pthread_mutex_lock(lock);
-	/* the bound is true of count even mid-fold: count lags, pending leads */
-	verdict = passes_limit(pcpu_counter_read(c), LOAD(&c->bound), limit, amount);
-	if (verdict == 0)
-		verdict = passes_limit(pcpu_counter_sum(c), 0, limit, amount);
-	if (verdict < 0)
-		add_central(c, amount);
-	pthread_mutex_unlock(lock);
-	return verdict < 0;
-}
-
 PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 {
 	int64_t adjust, thresh;
 
-	if (!usable(c, __func__))
+	if (!pcpu_counter_usable(c, __func__))
 		return;
 	/*
 	 * By atomic adds only, so that a fold in flight (the refresher's)
@@ -410,15 +354,16 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 	publish_threshold(c, thresh);
 }
 
-PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c)
+void pcpu_counter_fold_cpu(struct pcpu_counter *c, int cpu)
 {
-	int cpu;
-
-	if (!usable(c, __func__))
-		return;
-	cpu = pcpu_cpu_current();
 	if (cpu >= 0)
 		fold_slot(c, slot_of(c, (unsigned int)cpu));
+}
+
+PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c)
+{
+	if (pcpu_counter_usable(c, __func__))
+		pcpu_counter_fold_cpu(c, pcpu_cpu_current());
 }
 
 /* The registry's operations. */
@@ -442,10 +387,12 @@ static void counter_fork_child(void *obj)
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
 		count += (uint64_t)LOAD(&slot_of(c, cpu)->folded);
 	STORE(&c->count, (int64_t)count);
+	/* no fold is in flight any more, nor a limited add holding the gate */
+	STORE(&c->seq, LOAD(&c->seq) & ~(COUNTER_SEQ_GEN - 1));
 }
 
 const struct pcpu_class pcpu_counter_class = {
 	.fold = counter_fold,
 	.fork_child = counter_fork_child,
-	.fork_child_class = init_limit_locks,
+	.fork_child_class = pcpu_counter_limited_fork_child,
 };

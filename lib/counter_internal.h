@@ -1,10 +1,53 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Counters, inside: what counter.c (adds, folds, reads) and
+ * counter_limited.c (limited adds) share.
+ */
 #ifndef PCPU_LIB_COUNTER_INTERNAL_H
 #define PCPU_LIB_COUNTER_INTERNAL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <percpu/counter.h>
+
+#include "misuse.h"
 #include "registry.h"
+
+/*
+ * The counter's seq word, read inside the far path of a limited add:
+ *   bits 0-14   folds in flight (a fold changes a slot, then count)
+ *   bit  15     the gate: a limited add is deciding precisely, or did and
+ *               found the limit near; the far path stays out while it is set
+ *   bits 16-31  generation: folds completed, modulo 2^16
+ * The far path reads it, then count and the bound, then it again, inside
+ * one restartable sequence: equal words with the low 16 bits clear mean
+ * that count was not half changed by a fold, and no precise decision was
+ * under way. (The generation cannot wrap between the two reads: a sequence
+ * that is preempted restarts.)
+ */
+#define COUNTER_SEQ_FOLD 1u
+#define COUNTER_SEQ_GATE (1u << 15)
+#define COUNTER_SEQ_GEN (1u << 16)
 
 /* The counters' operations for the registry. */
 extern const struct pcpu_class pcpu_counter_class;
+
+static inline bool pcpu_counter_usable(const struct pcpu_counter *c, const char *call)
+{
+	if (pcpu_likely(c && __atomic_load_n(&c->slots, __ATOMIC_RELAXED)))
+		return true;
+	pcpu_misuse(call, c ? "counter not initialised (or destroyed)" : "NULL counter");
+	return false;
+}
+
+/* Adds @amount to the exact and the central value together (counter.c). */
+void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount);
+
+/* Folds CPU @cpu's pending delta (nothing for a negative @cpu). */
+void pcpu_counter_fold_cpu(struct pcpu_counter *c, int cpu);
+
+/* In a forked child: the limited adds' locks, which another thread may have held. */
+void pcpu_counter_limited_fork_child(void);
 
 #endif /* PCPU_LIB_COUNTER_INTERNAL_H */

@@ -74,7 +74,7 @@ struct pcpu_counter {
 	int64_t base;               /**< exact value = base + sum of slot values */
 	int64_t floor;              /**< absolute per-CPU threshold floor */
 	uint32_t accuracy;          /**< relative accuracy is 1/accuracy */
-	uint32_t reserved;          /**< zero */
+	uint32_t seq;               /**< folds in flight, limited adds' gate (lib/counter_limited.c) */
 	void *entry;                /**< the library's registry entry */
 };
 

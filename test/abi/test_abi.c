@@ -36,7 +36,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_counter, base, 48, 8)                                           \
 	X(pcpu_counter, floor, 56, 8)                                          \
 	X(pcpu_counter, accuracy, 64, 4)                                       \
-	X(pcpu_counter, reserved, 68, 4)                                       \
+	X(pcpu_counter, seq, 68, 4)                                            \
 	X(pcpu_counter, entry, 72, 8)                                          \
 	X(pcpu_counter_options, accuracy, 0, 4)                                \
 	X(pcpu_counter_options, floor, 8, 8)                                   \

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Limited adds (pcpu_counter_limited_add(), the kernel's
+ * percpu_counter_limited_add()): add only if the result stays within the
+ * limit, and concurrent limited adds never take the counter past it.
+ *
+ * Two paths.
+ *
+ * Far from the limit (the restartable-sequence path only), one sequence
+ * on this CPU decides and adds, writing nothing shared: it reads the seq
+ * word (no fold in flight, the gate open), count and the bound, the seq
+ * word again, checks that the room between count and the limit, in the
+ * amount's direction, is at least the bound, and checks and adds to this
+ * CPU's slot as the plain inline add does. Why that never overshoots: with
+ * no fold half done, exact = count + every CPU's pending delta, and every
+ * pending delta stays within the bound's threshold, after this add too
+ * (lib/policy.h); so exact stays on the limit's side of count + bound.
+ * Another far-path add on another CPU is covered by the same argument; a
+ * fold that starts after the second read moves pending into count and
+ * changes nothing exact; a plain add is not limited.
+ *
+ * Near it, the precise path decides from read() and the bound, or from
+ * sum(), and commits to the central value. Two precise decisions must not
+ * overlap, nor a precise one and a far one: precise adds serialise on a
+ * lock hashed by counter address (folds, adds and reads never take it),
+ * and shut the far path out with the gate: set the gate bit, then
+ * pcpu_cpu_fence() (every far-path sequence in flight commits before it,
+ * or aborts and then sees the gate). The gate stays shut after a decision
+ * near the limit, so that a run of precise adds pays for one fence; a
+ * precise add that finds the counter far from the limit again opens it.
+ *
+ * On the atomic path (and where the kernel has no rseq fence) every limited
+ * add takes the precise path.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#include <percpu/counter.h>
+
+#include "counter_internal.h"
+#include "cpu_internal.h"
+#include "policy.h"
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/*
+ * Would @value + @amount pass @limit? @slack is how far @value may be from
+ * exact: returns 1 (certainly passes), -1 (certainly not) or 0 (unsure).
+ */
+static int passes_limit(int64_t value, uint64_t slack, int64_t limit, int64_t amount)
+{
+	__extension__ typedef __int128 s128;
+	s128 lo = (s128)value + amount - (s128)slack;
+	s128 hi = (s128)value + amount + (s128)slack;
+
+	if (amount > 0)
+		return lo > limit ? 1 : hi <= limit ? -1 : 0;
+	return hi < limit ? 1 : lo >= limit ? -1 : 0;
+}
+
+/* ---- the far path ------------------------------------------------------- */
+
+enum far_result {
+	FAR_ADDED,
+	FAR_BUSY,    /* a fold in flight, or the gate shut */
+	FAR_NO_ROOM, /* count + bound is not within the limit */
+	FAR_FULL,    /* this CPU's pending delta would pass the threshold */
+};
+
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+
+#define FAR_COUNT_OFFSET 0
+#define FAR_BOUND_OFFSET 24
+#define FAR_SEQ_OFFSET 68
+PCPU_STATIC_ASSERT(offsetof(struct pcpu_counter, count) == FAR_COUNT_OFFSET, "count moved");
+PCPU_STATIC_ASSERT(offsetof(struct pcpu_counter, bound) == FAR_BOUND_OFFSET, "bound moved");
+PCPU_STATIC_ASSERT(offsetof(struct pcpu_counter, seq) == FAR_SEQ_OFFSET, "seq moved");
+
+/*
+ * The sequence. @ROOM turns %[room] = count - limit into the room in the
+ * amount's direction (nothing for amounts below 0; a negation for amounts
+ * above). Overflow anywhere is "no room": the precise path decides then.
+ */
+#define FAR_ASM(ROOM)                                                              \
+	__asm__ __volatile__ goto(                                                 \
+		PCPU_RSEQ_ASM_BEGIN                                                \
+		"movl " PCPU_ARCH_STR(FAR_SEQ_OFFSET) "(%[c]), %k[seq]\n\t"        \
+		"testl $0xffff, %k[seq]\n\t"                                       \
+		"jnz %l[busy]\n\t"                                                 \
+		"movq " PCPU_ARCH_STR(FAR_COUNT_OFFSET) "(%[c]), %[room]\n\t"      \
+		"subq %[limit], %[room]\n\t"                                       \
+		"jo %l[no_room]\n\t"                                               \
+		ROOM                                                               \
+		"js %l[no_room]\n\t"                                               \
+		"cmpq " PCPU_ARCH_STR(FAR_BOUND_OFFSET) "(%[c]), %[room]\n\t"      \
+		"jb %l[no_room]\n\t"                                               \
+		"cmpl " PCPU_ARCH_STR(FAR_SEQ_OFFSET) "(%[c]), %k[seq]\n\t"        \
+		"jne %l[busy]\n\t"                                                 \
+		/* then the plain add's check: value - mark + amount within thresh */ \
+		"movq (%[cpu0], %[offset]), %[room]\n\t"                           \
+		"subq 8(%[cpu0], %[offset]), %[room]\n\t"                          \
+		"addq %[bias], %[room]\n\t"                                        \
+		"cmpq %[span], %[room]\n\t"                                        \
+		"ja %l[full]\n\t"                                                  \
+		"addq %[amount], (%[cpu0], %[offset])\n\t"                         \
+		PCPU_RSEQ_ASM_END                                                  \
+		: [offset] "=&r"(offset), [room] "=&r"(room), [seq] "=&r"(seq)     \
+		: [rseq] "r"(__rseq_offset), [cpu0] "r"(&c->slots->value),         \
+		  [c] "r"(c), [limit] "r"(limit), [amount] "r"(amount),            \
+		  [bias] "r"((uint64_t)amount + thresh), [span] "r"(2 * thresh)    \
+		: "memory", "cc"                                                   \
+		: abort, unregistered, busy, no_room, full)
+
+/* The far path, for |amount| <= thresh, the counter's threshold. */
+static enum far_result far_add(struct pcpu_counter *c, int64_t limit, int64_t amount,
+			       uint64_t thresh)
+{
+	long offset;
+	int64_t room;
+	uint32_t seq;
+
+retry:
+	if (amount > 0)
+		FAR_ASM("negq %[room]\n\tjo %l[no_room]\n\t");
+	else
+		FAR_ASM("");
+	return FAR_ADDED;
+abort:
+	goto retry;
+unregistered:
+busy:
+	return FAR_BUSY;
+no_room:
+	return FAR_NO_ROOM;
+full:
+	return FAR_FULL;
+}
+
+#else
+
+static enum far_result far_add(struct pcpu_counter *c, int64_t limit, int64_t amount,
+			       uint64_t thresh)
+{
+	(void)c, (void)limit, (void)amount, (void)thresh;
+	return FAR_BUSY;
+}
+
+#endif
+
+/* ---- the precise path --------------------------------------------------- */
+
+#define LIMIT_LOCKS 64
+static pthread_mutex_t limit_locks[LIMIT_LOCKS];
+static pthread_once_t limit_locks_once = PTHREAD_ONCE_INIT;
+
+static void init_limit_locks(void)
+{
+	for (int i = 0; i < LIMIT_LOCKS; i++)
+		pthread_mutex_init(&limit_locks[i], NULL);
+}
+
+void pcpu_counter_limited_fork_child(void)
+{
+	init_limit_locks();
+}
+
+static pthread_mutex_t *limit_lock_of(const struct pcpu_counter *c)
+{
+	pthread_once(&limit_locks_once, init_limit_locks);
+	return &limit_locks[((uintptr_t)c >> 6) % LIMIT_LOCKS];
+}
+
+/* Does this counter have a far path (which the gate must then shut out)? */
+static bool has_far_path(const struct pcpu_counter *c)
+{
+	return PCPU_ARCH_HAVE_RSEQ_ADD && c->mode == PCPU_CPU_RSEQ && pcpu_cpu_fence_setup() == 0;
+}
+
+/*
+ * passes_limit() of read() with the bound as slack, or 0 (unsure) if a fold
+ * was in flight: count may then be short of what a fold already took from
+ * a slot, and that slot may have taken new adds since.
+ */
+static int certain(const struct pcpu_counter *c, int64_t limit, int64_t amount)
+{
+	uint32_t before = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
+	int verdict = passes_limit(__atomic_load_n(&c->count, __ATOMIC_SEQ_CST),
+				   __atomic_load_n(&c->bound, __ATOMIC_SEQ_CST), limit, amount);
+	uint32_t after = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
+	uint32_t folds = COUNTER_SEQ_GATE - 1;
+
+	return (before & folds) || before != after ? 0 : verdict;
+}
+
+static uint64_t twice(uint64_t bound)
+{
+	return bound > UINT64_MAX / 2 ? UINT64_MAX : 2 * bound;
+}
+
+static bool precise_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
+{
+	pthread_mutex_t *lock = limit_lock_of(c);
+	bool far = has_far_path(c);
+	int verdict;
+
+	pthread_mutex_lock(lock);
+	if (far && !(LOAD(&c->seq) & COUNTER_SEQ_GATE)) {
+		__atomic_fetch_or(&c->seq, COUNTER_SEQ_GATE, __ATOMIC_SEQ_CST);
+		pcpu_cpu_fence();
+	}
+	verdict = certain(c, limit, amount);
+	if (verdict == 0)
+		verdict = passes_limit(pcpu_counter_sum(c), 0, limit, amount);
+	if (verdict < 0)
+		pcpu_counter_add_central(c, amount);
+	/* far again, with room for the bound twice over: let the far path back in */
+	if (far && passes_limit(pcpu_counter_read(c), twice(LOAD(&c->bound)), limit, amount) < 0 &&
+	    certain(c, limit, amount) < 0)
+		__atomic_fetch_and(&c->seq, ~COUNTER_SEQ_GATE, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(lock);
+	return verdict < 0;
+}
+
+/* ---- the call ----------------------------------------------------------- */
+
+/* How often the far path waits for a fold in flight before deciding precisely. */
+#define FAR_TRIES 4
+
+PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
+{
+	uint64_t thresh;
+
+	if (!pcpu_counter_usable(c, __func__))
+		return false;
+	if (amount == 0)
+		return true;
+	thresh = (uint64_t)LOAD(&c->thresh);
+	if (c->mode == PCPU_CPU_RSEQ && pcpu_policy_fast(amount, thresh) && has_far_path(c)) {
+		unsigned int spins = 0;
+
+		for (int tries = 0; tries < FAR_TRIES; tries++) {
+			switch (far_add(c, limit, amount, thresh)) {
+			case FAR_ADDED:
+				return true;
+			case FAR_FULL:
+				/* make room on this CPU; a fold changes nothing exact */
+				pcpu_counter_fold_cpu(c, pcpu_cpu_current());
+				continue;
+			case FAR_BUSY:
+				if (LOAD(&c->seq) & COUNTER_SEQ_GATE)
+					break;
+				pcpu_relax(&spins); /* a fold in flight: about a hundred ns */
+				continue;
+			case FAR_NO_ROOM:
+				break;
+			}
+			break;
+		}
+	}
+	return precise_add(c, limit, amount);
+}
