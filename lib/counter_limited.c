@@ -171,10 +171,21 @@ static pthread_mutex_t *limit_lock_of(const struct pcpu_counter *c)
 	return &limit_locks[((uintptr_t)c >> 6) % LIMIT_LOCKS];
 }
 
+/* The rseq fence, asked for once: 1 ready, -1 not available, 0 not asked yet. */
+static int fence_ready;
+
 /* Does this counter have a far path (which the gate must then shut out)? */
 static bool has_far_path(const struct pcpu_counter *c)
 {
-	return PCPU_ARCH_HAVE_RSEQ_ADD && c->mode == PCPU_CPU_RSEQ && pcpu_cpu_fence_setup() == 0;
+	int ready = __atomic_load_n(&fence_ready, __ATOMIC_ACQUIRE);
+
+	if (!PCPU_ARCH_HAVE_RSEQ_ADD || c->mode != PCPU_CPU_RSEQ)
+		return false;
+	if (pcpu_unlikely(ready == 0)) {
+		ready = pcpu_cpu_fence_setup() == 0 ? 1 : -1;
+		__atomic_store_n(&fence_ready, ready, __ATOMIC_RELEASE);
+	}
+	return ready > 0;
 }
 
 /*

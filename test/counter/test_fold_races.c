@@ -79,12 +79,14 @@ enum traced_call {
 	TRACED_ADD_MINUS_ONE, /* add(-1): the slow path (-T - 1), which folds q */
 	TRACED_SYNC,         /* sync_if_delta_above(c, 0) */
 	TRACED_REGISTRY,     /* pcpu_registry_fold_all() */
+	TRACED_LIMITED,      /* limited_add(c, 2T, +T): room = bound, the far path */
 };
 
 enum racer_action {
 	RACER_SYNC,     /* sync_if_delta_above(c, 0) */
 	RACER_REGISTRY, /* pcpu_registry_fold_all() */
 	RACER_ADDS,     /* +T, +T on q, then +T on r */
+	RACER_LIMITED,  /* -T on q, then limited_add(c, -2T, -T) on r: must fail */
 };
 
 /* What the child reports through a shared page. */
@@ -96,6 +98,7 @@ struct fold_page {
 	volatile int go, done;
 	int racer_error;
 	int64_t racer_added;
+	int racer_limited_ok, traced_limited_ok;
 	/* child's oracles at quiescence, after the traced call */
 	uint32_t mode;
 	int64_t exact, sum, read;
@@ -149,6 +152,23 @@ static void *racer(void *arg)
 			page->racer_added += T;
 		}
 		break;
+	case RACER_LIMITED:
+		/*
+		 * Mid-fold of q, count is T above exact (the fold took -T from
+		 * q and has not added it yet), and q takes -T again: a limited
+		 * add that trusted count + bound would see room 2T and pass
+		 * the limit, which exact already sits on.
+		 */
+		pcpu_counter_add(&c, -T);
+		page->racer_added = -T;
+		if (cpu_r >= 0 && !pcpu_test_pin(cpu_r)) {
+			page->racer_error = 1;
+			break;
+		}
+		page->racer_limited_ok = pcpu_counter_limited_add(&c, -2 * T, -T);
+		if (page->racer_limited_ok)
+			page->racer_added -= T;
+		break;
 	}
 	__atomic_store_n(&page->done, 2, __ATOMIC_SEQ_CST);
 	return NULL;
@@ -170,6 +190,9 @@ __attribute__((noinline, noipa)) static void traced_call(void)
 	case TRACED_REGISTRY:
 		pcpu_registry_fold_all();
 		break;
+	case TRACED_LIMITED:
+		page->traced_limited_ok = pcpu_counter_limited_add(&c, 2 * T, T);
+		break;
 	}
 }
 
@@ -180,6 +203,8 @@ __attribute__((noinline, noipa)) static void traced_done(void)
 
 static int64_t traced_amount(void)
 {
+	if (traced == TRACED_LIMITED)
+		return page->traced_limited_ok ? T : 0;
 	return traced == TRACED_ADD_PLUS_T ? T : traced == TRACED_ADD_MINUS_ONE ? -1 : 0;
 }
 
@@ -245,6 +270,15 @@ static void child_main(void)
 	page->mode = c.mode;
 #endif
 	pcpu_registry_fold_all(); /* registers this thread with urcu */
+	/*
+	 * A limited add on each path once, so that the traced one finds the
+	 * fence set up (net 0: +1 on the far path, -1 on the precise path,
+	 * whose overflowing room the far path leaves to it), then fold all.
+	 */
+	if (!pcpu_counter_limited_add(&c, INT64_MAX, 1) ||
+	    !pcpu_counter_limited_add(&c, INT64_MIN, -1) ||
+	    pcpu_counter_sync_if_delta_above(&c, 0) != 0 || (c.seq & 0xffff) != 0)
+		_exit(16);
 	if (pthread_create(&t, NULL, racer, NULL) != 0)
 		_exit(13);
 	while (__atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 1)
@@ -422,6 +456,11 @@ static bool oracles_hold(char *why, size_t size)
 	why[0] = '\0';
 	if (p->racer_error)
 		broke(why, size, "the racer could not pin");
+	if (action == RACER_LIMITED && p->racer_limited_ok)
+		broke(why, size, "the racer's limited_add(c, %" PRId64 ", %" PRId64 ") returned true",
+		      -2 * T, -T);
+	if (traced == TRACED_LIMITED && !p->traced_limited_ok)
+		broke(why, size, "limited_add(c, %" PRId64 ", %" PRId64 ") failed with room", 2 * T, T);
 	if (p->sum != p->exact)
 		broke(why, size, "sum %" PRId64 " != exact %" PRId64, p->sum, p->exact);
 	if (p->max_pending > (uint64_t)T)
@@ -570,4 +609,22 @@ PCPU_TEST(fold_races, adds_anywhere_in_a_sync_fold_keep_every_bound)
 PCPU_TEST(fold_races, adds_anywhere_in_a_registry_fold_keep_every_bound)
 {
 	sweep("fold_all / adds", TRACED_REGISTRY, RACER_ADDS);
+}
+
+/* A limited add beside a fold half done must not trust count: the fold sequence. */
+PCPU_TEST(fold_races, a_limited_add_anywhere_in_a_sync_fold_never_passes_its_limit)
+{
+	sweep("sync / limited", TRACED_SYNC, RACER_LIMITED);
+}
+
+PCPU_TEST(fold_races, a_limited_add_anywhere_in_a_registry_fold_never_passes_its_limit)
+{
+	sweep("fold_all / limited", TRACED_REGISTRY, RACER_LIMITED);
+}
+
+/* The far path of a limited add, with folds at every instruction of it. */
+PCPU_TEST(fold_races, folds_anywhere_in_a_far_limited_add_keep_every_bound)
+{
+	sweep("limited / sync", TRACED_LIMITED, RACER_SYNC);
+	sweep("limited / fold_all", TRACED_LIMITED, RACER_REGISTRY);
 }
