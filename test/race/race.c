@@ -63,9 +63,15 @@ static void *limiter(void *arg)
 	long *wins = calloc(1, sizeof(*wins));
 
 	(void)arg;
-	for (int i = 0; i < 40000; i++)
-		if (pcpu_counter_limited_add(&limited, LIMIT, 3))
+	for (int i = 0; i < 40000; i++) {
+		/* the first half goes both ways: a lower limit of 0 for -3 */
+		if (i < 20000 && i % 7 == 0) {
+			if (pcpu_counter_limited_add(&limited, 0, -3))
+				--*wins;
+		} else if (pcpu_counter_limited_add(&limited, LIMIT, 3)) {
 			++*wins;
+		}
+	}
 	return wins;
 }
 
