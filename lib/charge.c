@@ -136,17 +136,31 @@ static int64_t refill_target(const struct pcpu_charge *ch)
 	return t < cap_of(ch) ? t : cap_of(ch);
 }
 
-/* Takes every CPU's stock back into R (see the file comment). */
-static void take_stocks(struct pcpu_charge *ch)
+/*
+ * The charge whose stocks this thread is taking: a signal handler that
+ * interrupted the take must not wait for it.
+ */
+static __thread const struct pcpu_charge *taking_here;
+
+/*
+ * Takes every CPU's stock back into R (see the file comment), waiting for
+ * another thread's take to end first. Returns false, having done nothing,
+ * in a signal handler that interrupted this thread's own take of @ch.
+ */
+static bool take_stocks(struct pcpu_charge *ch)
 {
 	unsigned int cpus = cpu_possible(), spins = 0;
 	uint32_t idle = 0;
 
+	if (taking_here == ch)
+		return false;
 	while (!__atomic_compare_exchange_n(&ch->taking, &idle, 1, false, __ATOMIC_ACQUIRE,
 					    __ATOMIC_RELAXED)) {
 		idle = 0;
 		pcpu_relax(&spins);
 	}
+	taking_here = ch;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
 		int64_t *pair = pair_of(ch, cpu), old[2];
 
@@ -173,6 +187,9 @@ static void take_stocks(struct pcpu_charge *ch)
 		}
 	}
 	__atomic_store_n(&ch->taking, 0, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	taking_here = NULL;
+	return true;
 }
 
 /*
@@ -203,7 +220,7 @@ PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount)
 		return false;
 	}
 	if (over_full(ch))
-		take_stocks(ch);
+		(void)take_stocks(ch);
 	for (;;) {
 		int64_t got = reserve(ch, amount, amount + refill_target(ch));
 
@@ -212,10 +229,9 @@ PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount)
 			give_back(ch, got - amount - add_stock(ch, got - amount));
 			return true;
 		}
-		if (took)
-			return false;
 		/* no false failure: the other CPUs' stocks may hold the room */
-		take_stocks(ch);
+		if (took || !take_stocks(ch))
+			return false;
 		took = true;
 	}
 }
@@ -329,7 +345,7 @@ PCPU_EXPORT int64_t pcpu_charge_limit(const struct pcpu_charge *ch)
 PCPU_EXPORT void pcpu_charge_drain(struct pcpu_charge *ch)
 {
 	if (usable(ch, __func__))
-		take_stocks(ch);
+		(void)take_stocks(ch);
 }
 
 PCPU_EXPORT int pcpu_charge_set_limit(struct pcpu_charge *ch, int64_t limit)
@@ -338,7 +354,7 @@ PCPU_EXPORT int pcpu_charge_set_limit(struct pcpu_charge *ch, int64_t limit)
 		return -EINVAL;
 	__atomic_store_n(&ch->limit, limit, __ATOMIC_SEQ_CST);
 	if (LOAD(&ch->reserved) > limit)
-		take_stocks(ch);
+		(void)take_stocks(ch);
 	return 0;
 }
 

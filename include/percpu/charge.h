@@ -55,8 +55,11 @@
  * Uncharging more than was charged is not detected: usage() goes negative.
  *
  * Concurrency. Every call may run concurrently with every other on the same
- * object, from any thread, except init and destroy. try and uncharge are
- * async-signal-safe while their stock suffices.
+ * object, from any thread, except init and destroy. try and uncharge may
+ * run in a signal handler: they never wait for the thread they interrupted
+ * (a try that would have to wait for that thread's take of the stocks fails
+ * instead: not at quiescence, so no promise is broken). A try may wait for
+ * another thread's take, as drain and set_limit may.
  */
 #ifndef PERCPU_CHARGE_H
 #define PERCPU_CHARGE_H
