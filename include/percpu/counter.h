@@ -285,7 +285,17 @@ static inline int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
  * for a positive amount, at least @p limit for a negative one (the kernel's
  * percpu_counter_limited_add()). Concurrent limited adds never take the
  * counter past @p limit (plain adds are not limited). An amount of 0
- * returns true. @return whether it added. @since 0.1
+ * returns true. @return whether it added.
+ *
+ * Cost. While the room between read() and @p limit is at least
+ * error_bound() and the amount fits this CPU's threshold, it is one
+ * restartable sequence on this CPU: no lock, no shared cacheline written.
+ * Nearer the limit it decides precisely (from sum() when read() and the
+ * bound cannot), serialised with the other precise limited adds of the
+ * counter, and shuts the far path out meanwhile with an rseq fence
+ * (membarrier(2)): the first precise add after far ones costs a system
+ * call, the ones after it do not. On the atomic path every limited add
+ * decides precisely. @since 0.1 (lock-free far from the limit since 0.2)
  */
 PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit, int64_t amount);
 
