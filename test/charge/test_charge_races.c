@@ -118,7 +118,9 @@ struct charge_page {
 	/* parent <-> racer */
 	volatile int go, done;
 	int racer_error;
-	int racer_fenced;    /* the racer's action made a membarrier rseq fence */
+	int hold_fences;     /* at the stop, the racer waits after each fence (it runs on r) */
+	volatile int fence_held, fence_released; /* fences: made and waited, let go */
+	int racer_fences;    /* membarrier rseq fences the racer's action made */
 	int64_t racer_tally; /* what the racer charged less what it uncharged */
 	/* child's oracles at quiescence, after the traced call */
 	int traced_ok;       /* the traced try charged */
@@ -139,12 +141,37 @@ static enum racer_action action;
 static int64_t racer_amount;
 static int cpu_q = -1, cpu_r = -1;
 static long fences; /* membarrier rseq fences made through syscall(2) */
+static __thread bool in_racer; /* this thread is the racer, acting */
+
+/*
+ * A fence has returned: its IPI aborted the sequence that the traced thread
+ * was running on q. If the racer made it from r, wait until the parent has
+ * restarted that sequence and run it on to where it stood (or out of the
+ * section), as it could run while the racer goes on; 10 s at most, in case
+ * the parent is gone.
+ */
+static void hold_after_fence(void)
+{
+	int n;
+
+	__atomic_add_fetch(&fences, 1, __ATOMIC_SEQ_CST);
+	if (!in_racer || !page->hold_fences)
+		return;
+	n = __atomic_add_fetch(&page->fence_held, 1, __ATOMIC_SEQ_CST);
+	for (int us = 0; __atomic_load_n(&page->fence_released, __ATOMIC_SEQ_CST) < n; us += 20) {
+		if (us > 10 * 1000 * 1000)
+			_exit(17);
+		usleep(20);
+	}
+}
 
 #if defined(__x86_64__)
 
 /*
- * syscall(2), interposed to count the fences (the static library's call of
+ * syscall(2), interposed to see the fences (the static library's call of
  * syscall() binds to this definition); passes every call on unchanged.
+ * After a fence made by a racer on r, the racer waits while the parent
+ * aborts the traced sequence and runs it on (see hold_after_fence()).
  */
 long syscall(long number, ...)
 {
@@ -155,8 +182,6 @@ long syscall(long number, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (number == SYS_membarrier && (int)a[0] == FENCE_CMD_RSEQ)
-		__atomic_add_fetch(&fences, 1, __ATOMIC_SEQ_CST);
 	{
 		register long r10 __asm__("r10") = a[3];
 		register long r8 __asm__("r8") = a[4];
@@ -168,6 +193,8 @@ long syscall(long number, ...)
 				       "r"(r8), "r"(r9)
 				     : "rcx", "r11", "memory");
 	}
+	if (number == SYS_membarrier && (int)a[0] == FENCE_CMD_RSEQ && ret == 0)
+		hold_after_fence();
 	if (ret < 0 && ret > -4096) {
 		errno = (int)-ret;
 		return -1;
@@ -220,6 +247,7 @@ static void *racer(void *arg)
 	while (!__atomic_load_n(&page->go, __ATOMIC_SEQ_CST))
 		usleep(20);
 	before = __atomic_load_n(&fences, __ATOMIC_SEQ_CST);
+	in_racer = true;
 	switch (action) {
 	case RACER_DRAIN:
 		pcpu_charge_drain(&ch);
@@ -231,7 +259,8 @@ static void *racer(void *arg)
 		page->racer_tally -= racer_amount;
 		break;
 	}
-	page->racer_fenced = __atomic_load_n(&fences, __ATOMIC_SEQ_CST) != before;
+	in_racer = false;
+	page->racer_fences = (int)(__atomic_load_n(&fences, __ATOMIC_SEQ_CST) - before);
 	__atomic_store_n(&page->done, 2, __ATOMIC_SEQ_CST);
 	return NULL;
 }
@@ -394,11 +423,12 @@ static void child_main(void)
 
 /* What one run saw. */
 struct run_result {
-	long steps;   /* instructions of the traced call (when the stop was not reached) */
-	bool stopped; /* the stop was reached and the racer acted there */
-	bool in_cs;   /* the stop was inside an armed restartable sequence */
-	bool abort;   /* ... and the kernel would abort it: preempted, or fenced */
-	bool aborted; /* ... and it did, on resume */
+	long steps;    /* instructions of the traced call (when the stop was not reached) */
+	bool stopped;  /* the stop was reached and the racer acted there */
+	bool in_cs;    /* the stop was inside an armed restartable sequence */
+	long aborts;   /* aborts the kernel had to make: at a fence, or on resume */
+	long aborted;  /* ... and made */
+	long reruns;   /* fences after which the restarted sequence reached the stop again */
 };
 
 static long peek(pid_t pid, uintptr_t addr)
@@ -428,6 +458,45 @@ static bool in_section(pid_t pid, uintptr_t cs, uint64_t ip)
 	uint64_t start = (uint64_t)peek(pid, cs + 8), length = (uint64_t)peek(pid, cs + 16);
 
 	return ip >= start && ip < start + length;
+}
+
+/* Re-arms the sequence as it left it and steps once: did the kernel abort it? */
+static bool abort_section(pid_t pid, uintptr_t cs_field, uintptr_t armed)
+{
+	int status;
+	uint64_t ip;
+
+	cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, (void *)armed), 0);
+	step(pid, &status);
+	ip = rip_of(pid);
+	return !in_section(pid, armed, ip) &&
+	       ip != (uint64_t)peek(pid, armed + 8) + (uint64_t)peek(pid, armed + 16);
+}
+
+/*
+ * A fence's IPI aborted the sequence held at @stop_ip: abort it, then run
+ * the restarted sequence on, step by step, until it is back at @stop_ip or
+ * has left the section (its check failed). Returns whether it is back.
+ */
+static bool rerun(pid_t pid, uintptr_t cs_field, uintptr_t armed, uint64_t stop_ip,
+		  struct run_result *r)
+{
+	int status;
+	bool entered = false;
+
+	r->aborts++;
+	r->aborted += abort_section(pid, cs_field, armed);
+	for (long n = 0;; n++) {
+		uint64_t ip = rip_of(pid);
+		bool in = in_section(pid, armed, ip);
+
+		entered = entered || in;
+		if (entered && (ip == stop_ip || !in))
+			return ip == stop_ip;
+		cr_assert_lt(n, 10000, "the restarted sequence never came back");
+		cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
+		step(pid, &status);
+	}
 }
 
 /*
@@ -471,28 +540,39 @@ static struct run_result run_once(long stop)
 		if (inside && ip == (uint64_t)(uintptr_t)traced_done)
 			break;
 		if (inside && r.steps == stop) {
+			int released = 0;
+
 			r.stopped = true;
 			r.in_cs = armed && in_section(pid, armed, ip);
+			page->hold_fences = page->racer_cpu != page->traced_cpu;
 			__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST);
-			for (int ms = 0; __atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 2; ms++) {
-				cr_assert_lt(ms, 5000, "the racer is stuck at stop %ld", stop);
+			for (int ms = 0; __atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 2;) {
+				int held = __atomic_load_n(&page->fence_held, __ATOMIC_SEQ_CST);
+
+				if (held > released) {
+					/* the racer fenced from r: the sequence on q aborts now */
+					if (armed && in_section(pid, armed, rip_of(pid)))
+						r.reruns += rerun(pid, cs_field, armed, ip, &r);
+					released = held;
+					__atomic_store_n(&page->fence_released, released,
+							 __ATOMIC_SEQ_CST);
+					continue;
+				}
+				cr_assert_lt(ms++, 5000, "the racer is stuck at stop %ld", stop);
 				usleep(1000);
 			}
-			/* what the kernel would do to the sequence running on q */
-			r.abort = r.in_cs &&
-				  (page->racer_cpu == page->traced_cpu || page->racer_fenced);
-			if (r.abort) {
-				/* re-arm as the sequence left it: the kernel must abort it */
-				cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field,
-						    (void *)armed), 0);
-				step(pid, &status);
-				r.aborted = !in_section(pid, armed, rip_of(pid)) &&
-					    rip_of(pid) != (uint64_t)peek(pid, armed + 8) +
-								   (uint64_t)peek(pid, armed + 16);
-			} else if (r.in_cs) {
-				/* nothing interrupted it: it runs on */
-				cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL),
-					     0);
+			/* what the kernel does to the sequence now held on q */
+			if (armed && in_section(pid, armed, rip_of(pid))) {
+				if (page->racer_cpu == page->traced_cpu ||
+				    page->racer_fences > released) {
+					/* preempted, or fenced unseen: it aborts on resume */
+					r.aborts++;
+					r.aborted += abort_section(pid, cs_field, armed);
+				} else {
+					/* nothing interrupted it: it runs on */
+					cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field,
+							    NULL), 0);
+				}
 			}
 			break;
 		}
@@ -591,7 +671,7 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 		  int64_t amount)
 {
 	struct run_result whole;
-	long in_cs = 0, must_abort = 0, aborted = 0, failed = 0, refused = 0, first = -2, last = -2;
+	long in_cs = 0, aborts = 0, aborted = 0, reruns = 0, failed = 0, refused = 0, first = -2, last = -2;
 	char why[1024], first_why[1024] = "";
 	int64_t first_exact = 0;
 	bool remote;
@@ -625,20 +705,22 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 		if (what != TRACED_UNCHARGE_FAST && what != TRACED_DRAIN && !page->traced_ok)
 			refused++;
 		in_cs += r.in_cs;
-		must_abort += r.abort;
+		aborts += r.aborts;
 		aborted += r.aborted;
+		reruns += r.reruns;
 	}
-	cr_log_info("%s: %ld stops, %ld inside a restartable sequence, %ld aborted there "
-		    "(racer on %s CPU), %ld traced tries refused; %ld stops failed",
-		    name, whole.steps, in_cs, aborted, remote ? "another" : "the same", refused,
-		    failed);
+	cr_log_info("%s: %ld stops, %ld inside a restartable sequence, %ld aborts there "
+		    "(racer on %s CPU), %ld restarts back at their stop, %ld traced tries "
+		    "refused; %ld stops failed",
+		    name, whole.steps, in_cs, aborted, remote ? "another" : "the same", reruns,
+		    refused, failed);
 	cr_assert_eq(failed, 0,
 		     "%s: %ld of %ld stops broke a promise (stops %ld to %ld); at stop %ld, "
 		     "exact %" PRId64 ": %s",
 		     name, failed, whole.steps, first, last, first, first_exact, first_why);
 	/* every stop inside a sequence that the kernel had to abort restarted it */
-	cr_assert_eq(aborted, must_abort, "%s: %ld of %ld stops inside a restartable sequence "
-		     "did not abort it", name, must_abort - aborted, must_abort);
+	cr_assert_eq(aborted, aborts, "%s: %ld of %ld aborts of a restartable sequence "
+		     "did not happen", name, aborts - aborted, aborts);
 	if (page->mode == PCPU_CPU_RSEQ && what != TRACED_DRAIN)
 		cr_assert_gt(in_cs, 0, "%s: no stop inside the restartable sequence", name);
 	munmap(page, sizeof(*page));
