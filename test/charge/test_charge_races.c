@@ -86,7 +86,8 @@
 
 #include "pcpu_test.h"
 
-TestSuite(charge_races, .timeout = 60);
+/* a sweep of ~1400 stops under ASan takes ~45 s on two CPUs */
+TestSuite(charge_races, .timeout = 240);
 
 #define LIMIT (INT64_C(1) << 20)
 #define CAP INT64_C(64)
@@ -96,16 +97,16 @@ TestSuite(charge_races, .timeout = 60);
 #define FENCE_CMD_RSEQ (1 << 7)
 
 enum traced_call {
-	TRACED_TRY_FAST,     /* try(8): inline, 20 >= 8 */
+	TRACED_TRY_FAST,      /* try(8): inline, 20 >= 8 */
 	TRACED_UNCHARGE_FAST, /* uncharge(8): inline, 20 + 8 <= 64 */
-	TRACED_TRY_SLOW,     /* try(24): 20 < 24, the refill */
-	TRACED_TRY_TAKE,     /* try(24) with 10 left under the limit: the refill takes */
-	TRACED_DRAIN,        /* drain() from r */
+	TRACED_TRY_SLOW,      /* try(24): 20 < 24, the refill */
+	TRACED_TRY_TAKE,      /* try(24) with 10 left under the limit: the refill takes */
+	TRACED_DRAIN,         /* drain() from r */
 };
 
 enum racer_action {
-	RACER_DRAIN,         /* drain() from r */
-	RACER_TRY_UNCHARGE,  /* try(a) and uncharge(a) on q */
+	RACER_DRAIN,        /* drain() from r */
+	RACER_TRY_UNCHARGE, /* try(a) and uncharge(a) on q */
 };
 
 /* What the child reports through a shared page. */
@@ -118,8 +119,8 @@ struct charge_page {
 	/* parent <-> racer */
 	volatile int go, done;
 	int racer_error;
-	int hold_fences;     /* at the stop, the racer waits after each fence (it runs on r) */
-	volatile int fence_held, fence_released; /* fences: made and waited, let go */
+	int hold_fences;     /* at the stop: the racer waits after each fence (from r) */
+	volatile int fence_held, fence_released; /* fences waited after; let go */
 	int racer_fences;    /* membarrier rseq fences the racer's action made */
 	int64_t racer_tally; /* what the racer charged less what it uncharged */
 	/* child's oracles at quiescence, after the traced call */
@@ -140,8 +141,10 @@ static enum traced_call traced;
 static enum racer_action action;
 static int64_t racer_amount;
 static int cpu_q = -1, cpu_r = -1;
-static long fences; /* membarrier rseq fences made through syscall(2) */
+static long fences;            /* membarrier rseq fences made through syscall(2) */
 static __thread bool in_racer; /* this thread is the racer, acting */
+
+#if defined(__x86_64__)
 
 /*
  * A fence has returned: its IPI aborted the sequence that the traced thread
@@ -164,8 +167,6 @@ static void hold_after_fence(void)
 		usleep(20);
 	}
 }
-
-#if defined(__x86_64__)
 
 /*
  * syscall(2), interposed to see the fences (the static library's call of
@@ -526,11 +527,11 @@ static struct run_result run_once(long stop)
 
 	for (;;) {
 		uint64_t ip = rip_of(pid);
+		long cs = 0;
 
 		/* the sequence's own arming store is the only writer besides us */
 		if (cs_field) {
-			long cs = peek(pid, cs_field);
-
+			cs = peek(pid, cs_field);
 			cr_assert_eq(errno, 0);
 			if (cs)
 				armed = (uintptr_t)cs;
@@ -577,7 +578,7 @@ static struct run_result run_once(long stop)
 			break;
 		}
 		/* a plain step: no abort of a section the step is inside */
-		if (cs_field && armed)
+		if (cs)
 			cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
 		step(pid, &status);
 		if (inside)
