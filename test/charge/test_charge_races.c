@@ -36,28 +36,37 @@
  * the chosen one, the parent clears the rseq_cs pointer in the tracee's rseq
  * area (the kernel then sees no critical section: the step is a plain
  * step), as test/counter/test_fold_races.c does. At the chosen stop the
- * parent decides what the kernel would have done to a thread that was
- * running on q while the other thread acted:
- *   - the other thread ran on q too: the traced one was preempted, and the
+ * traced thread stands for one running on q while the other thread acts,
+ * and the parent does to its sequence what the kernel would:
+ *   - the other thread runs on q too: the traced one was preempted, and the
  *     kernel aborts its sequence on resume;
- *   - the other thread ran on r and fenced (membarrier
+ *   - the other thread runs on r and fences (membarrier
  *     MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ): the fence's IPI aborts the
- *     sequence running on q;
- *   - the other thread ran on r and did not fence: nothing interrupts the
+ *     sequence on q then, and the restarted sequence may run while the
+ *     other thread goes on. So the other thread waits after each fence
+ *     while the parent aborts the sequence and steps the restarted one
+ *     back to the stop's instruction (or out of the section, where its
+ *     check failed), then lets the other thread finish;
+ *   - the other thread runs on r and does not fence: nothing interrupts the
  *     sequence on q; it runs on and commits.
  * For an abort the parent puts the pointer back as the sequence had armed
  * it and checks that the kernel aborted it (one step lands outside the
  * section); otherwise it clears the pointer and lets the sequence run on.
  * The fence is seen by interposing syscall(2), through which lib/cpu.c
- * makes it (a fence made some other way would go unseen: the test would
- * then fail loudly, not pass falsely). The abort is modelled at the end of
- * the other thread's action, not at its fence: a restarted sequence does
- * not run between the fence and the take. That is enough for the bug the
- * fence exists for: without it, a try that passed its check before the
- * marking commits into a stock already taken (the stock goes below zero).
+ * makes it (a fence made some other way would go unseen, and the sweep of
+ * try(8) / drain would fail, not pass falsely); the traced drains' stops
+ * include the interposer's few instructions.
+ *
+ * Without the fence, or with the fence before the marking, a try that
+ * passed its check before the marking commits into a stock already taken:
+ * CPU q's stock goes below zero at the stops between the try's read of the
+ * mark and its commit. Uncharges and refills do not need the fence: an
+ * uncharge that lands after a take leaves a stock of its own amount, and
+ * the refill's inline attempt fails its check anyway.
  *
  * Skipped under valgrind (single-stepping its translated code means
- * nothing), where ptrace is not allowed, and off x86_64 (the registers).
+ * nothing), under qemu-user (threads in a forked child), where ptrace is
+ * not allowed, and off x86_64 (the registers).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
