@@ -137,10 +137,10 @@ struct charge_page {
 	int64_t limit, exact, usage, reserved, stock_sum;
 	int bad_stock_cpu;   /* the first CPU whose stock is out of [0, cap]; -1 if none */
 	int64_t bad_stock;
-	int64_t drained_usage, drained_reserved, drained_stock_sum;
-	int64_t room;        /* limit - usage after the drain */
+	int64_t room;        /* limit - usage */
 	int room_ok, one_more_ok;
-	int64_t final_usage, final_reserved;
+	int64_t full_usage, full_reserved;
+	int64_t drained_usage, drained_reserved, drained_stock_sum;
 	int child_ok;
 };
 
@@ -325,17 +325,24 @@ static void check_at_quiescence(int64_t exact)
 	page->reserved = pcpu_charge_reserved(&ch);
 	page->bad_stock_cpu = -1;
 	page->stock_sum = sum_stocks(true);
+	/*
+	 * No false failure: exactly the room left fits, and not one more (with
+	 * the stocks where the race left them: the try must take them back).
+	 */
+	page->room = page->limit - page->usage;
+	page->room_ok = pcpu_charge_try(&ch, page->room);
+	page->one_more_ok = pcpu_charge_try(&ch, 1);
+	page->full_usage = pcpu_charge_usage(&ch);
+	page->full_reserved = pcpu_charge_reserved(&ch);
+	if (page->room_ok)
+		pcpu_charge_uncharge(&ch, page->room);
+	if (page->one_more_ok)
+		pcpu_charge_uncharge(&ch, 1);
 	/* a drain takes every stock back */
 	pcpu_charge_drain(&ch);
 	page->drained_usage = pcpu_charge_usage(&ch);
 	page->drained_reserved = pcpu_charge_reserved(&ch);
 	page->drained_stock_sum = sum_stocks(false);
-	/* no false failure: exactly the room left fits, and not one more */
-	page->room = page->limit - page->drained_usage;
-	page->room_ok = pcpu_charge_try(&ch, page->room);
-	page->one_more_ok = pcpu_charge_try(&ch, 1);
-	page->final_usage = pcpu_charge_usage(&ch);
-	page->final_reserved = pcpu_charge_reserved(&ch);
 }
 
 /* Tries @amount on this CPU or exits with @code. */
@@ -643,6 +650,15 @@ static bool oracles_hold(char *why, size_t size)
 	if (p->bad_stock_cpu >= 0)
 		broke(why, size, "CPU %d's stock %" PRId64 " is out of [0, %" PRId64 "]",
 		      p->bad_stock_cpu, p->bad_stock, CAP);
+	if (!p->room_ok)
+		broke(why, size, "try(limit - usage = %" PRId64 ") failed", p->room);
+	if (p->room_ok && p->one_more_ok)
+		broke(why, size, "try(1) succeeded at usage %" PRId64 " of limit %" PRId64,
+		      p->full_usage - 1, p->limit);
+	if (p->room_ok && !p->one_more_ok &&
+	    (p->full_usage != p->limit || p->full_reserved != p->limit))
+		broke(why, size, "full: usage %" PRId64 ", reserved %" PRId64 " != limit %" PRId64,
+		      p->full_usage, p->full_reserved, p->limit);
 	if (p->drained_reserved != p->drained_usage || p->drained_stock_sum != 0)
 		broke(why, size,
 		      "after a drain reserved %" PRId64 ", usage %" PRId64 ", stocks %" PRId64,
@@ -650,15 +666,6 @@ static bool oracles_hold(char *why, size_t size)
 	if (p->drained_usage != p->exact)
 		broke(why, size, "after a drain usage %" PRId64 " != exact %" PRId64,
 		      p->drained_usage, p->exact);
-	if (!p->room_ok)
-		broke(why, size, "try(limit - usage = %" PRId64 ") failed", p->room);
-	if (p->one_more_ok)
-		broke(why, size, "try(1) succeeded at usage %" PRId64 " of limit %" PRId64,
-		      p->final_usage - 1, p->limit);
-	if (p->room_ok && !p->one_more_ok &&
-	    (p->final_usage != p->limit || p->final_reserved != p->limit))
-		broke(why, size, "full: usage %" PRId64 ", reserved %" PRId64 " != limit %" PRId64,
-		      p->final_usage, p->final_reserved, p->limit);
 	return why[0] == '\0';
 }
 
@@ -698,6 +705,9 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 	whole = run_once(-1);
 	assert_mode();
 	cr_assert(oracles_hold(why, sizeof(why)), "%s, no stop: %s", name, why);
+	/* alone, with room for it, the traced try must charge */
+	if (what != TRACED_UNCHARGE_FAST && what != TRACED_DRAIN)
+		cr_assert(page->traced_ok, "%s, no stop: the traced try failed", name);
 	cr_assert_gt(whole.steps, 0);
 	remote = page->racer_cpu != page->traced_cpu;
 	for (long k = 0; k < whole.steps; k++) {
