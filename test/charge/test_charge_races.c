@@ -1,0 +1,795 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deterministic races between charges and takes, at every instruction.
+ *
+ * The promises under test (<percpu/charge.h>), at quiescence after any
+ * interleaving: usage() is the exact tally of what was charged and not
+ * uncharged; reserved() is usage plus every CPU's stock and never above the
+ * limit; every stock lies in [0, cap]; a drain leaves reserved() ==
+ * usage(); and try() fails only for want of room. The protocol that keeps
+ * them (lib/charge.c): a taker marks every stock, fences with membarrier's
+ * rseq command (the one inline try past its check commits or aborts), and
+ * only then moves what is left to the central reservation.
+ *
+ * Setup, in a child pinned to CPU q (the last CPU it may use): a limit of
+ * 2^20 and a stock cap of 64 (half = 32, the inline window); a refill on
+ * another CPU r if there is one (its stock: 64), a refill on q and inline
+ * tries that leave q's stock at exactly 20. Then a traced thread makes one
+ * call and is stopped before its k-th instruction, for every k from its
+ * first instruction to its return, one child per k. At the stop a second,
+ * untraced thread acts, then the traced one finishes:
+ *
+ *   traced try(8) (inline: 20 >= 8) or uncharge(8) (inline: 28 <= 64) on
+ *       q, the other thread drains from r (a take of every stock);
+ *   traced try(24) on q (20 < 24: the refill), the other thread drains
+ *       from r, or tries 8 and uncharges 8 on q;
+ *   ... with the limit lowered to reserved() + 10 first, so that the refill
+ *       must take every stock back before it fits (the traced call is the
+ *       taker), the other thread tries 4 and uncharges 4 on q (4 fits in
+ *       the room, so it never needs the taking lock the traced call holds);
+ *   traced drain from r (the take itself: mark, fence, take), the other
+ *       thread tries 8 and uncharges 8 on q, the CPU being taken.
+ *
+ * The restartable sequence. Every ptrace stop preempts the tracee, and the
+ * kernel aborts a critical section that was preempted, so single-stepping
+ * through one restarts it for ever. Before resuming from a stop that is not
+ * the chosen one, the parent clears the rseq_cs pointer in the tracee's rseq
+ * area (the kernel then sees no critical section: the step is a plain
+ * step), as test/counter/test_fold_races.c does. At the chosen stop the
+ * traced thread stands for one running on q while the other thread acts,
+ * and the parent does to its sequence what the kernel would:
+ *   - the other thread runs on q too: the traced one was preempted, and the
+ *     kernel aborts its sequence on resume;
+ *   - the other thread runs on r and fences (membarrier
+ *     MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ): the fence's IPI aborts the
+ *     sequence on q then, and the restarted sequence may run while the
+ *     other thread goes on. So the other thread waits after each fence
+ *     while the parent aborts the sequence and steps the restarted one
+ *     back to the stop's instruction (or out of the section, where its
+ *     check failed), then lets the other thread finish;
+ *   - the other thread runs on r and does not fence: nothing interrupts the
+ *     sequence on q; it runs on and commits.
+ * For an abort the parent puts the pointer back as the sequence had armed
+ * it and checks that the kernel aborted it (one step lands outside the
+ * section); otherwise it clears the pointer and lets the sequence run on.
+ * The fence is seen by interposing syscall(2), through which lib/cpu.c
+ * makes it (a fence made some other way would go unseen, and the sweep of
+ * try(8) / drain would fail, not pass falsely); the traced drains' stops
+ * include the interposer's few instructions.
+ *
+ * Without the fence, or with the fence before the marking, a try that
+ * passed its check before the marking commits into a stock already taken:
+ * CPU q's stock goes below zero at the stops between the try's read of the
+ * mark and its commit. Uncharges and refills do not need the fence: an
+ * uncharge that lands after a take leaves a stock of its own amount, and
+ * the refill's inline attempt fails its check anyway.
+ *
+ * Skipped under valgrind (single-stepping its translated code means
+ * nothing), under qemu-user (threads in a forked child), where ptrace is
+ * not allowed, and off x86_64 (the registers).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <sys/user.h>
+#endif
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#include <sys/rseq.h>
+#define CHARGE_RACES_HAVE_RSEQ 1
+#endif
+
+#include <percpu/charge.h>
+
+#include "pcpu_test.h"
+
+/* a sweep of ~1400 stops under ASan takes ~45 s on two CPUs */
+TestSuite(charge_races, .timeout = 240);
+
+#define LIMIT (INT64_C(1) << 20)
+#define CAP INT64_C(64)
+#define STOCK_Q INT64_C(20) /* q's stock before the traced call */
+
+/* membarrier(2)'s rseq fence, as <linux/membarrier.h> numbers it */
+#define FENCE_CMD_RSEQ (1 << 7)
+
+enum traced_call {
+	TRACED_TRY_FAST,      /* try(8): inline, 20 >= 8 */
+	TRACED_UNCHARGE_FAST, /* uncharge(8): inline, 20 + 8 <= 64 */
+	TRACED_TRY_SLOW,      /* try(24): 20 < 24, the refill */
+	TRACED_TRY_TAKE,      /* try(24) with 10 left under the limit: the refill takes */
+	TRACED_DRAIN,         /* drain() from r */
+};
+
+enum racer_action {
+	RACER_DRAIN,        /* drain() from r */
+	RACER_TRY_UNCHARGE, /* try(a) and uncharge(a) on q */
+};
+
+/* What the child reports through a shared page. */
+struct charge_page {
+	/* child -> parent, before the traced call */
+	uintptr_t rseq_area; /* the traced thread's struct rseq; 0 if none */
+	int ready;
+	int traced_cpu, racer_cpu;
+	uint32_t mode;
+	/* parent <-> racer */
+	volatile int go, done;
+	int racer_error;
+	int hold_fences;     /* at the stop: the racer waits after each fence (from r) */
+	volatile int fence_held, fence_released; /* fences waited after; let go */
+	int racer_fences;    /* membarrier rseq fences the racer's action made */
+	int64_t racer_tally; /* what the racer charged less what it uncharged */
+	/* child's oracles at quiescence, after the traced call */
+	int traced_ok;       /* the traced try charged */
+	int64_t limit, exact, usage, reserved, stock_sum;
+	int bad_stock_cpu;   /* the first CPU whose stock is out of [0, cap]; -1 if none */
+	int64_t bad_stock;
+	int64_t room;        /* limit - usage */
+	int room_ok, one_more_ok;
+	int64_t full_usage, full_reserved;
+	int64_t drained_usage, drained_reserved, drained_stock_sum;
+	int child_ok;
+};
+
+static struct charge_page *page;
+static struct pcpu_charge ch;
+static enum traced_call traced;
+static enum racer_action action;
+static int64_t racer_amount;
+static int cpu_q = -1, cpu_r = -1;
+static long fences;            /* membarrier rseq fences made through syscall(2) */
+static __thread bool in_racer; /* this thread is the racer, acting */
+
+#if defined(__x86_64__)
+
+/*
+ * A fence has returned: its IPI aborted the sequence that the traced thread
+ * was running on q. If the racer made it from r, wait until the parent has
+ * restarted that sequence and run it on to where it stood (or out of the
+ * section), as it could run while the racer goes on; 10 s at most, in case
+ * the parent is gone.
+ */
+static void hold_after_fence(void)
+{
+	int n;
+
+	__atomic_add_fetch(&fences, 1, __ATOMIC_SEQ_CST);
+	if (!in_racer || !page->hold_fences)
+		return;
+	n = __atomic_add_fetch(&page->fence_held, 1, __ATOMIC_SEQ_CST);
+	for (int us = 0; __atomic_load_n(&page->fence_released, __ATOMIC_SEQ_CST) < n; us += 20) {
+		if (us > 10 * 1000 * 1000)
+			_exit(17);
+		usleep(20);
+	}
+}
+
+/*
+ * syscall(2), interposed to see the fences (the static library's call of
+ * syscall() binds to this definition); passes every call on unchanged.
+ * After a fence made by a racer on r, the racer waits while the parent
+ * aborts the traced sequence and runs it on (see hold_after_fence()).
+ */
+long syscall(long number, ...)
+{
+	va_list ap;
+	long a[6], ret;
+
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	{
+		register long r10 __asm__("r10") = a[3];
+		register long r8 __asm__("r8") = a[4];
+		register long r9 __asm__("r9") = a[5];
+
+		__asm__ __volatile__("syscall"
+				     : "=a"(ret)
+				     : "a"(number), "D"(a[0]), "S"(a[1]), "d"(a[2]), "r"(r10),
+				       "r"(r8), "r"(r9)
+				     : "rcx", "r11", "memory");
+	}
+	if (number == SYS_membarrier && (int)a[0] == FENCE_CMD_RSEQ && ret == 0)
+		hold_after_fence();
+	if (ret < 0 && ret > -4096) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+
+#endif
+
+static struct pcpu_charge_slot *slot_of(unsigned int cpu)
+{
+	return (struct pcpu_charge_slot *)(void *)((char *)ch.slots + (size_t)cpu * PCPU_STRIDE);
+}
+
+/* CPU @cpu's stock: mark + half - charged (wrapping, as a marked one would). */
+static int64_t stock_of(unsigned int cpu)
+{
+	const struct pcpu_charge_slot *s = slot_of(cpu);
+
+	return (int64_t)((uint64_t)s->mark + (uint64_t)ch.half - (uint64_t)s->charged);
+}
+
+static int64_t traced_amount(void)
+{
+	switch (traced) {
+	case TRACED_TRY_FAST:
+	case TRACED_UNCHARGE_FAST:
+		return 8;
+	case TRACED_TRY_SLOW:
+	case TRACED_TRY_TAKE:
+		return 24;
+	case TRACED_DRAIN:
+		break;
+	}
+	return 0;
+}
+
+static void *racer(void *arg)
+{
+	int cpu = action == RACER_DRAIN && cpu_r >= 0 ? cpu_r : cpu_q;
+	long before;
+
+	(void)arg;
+	/* pinned now, not at the stop */
+	if (!pcpu_test_pin(cpu))
+		page->racer_error = 1;
+	page->racer_cpu = cpu;
+	(void)pcpu_charge_usage(&ch);
+	__atomic_store_n(&page->done, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&page->go, __ATOMIC_SEQ_CST))
+		usleep(20);
+	before = __atomic_load_n(&fences, __ATOMIC_SEQ_CST);
+	in_racer = true;
+	switch (action) {
+	case RACER_DRAIN:
+		pcpu_charge_drain(&ch);
+		break;
+	case RACER_TRY_UNCHARGE:
+		if (pcpu_charge_try(&ch, racer_amount))
+			page->racer_tally += racer_amount;
+		pcpu_charge_uncharge(&ch, racer_amount);
+		page->racer_tally -= racer_amount;
+		break;
+	}
+	in_racer = false;
+	page->racer_fences = (int)(__atomic_load_n(&fences, __ATOMIC_SEQ_CST) - before);
+	__atomic_store_n(&page->done, 2, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* The traced call and its end, where the parent stops counting. */
+__attribute__((noinline, noipa)) static void traced_call(void)
+{
+	switch (traced) {
+	case TRACED_TRY_FAST:
+	case TRACED_TRY_SLOW:
+	case TRACED_TRY_TAKE:
+		page->traced_ok = pcpu_charge_try(&ch, traced_amount());
+		break;
+	case TRACED_UNCHARGE_FAST:
+		pcpu_charge_uncharge(&ch, traced_amount());
+		break;
+	case TRACED_DRAIN:
+		pcpu_charge_drain(&ch);
+		break;
+	}
+}
+
+__attribute__((noinline, noipa)) static void traced_done(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
+
+/* The sum of every CPU's stock; if @note, notes the first out of [0, cap] in the page. */
+static int64_t sum_stocks(bool note)
+{
+	unsigned int cpus = pcpu_cpu_possible();
+	uint64_t sum = 0;
+
+	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+		int64_t s = stock_of(cpu);
+
+		sum += (uint64_t)s;
+		if (note && (s < 0 || s > 2 * ch.half) && page->bad_stock_cpu < 0) {
+			page->bad_stock_cpu = (int)cpu;
+			page->bad_stock = s;
+		}
+	}
+	return (int64_t)sum;
+}
+
+/* The oracles, at quiescence, against the shadow tally @exact. */
+static void check_at_quiescence(int64_t exact)
+{
+	page->exact = exact;
+	page->limit = pcpu_charge_limit(&ch);
+	page->usage = pcpu_charge_usage(&ch);
+	page->reserved = pcpu_charge_reserved(&ch);
+	page->bad_stock_cpu = -1;
+	page->stock_sum = sum_stocks(true);
+	/*
+	 * No false failure: exactly the room left fits, and not one more (with
+	 * the stocks where the race left them: the try must take them back).
+	 */
+	page->room = page->limit - page->usage;
+	page->room_ok = pcpu_charge_try(&ch, page->room);
+	page->one_more_ok = pcpu_charge_try(&ch, 1);
+	page->full_usage = pcpu_charge_usage(&ch);
+	page->full_reserved = pcpu_charge_reserved(&ch);
+	if (page->room_ok)
+		pcpu_charge_uncharge(&ch, page->room);
+	if (page->one_more_ok)
+		pcpu_charge_uncharge(&ch, 1);
+	/* a drain takes every stock back */
+	pcpu_charge_drain(&ch);
+	page->drained_usage = pcpu_charge_usage(&ch);
+	page->drained_reserved = pcpu_charge_reserved(&ch);
+	page->drained_stock_sum = sum_stocks(false);
+}
+
+/* Tries @amount on this CPU or exits with @code. */
+static void charge_or_exit(int64_t amount, int code)
+{
+	if (!pcpu_charge_try(&ch, amount))
+		_exit(code);
+}
+
+static void child_main(void)
+{
+	struct pcpu_charge_options o = { .limit = LIMIT, .stock_cap = CAP };
+	int cpus[64], n = pcpu_test_allowed_cpus(cpus, 64), traced_cpu;
+	int64_t setup = 0;
+	pthread_t t;
+
+	if (n < 1)
+		_exit(10);
+	cpu_q = cpus[n - 1];
+	cpu_r = n > 1 ? cpus[0] : -1;
+	if (pcpu_charge_init(&ch, &o) != 0)
+		_exit(12);
+	page->mode = ch.mode;
+	/* r's stock: one refill there */
+	if (cpu_r >= 0) {
+		if (!pcpu_test_pin(cpu_r))
+			_exit(11);
+		charge_or_exit(5, 16);
+		setup += 5;
+	}
+	/* q's stock: a refill, then inline tries down to STOCK_Q */
+	if (!pcpu_test_pin(cpu_q))
+		_exit(11);
+	charge_or_exit(3, 16);
+	setup += 3;
+	while (stock_of((unsigned int)cpu_q) > STOCK_Q) {
+		int64_t a = stock_of((unsigned int)cpu_q) - STOCK_Q;
+
+		a = a < ch.half ? a : ch.half;
+		charge_or_exit(a, 16);
+		setup += a;
+	}
+	if (stock_of((unsigned int)cpu_q) != STOCK_Q || pcpu_charge_usage(&ch) != setup ||
+	    (cpu_r >= 0 && stock_of((unsigned int)cpu_r) != CAP))
+		_exit(14);
+	if (traced == TRACED_TRY_TAKE &&
+	    pcpu_charge_set_limit(&ch, pcpu_charge_reserved(&ch) + 10) != 0)
+		_exit(14);
+	/* the racer inherits q and pins itself */
+	if (pthread_create(&t, NULL, racer, NULL) != 0)
+		_exit(13);
+	while (__atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 1)
+		usleep(20);
+	page->done = 0;
+	traced_cpu = traced == TRACED_DRAIN && cpu_r >= 0 ? cpu_r : cpu_q;
+	if (!pcpu_test_pin(traced_cpu))
+		_exit(11);
+	page->traced_cpu = traced_cpu;
+#if CHARGE_RACES_HAVE_RSEQ
+	if (__rseq_size > 0) {
+		uintptr_t tp;
+
+		__asm__("movq %%fs:0, %0" : "=r"(tp));
+		page->rseq_area = tp + (uintptr_t)__rseq_offset;
+	}
+#endif
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+		_exit(15);
+	page->ready = 1;
+	raise(SIGSTOP);
+
+	traced_call();
+	traced_done();
+
+	__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST); /* if the stop was never reached */
+	pthread_join(t, NULL);
+	switch (traced) {
+	case TRACED_TRY_FAST:
+	case TRACED_TRY_SLOW:
+	case TRACED_TRY_TAKE:
+		setup += page->traced_ok ? traced_amount() : 0;
+		break;
+	case TRACED_UNCHARGE_FAST:
+		setup -= traced_amount();
+		break;
+	case TRACED_DRAIN:
+		break;
+	}
+	check_at_quiescence(setup + page->racer_tally);
+	page->child_ok = 1;
+	_exit(0);
+}
+
+#if defined(__x86_64__)
+
+/* What one run saw. */
+struct run_result {
+	long steps;    /* instructions of the traced call (when the stop was not reached) */
+	bool stopped;  /* the stop was reached and the racer acted there */
+	bool in_cs;    /* the stop was inside an armed restartable sequence */
+	long aborts;   /* aborts the kernel had to make: at a fence, or on resume */
+	long aborted;  /* ... and made */
+	long reruns;   /* fences after which the restarted sequence reached the stop again */
+};
+
+static long peek(pid_t pid, uintptr_t addr)
+{
+	errno = 0;
+	return ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
+}
+
+static uint64_t rip_of(pid_t pid)
+{
+	struct user_regs_struct regs;
+
+	cr_assert_eq(ptrace(PTRACE_GETREGS, pid, NULL, &regs), 0);
+	return regs.rip;
+}
+
+static void step(pid_t pid, int *status)
+{
+	cr_assert_eq(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
+	cr_assert_eq(waitpid(pid, status, 0), pid);
+	cr_assert(WIFSTOPPED(*status), "the child left while stepped (status %#x)", *status);
+}
+
+/* Does the critical section described at @cs (a struct rseq_cs) hold @ip? */
+static bool in_section(pid_t pid, uintptr_t cs, uint64_t ip)
+{
+	uint64_t start = (uint64_t)peek(pid, cs + 8), length = (uint64_t)peek(pid, cs + 16);
+
+	return ip >= start && ip < start + length;
+}
+
+/* Re-arms the sequence as it left it and steps once: did the kernel abort it? */
+static bool abort_section(pid_t pid, uintptr_t cs_field, uintptr_t armed)
+{
+	int status;
+	uint64_t ip;
+
+	cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, (void *)armed), 0);
+	step(pid, &status);
+	ip = rip_of(pid);
+	return !in_section(pid, armed, ip) &&
+	       ip != (uint64_t)peek(pid, armed + 8) + (uint64_t)peek(pid, armed + 16);
+}
+
+/*
+ * A fence's IPI aborted the sequence held at @stop_ip: abort it, then run
+ * the restarted sequence on, step by step, until it is back at @stop_ip or
+ * has left the section (its check failed). Returns whether it is back.
+ */
+static bool rerun(pid_t pid, uintptr_t cs_field, uintptr_t armed, uint64_t stop_ip,
+		  struct run_result *r)
+{
+	int status;
+	bool entered = false;
+
+	r->aborts++;
+	r->aborted += abort_section(pid, cs_field, armed);
+	for (long n = 0;; n++) {
+		uint64_t ip = rip_of(pid);
+		bool in = in_section(pid, armed, ip);
+
+		entered = entered || in;
+		if (entered && (ip == stop_ip || !in))
+			return ip == stop_ip;
+		cr_assert_lt(n, 10000, "the restarted sequence never came back");
+		cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
+		step(pid, &status);
+	}
+}
+
+/*
+ * One child: the racer acts before the traced call's instruction number
+ * @stop (counted from its first), or never if @stop < 0.
+ */
+static struct run_result run_once(long stop)
+{
+	struct run_result r = { 0 };
+	uintptr_t armed = 0, cs_field;
+	pid_t pid;
+	int status;
+	long before = 0;
+	bool inside = false;
+
+	memset(page, 0, sizeof(*page));
+	fflush(NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		child_main();
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 15)
+		cr_skip_test("ptrace is not allowed here");
+	cr_assert(WIFSTOPPED(status) && page->ready, "child did not stop (status %#x)", status);
+	cs_field = page->rseq_area ? page->rseq_area + 8 : 0;
+
+	for (;;) {
+		uint64_t ip = rip_of(pid);
+		long cs = 0;
+
+		/* the sequence's own arming store is the only writer besides us */
+		if (cs_field) {
+			cs = peek(pid, cs_field);
+			cr_assert_eq(errno, 0);
+			if (cs)
+				armed = (uintptr_t)cs;
+		}
+		if (!inside && ip == (uint64_t)(uintptr_t)traced_call)
+			inside = true;
+		if (inside && ip == (uint64_t)(uintptr_t)traced_done)
+			break;
+		if (inside && r.steps == stop) {
+			int released = 0;
+
+			r.stopped = true;
+			r.in_cs = armed && in_section(pid, armed, ip);
+			page->hold_fences = page->racer_cpu != page->traced_cpu;
+			__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST);
+			for (int ms = 0; __atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 2;) {
+				int held = __atomic_load_n(&page->fence_held, __ATOMIC_SEQ_CST);
+
+				if (held > released) {
+					/* the racer fenced from r: the sequence on q aborts now */
+					if (armed && in_section(pid, armed, rip_of(pid)))
+						r.reruns += rerun(pid, cs_field, armed, ip, &r);
+					released = held;
+					__atomic_store_n(&page->fence_released, released,
+							 __ATOMIC_SEQ_CST);
+					continue;
+				}
+				cr_assert_lt(ms++, 5000, "the racer is stuck at stop %ld", stop);
+				usleep(1000);
+			}
+			/* what the kernel does to the sequence now held on q */
+			if (armed && in_section(pid, armed, rip_of(pid))) {
+				if (page->racer_cpu == page->traced_cpu ||
+				    page->racer_fences > released) {
+					/* preempted, or fenced unseen: it aborts on resume */
+					r.aborts++;
+					r.aborted += abort_section(pid, cs_field, armed);
+				} else {
+					/* nothing interrupted it: it runs on */
+					cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field,
+							    NULL), 0);
+				}
+			}
+			break;
+		}
+		/* a plain step: no abort of a section the step is inside */
+		if (cs)
+			cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
+		step(pid, &status);
+		if (inside)
+			r.steps++;
+		cr_assert_lt(r.steps, 200000, "the traced call never returned");
+		cr_assert_lt(++before, 1000000, "the traced call was never reached");
+	}
+	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && page->child_ok,
+		  "child failed (status %#x)", status);
+	return r;
+}
+
+/* Appends one broken promise to @why. */
+static void broke(char *why, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void broke(char *why, size_t size, const char *fmt, ...)
+{
+	size_t used = strlen(why);
+	va_list ap;
+
+	if (used + 3 >= size)
+		return;
+	if (used)
+		strcat(why, "; ");
+	used = strlen(why);
+	va_start(ap, fmt);
+	vsnprintf(why + used, size - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The oracles of one run: writes every broken one to @why (so that a
+ * failure shows all that went wrong at that stop) and returns whether all
+ * held.
+ */
+static bool oracles_hold(char *why, size_t size)
+{
+	const struct charge_page *p = page;
+
+	why[0] = '\0';
+	if (p->racer_error)
+		broke(why, size, "the racer could not pin");
+	if (p->usage != p->exact)
+		broke(why, size, "usage %" PRId64 " != exact %" PRId64, p->usage, p->exact);
+	if (p->reserved > p->limit)
+		broke(why, size, "reserved %" PRId64 " > limit %" PRId64, p->reserved, p->limit);
+	if (p->reserved != p->usage + p->stock_sum)
+		broke(why, size, "reserved %" PRId64 " != usage %" PRId64 " + stocks %" PRId64,
+		      p->reserved, p->usage, p->stock_sum);
+	if (p->bad_stock_cpu >= 0)
+		broke(why, size, "CPU %d's stock %" PRId64 " is out of [0, %" PRId64 "]",
+		      p->bad_stock_cpu, p->bad_stock, CAP);
+	if (!p->room_ok)
+		broke(why, size, "try(limit - usage = %" PRId64 ") failed", p->room);
+	if (p->room_ok && p->one_more_ok)
+		broke(why, size, "try(1) succeeded at usage %" PRId64 " of limit %" PRId64,
+		      p->full_usage - 1, p->limit);
+	if (p->room_ok && !p->one_more_ok &&
+	    (p->full_usage != p->limit || p->full_reserved != p->limit))
+		broke(why, size, "full: usage %" PRId64 ", reserved %" PRId64 " != limit %" PRId64,
+		      p->full_usage, p->full_reserved, p->limit);
+	if (p->drained_reserved != p->drained_usage || p->drained_stock_sum != 0)
+		broke(why, size,
+		      "after a drain reserved %" PRId64 ", usage %" PRId64 ", stocks %" PRId64,
+		      p->drained_reserved, p->drained_usage, p->drained_stock_sum);
+	if (p->drained_usage != p->exact)
+		broke(why, size, "after a drain usage %" PRId64 " != exact %" PRId64,
+		      p->drained_usage, p->exact);
+	return why[0] == '\0';
+}
+
+/* The update path the child used is the one the environment asked for. */
+static void assert_mode(void)
+{
+	const char *force = getenv("PCPU_FORCE_FALLBACK");
+
+	if (force && *force && strcmp(force, "0") != 0)
+		cr_assert_eq(page->mode, PCPU_CPU_ATOMIC, "PCPU_FORCE_FALLBACK=1 but mode %u",
+			     page->mode);
+}
+
+/*
+ * Runs the scenario once without a stop (to count the traced call's
+ * instructions), then once per instruction; every stop is run even after
+ * one fails, so that the report says which stops break the promise.
+ */
+static void sweep(const char *name, enum traced_call what, enum racer_action act,
+		  int64_t amount)
+{
+	struct run_result whole;
+	long in_cs = 0, aborts = 0, aborted = 0, reruns = 0, failed = 0, refused = 0, first = -2, last = -2;
+	char why[1024], first_why[1024] = "";
+	int64_t first_exact = 0;
+	bool remote;
+
+	if (pcpu_test_small())
+		cr_skip_test("valgrind: single-stepping its translated code means nothing");
+	pcpu_test_skip_under_qemu();
+	page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+		    0);
+	cr_assert_neq(page, MAP_FAILED);
+	traced = what;
+	action = act;
+	racer_amount = amount;
+	whole = run_once(-1);
+	assert_mode();
+	cr_assert(oracles_hold(why, sizeof(why)), "%s, no stop: %s", name, why);
+	/* alone, with room for it, the traced try must charge */
+	if (what != TRACED_UNCHARGE_FAST && what != TRACED_DRAIN)
+		cr_assert(page->traced_ok, "%s, no stop: the traced try failed", name);
+	cr_assert_gt(whole.steps, 0);
+	remote = page->racer_cpu != page->traced_cpu;
+	for (long k = 0; k < whole.steps; k++) {
+		struct run_result r = run_once(k);
+
+		cr_assert(r.stopped, "%s: stop %ld of %ld never reached", name, k, whole.steps);
+		if (!oracles_hold(why, sizeof(why))) {
+			if (failed++ == 0) {
+				first = k;
+				first_exact = page->exact;
+				strcpy(first_why, why);
+			}
+			last = k;
+		}
+		if (what != TRACED_UNCHARGE_FAST && what != TRACED_DRAIN && !page->traced_ok)
+			refused++;
+		in_cs += r.in_cs;
+		aborts += r.aborts;
+		aborted += r.aborted;
+		reruns += r.reruns;
+	}
+	cr_log_info("%s: %ld stops, %ld inside a restartable sequence, %ld aborts there "
+		    "(racer on %s CPU), %ld restarts back at their stop, %ld traced tries "
+		    "refused; %ld stops failed",
+		    name, whole.steps, in_cs, aborted, remote ? "another" : "the same", reruns,
+		    refused, failed);
+	cr_assert_eq(failed, 0,
+		     "%s: %ld of %ld stops broke a promise (stops %ld to %ld); at stop %ld, "
+		     "exact %" PRId64 ": %s",
+		     name, failed, whole.steps, first, last, first, first_exact, first_why);
+	/* every stop inside a sequence that the kernel had to abort restarted it */
+	cr_assert_eq(aborted, aborts, "%s: %ld of %ld aborts of a restartable sequence "
+		     "did not happen", name, aborts - aborted, aborts);
+	if (page->mode == PCPU_CPU_RSEQ && what != TRACED_DRAIN)
+		cr_assert_gt(in_cs, 0, "%s: no stop inside the restartable sequence", name);
+	munmap(page, sizeof(*page));
+}
+
+#else /* !__x86_64__ */
+
+static void sweep(const char *name, enum traced_call what, enum racer_action act,
+		  int64_t amount)
+{
+	(void)name;
+	(void)what;
+	(void)act;
+	(void)amount;
+	cr_skip_test("reads the instruction pointer of x86_64 only");
+}
+
+#endif
+
+/* A take of every stock anywhere in an inline try: the try must not charge a taken stock. */
+PCPU_TEST(charge_races, a_drain_anywhere_in_an_inline_try_keeps_every_promise)
+{
+	sweep("try(8) / drain", TRACED_TRY_FAST, RACER_DRAIN, 0);
+}
+
+PCPU_TEST(charge_races, a_drain_anywhere_in_an_inline_uncharge_keeps_every_promise)
+{
+	sweep("uncharge(8) / drain", TRACED_UNCHARGE_FAST, RACER_DRAIN, 0);
+}
+
+/* The refill: reserve, charge, raise the stock, give back the rest. */
+PCPU_TEST(charge_races, a_drain_anywhere_in_a_refill_keeps_every_promise)
+{
+	sweep("try(24) / drain", TRACED_TRY_SLOW, RACER_DRAIN, 0);
+}
+
+PCPU_TEST(charge_races, charges_on_the_same_cpu_anywhere_in_a_refill_keep_every_promise)
+{
+	sweep("try(24) / try+uncharge(8)", TRACED_TRY_SLOW, RACER_TRY_UNCHARGE, 8);
+}
+
+/* A refill that must take every stock back first: the traced call is the taker. */
+PCPU_TEST(charge_races, charges_on_the_same_cpu_anywhere_in_a_taking_refill_keep_every_promise)
+{
+	sweep("try(24) near the limit / try+uncharge(4)", TRACED_TRY_TAKE, RACER_TRY_UNCHARGE, 4);
+}
+
+/* The take itself: mark, fence, take, with charges on the CPU being taken. */
+PCPU_TEST(charge_races, charges_on_the_taken_cpu_anywhere_in_a_drain_keep_every_promise)
+{
+	sweep("drain / try+uncharge(8)", TRACED_DRAIN, RACER_TRY_UNCHARGE, 8);
+}
