@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A process with its own address space for the shared-segment tests, run
+ * by exec (nothing inherited but the name):
+ *   shared-peer sum NAME     attaches read-only, prints "NAME VALUE" per item
+ *   shared-peer write NAME   attaches for writing, adds 1 to item 0;
+ *                            prints "ok" or the errno's name (EPROTO...)
+ *   shared-peer mode         prints this process's update path (1 rseq, 2 atomic)
+ * Exit status: 0 when attached, 1 otherwise, 2 for a usage error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <percpu/shared.h>
+
+int main(int argc, char **argv)
+{
+	struct pcpu_shared *s;
+
+	if (argc == 2 && strcmp(argv[1], "mode") == 0) {
+		printf("%d\n", (int)pcpu_cpu_setup());
+		return 0;
+	}
+	if (argc != 3)
+		return 2;
+	if (strcmp(argv[1], "sum") == 0) {
+		s = pcpu_shared_open(argv[2], PCPU_SHARED_RDONLY);
+		if (!s) {
+			printf("%s\n", strerrorname_np(errno));
+			return 1;
+		}
+		for (unsigned int i = 0; i < pcpu_shared_count(s); i++)
+			printf("%s %" PRId64 "\n", pcpu_shared_name(s, i), pcpu_shared_sum(s, i));
+	} else if (strcmp(argv[1], "write") == 0) {
+		s = pcpu_shared_open(argv[2], 0);
+		if (!s) {
+			printf("%s\n", strerrorname_np(errno));
+			return 1;
+		}
+		pcpu_shared_add(s, 0, 1);
+		printf("ok\n");
+	} else {
+		return 2;
+	}
+	pcpu_shared_close(s);
+	return 0;
+}
