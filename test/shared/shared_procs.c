@@ -106,7 +106,11 @@ static void *adder(void *arg)
 		unsigned int item = (unsigned int)(k % ITEMS);
 		int64_t a = amount_for(item, &rng);
 
-		if (k % 512 == 0 && nr_cpus > 1) {
+		/*
+		 * Not too often: a thread that hops waits in the syscall for its
+		 * new CPU, and the kills would find every thread there.
+		 */
+		if (k % 65536 == 0 && nr_cpus > 1) {
 			cpu_set_t set;
 
 			CPU_ZERO(&set);
