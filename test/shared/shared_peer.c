@@ -6,6 +6,9 @@
  *   shared-peer write NAME   attaches for writing, adds 1 to item 0;
  *                            prints "ok" or the errno's name (EPROTO...)
  *   shared-peer mode         prints this process's update path (1 rseq, 2 atomic)
+ *   shared-peer create NAME  creates NAME with the helpers' three items holding
+ *                            requests 12345, bytes 2^20, depth -3, and leaves it
+ *   shared-peer unlink NAME  removes NAME
  * Exit status: 0 when attached, 1 otherwise, 2 for a usage error.
  */
 #define _GNU_SOURCE
@@ -15,6 +18,12 @@
 #include <string.h>
 
 #include <percpu/shared.h>
+
+static const struct pcpu_stat_item items[] = {
+	{ .name = "requests", .help = "Requests served." },
+	{ .name = "bytes", .help = "Bytes sent.\nWith a \"newline\" and a \\." },
+	{ .name = "depth", .help = "Queue depth.", .kind = PCPU_METRIC_GAUGE, .floor = 8 },
+};
 
 int main(int argc, char **argv)
 {
@@ -34,6 +43,20 @@ int main(int argc, char **argv)
 		}
 		for (unsigned int i = 0; i < pcpu_shared_count(s); i++)
 			printf("%s %" PRId64 "\n", pcpu_shared_name(s, i), pcpu_shared_sum(s, i));
+	} else if (strcmp(argv[1], "create") == 0) {
+		struct pcpu_shared_desc d = { .items = items, .nr_items = 3 };
+
+		s = pcpu_shared_create(argv[2], &d);
+		if (!s) {
+			printf("%s\n", strerrorname_np(errno));
+			return 1;
+		}
+		for (int k = 0; k < 12345; k++)
+			pcpu_shared_add(s, 0, 1);
+		pcpu_shared_add(s, 1, 1 << 20);
+		pcpu_shared_add(s, 2, -3);
+	} else if (strcmp(argv[1], "unlink") == 0) {
+		return pcpu_shared_unlink(argv[2]) == 0 ? 0 : 1;
 	} else if (strcmp(argv[1], "write") == 0) {
 		s = pcpu_shared_open(argv[2], 0);
 		if (!s) {
