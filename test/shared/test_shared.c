@@ -11,6 +11,33 @@
 
 TestSuite(shared, .timeout = 60);
 
+/* ---- ABI: the handle's public fields are what the inline add reads -------- */
+
+#define SHARED_MEMBER(s, m, off, size)                                            \
+	_Static_assert(offsetof(struct s, m) == (off), #s "." #m " moved");         \
+	_Static_assert(sizeof(((struct s *)0)->m) == (size), #s "." #m " resized");
+SHARED_MEMBER(pcpu_shared, pairs, 0, 8)
+SHARED_MEMBER(pcpu_shared, thresh, 8, 8)
+SHARED_MEMBER(pcpu_shared, add_items, 16, 4)
+SHARED_MEMBER(pcpu_shared, mode, 20, 4)
+SHARED_MEMBER(pcpu_shared_desc, items, 0, 8)
+SHARED_MEMBER(pcpu_shared_desc, nr_items, 8, 4)
+SHARED_MEMBER(pcpu_shared_desc, flags, 12, 4)
+SHARED_MEMBER(pcpu_shared_desc, mode, 16, 4)
+SHARED_MEMBER(pcpu_shared_desc, reserved, 20, 4)
+_Static_assert(sizeof(struct pcpu_shared) == 24 && sizeof(struct pcpu_shared_desc) == 24,
+	       "shared structs resized");
+_Static_assert(PCPU_SHARED_MAX_ITEMS * 16 == PCPU_STRIDE, "a CPU's pairs fill its stride");
+_Static_assert(PCPU_SHARED_RDONLY == 1u, "flag changed");
+/* the segment's layout: version 1 is what other processes may have mapped */
+_Static_assert(sizeof(struct shared_item) == 40 && sizeof(struct shared_central) == 16,
+	       "segment layout changed: bump SHARED_VERSION");
+
+PCPU_TEST(shared, handle_sits_first_in_the_private_state)
+{
+	cr_assert_eq(offsetof(struct shared_handle, pub), 0);
+}
+
 /* ---- creation and bad descriptors ---------------------------------------- */
 
 enum { BAD_NULL_DESC, BAD_NULL_ITEMS, BAD_ZERO, BAD_TOO_MANY, BAD_NULL_NAME, BAD_EMPTY_NAME,
