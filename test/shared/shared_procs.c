@@ -93,7 +93,7 @@ static int64_t amount_for(unsigned int item, uint64_t *rng)
 	case 1: /* one in 128 far over the threshold: the slow path, a fold */
 		return r % 128 == 0 ? (int64_t)(r % 4096) << 20 : (int64_t)(r % 4096);
 	default:
-		return r % 128 == 0 ? (int64_t)(r % 201 - 100) << 24 : (int64_t)(r % 201) - 100;
+		return ((int64_t)(r % 201) - 100) * (r % 128 == 0 ? INT64_C(1) << 24 : 1);
 	}
 }
 
