@@ -118,6 +118,7 @@ int main(int argc, char **argv)
 
 			close(fds[0]);
 			serve(s, requests, (unsigned int)w, &mine);
+			pcpu_shared_close(s); /* the parent keeps its own mapping */
 			/* one small write: atomic on a pipe, whatever the others do */
 			_exit(write(fds[1], &mine, sizeof(mine)) == sizeof(mine) ? 0 : 1);
 		}

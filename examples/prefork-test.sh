@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env sh
 # SPDX-License-Identifier: MIT
 #
 # prefork-test.sh PREFORK PERCPU-STAT: runs percpu-prefork (3 workers) on a

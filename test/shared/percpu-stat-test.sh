@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env sh
 # SPDX-License-Identifier: MIT
 #
 # percpu-stat against a segment that another process made (shared-peer

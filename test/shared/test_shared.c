@@ -181,26 +181,32 @@ static int open_as_nobody(void *arg)
 
 	if (setgid(65534) != 0 || setuid(65534) != 0)
 		return 10;
+	if (geteuid() == 0 || access("/proc/self", R_OK) != 0)
+		return 11; /* setuid() pretended (valgrind's setxid, after Criterion's threads) */
 	s = pcpu_shared_open(arg, PCPU_SHARED_RDONLY);
 	if (s)
 		return 1;
 	return errno == EACCES ? 0 : 2;
 }
 
+/* static: reachable in the child, whose leak check (valgrind) runs at its exit */
+static struct pcpu_shared *users_seg;
+
 PCPU_TEST(shared, other_users_are_kept_out)
 {
 	struct pcpu_shared_desc d = shared_test_desc();
 	char name[64];
-	struct pcpu_shared *s;
 	int status;
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root to become another user");
-	s = pcpu_shared_create(shared_test_name(name, sizeof(name), "users"), &d);
-	cr_assert_not_null(s);
+	users_seg = pcpu_shared_create(shared_test_name(name, sizeof(name), "users"), &d);
+	cr_assert_not_null(users_seg);
 	status = pcpu_test_in_child(open_as_nobody, name, 10);
 	pcpu_shared_unlink(name);
-	pcpu_shared_close(s);
+	pcpu_shared_close(users_seg);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 11)
+		cr_skip_test("could not become another user here");
 	pcpu_test_assert_child_passed(status, "open as nobody");
 }
 
