@@ -57,7 +57,7 @@ static const struct pcpu_stat_item items[ITEMS] = {
 static struct pcpu_shared *seg;
 static struct board *board;
 static int cpus[CPU_SETSIZE], nr_cpus;
-static volatile sig_atomic_t signals;
+static int signals; /* handlers run on every thread: an atomic */
 static int in_flight; /* adds the killed left in flight, over all rounds */
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
@@ -80,7 +80,7 @@ static double now(void)
 static void on_signal(int sig)
 {
 	(void)sig;
-	signals++;
+	__atomic_fetch_add(&signals, 1, __ATOMIC_RELAXED);
 }
 
 static int64_t amount_for(unsigned int item, uint64_t *rng)
