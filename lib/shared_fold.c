@@ -122,12 +122,11 @@ static void fold_item(struct shared_handle *h, unsigned int item)
  */
 static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, int64_t amount)
 {
-	int64_t *cpu0 = shared_pair(h, item, 0);
 	int cpu;
 
 #if PCPU_ARCH_HAVE_RSEQ_ADD
 	if (h->pub.mode == PCPU_CPU_RSEQ) {
-		long offset = pcpu_arch_rseq_add(cpu0, amount);
+		long offset = pcpu_arch_rseq_add(shared_pair(h, item, 0), amount);
 
 		if (offset >= 0)
 			return (unsigned int)(offset >> PCPU_STRIDE_SHIFT);
