@@ -50,12 +50,14 @@ static int check_header(const struct shared_header *hdr, uint64_t size)
 	if (!range_ok(&hdr->items, sizeof(*hdr), size, 8) ||
 	    hdr->items.len != n * sizeof(struct shared_item) ||
 	    !range_ok(&hdr->strings, hdr->items.off + hdr->items.len, size, 1) ||
+	    hdr->strings.len > n * (PCPU_STAT_MAX_NAME + 1 + PCPU_SHARED_MAX_HELP + 1) ||
 	    !range_ok(&hdr->central, hdr->strings.off + hdr->strings.len, size, SHARED_LINE) ||
 	    hdr->central.len != n * sizeof(struct shared_central) ||
 	    !range_ok(&hdr->thresh, hdr->central.off + hdr->central.len, size, SHARED_LINE) ||
 	    hdr->thresh.len != n * sizeof(uint64_t) ||
 	    !range_ok(&hdr->cpus, hdr->thresh.off + hdr->thresh.len, size, PCPU_STRIDE) ||
-	    hdr->cpus.len != ((uint64_t)hdr->possible + 1) * PCPU_STRIDE)
+	    hdr->cpus.len != ((uint64_t)hdr->possible + 1) * PCPU_STRIDE ||
+	    hdr->cpus.off + hdr->cpus.len != size)
 		return -EINVAL;
 	return 0;
 }
