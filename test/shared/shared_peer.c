@@ -9,11 +9,17 @@
  *   shared-peer create NAME  creates NAME with the helpers' three items holding
  *                            requests 12345, bytes 2^20, depth -3, and leaves it
  *   shared-peer unlink NAME  removes NAME
+ *   shared-peer die NAME     attaches for writing, stops itself (SIGSTOP), then
+ *                            adds twice the largest threshold to item 0 (always
+ *                            the slow path: add, lock,
+ *                            fold, unlock): a tracer single-steps it and kills
+ *                            it at any instruction
  * Exit status: 0 when attached, 1 otherwise, 2 for a usage error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,6 +61,13 @@ int main(int argc, char **argv)
 			pcpu_shared_add(s, 0, 1);
 		pcpu_shared_add(s, 1, 1 << 20);
 		pcpu_shared_add(s, 2, -3);
+	} else if (strcmp(argv[1], "die") == 0) {
+		s = pcpu_shared_open(argv[2], 0);
+		if (!s)
+			return 1;
+		raise(SIGSTOP);
+		pcpu_shared_add(s, 0, 2 * PCPU_SHARED_MAX_THRESH);
+		raise(SIGSTOP); /* done: the tracer kills it here */
 	} else if (strcmp(argv[1], "unlink") == 0) {
 		return pcpu_shared_unlink(argv[2]) == 0 ? 0 : 1;
 	} else if (strcmp(argv[1], "write") == 0) {
