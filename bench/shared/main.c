@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,45 +109,69 @@ static int64_t total_of(enum impl impl, unsigned int procs)
 	}
 }
 
-/* One run: Mops/s, or -1 if the total is not exactly what the workers did. */
-static double run(enum impl impl, unsigned int procs, unsigned int ms)
+/* What one run measured. */
+struct result {
+	double mops;   /* adds per second of wall time, millions */
+	double ns_cpu; /* CPU time per add, ns: what an add costs, whatever the load */
+	double share;  /* CPU time the workers got / (wall * min(processes, CPUs)) */
+};
+
+static double cpu_seconds(const struct rusage *ru)
+{
+	return (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec * 1e-6 +
+	       (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec * 1e-6;
+}
+
+/*
+ * One run; mops -1 if the total is not exactly what the workers did. The
+ * workers' CPU time includes their wait at the start line (20 ms of
+ * spinning, subtracted).
+ */
+static struct result run(enum impl impl, unsigned int procs, unsigned int ms, long cpus)
 {
 	static const struct pcpu_stat_item items[] = { { .name = "events" } };
 	struct pcpu_shared_desc d = { .items = items, .nr_items = 1 };
-	int64_t ops = 0;
-	double t0, t1;
+	struct result res = { -1, 0, 0 };
+	int64_t ops = 0, total;
+	double t0, t1, cpu = 0, wait_cpu;
+	struct rusage ru;
 
 	memset(board, 0, sizeof(*board));
 	seg = pcpu_shared_create(NULL, &d);
 	if (!seg)
-		return -1;
+		return res;
 	fflush(NULL);
 	for (unsigned int p = 0; p < procs; p++) {
 		pid_t pid = fork();
 
 		if (pid < 0)
-			return -1;
+			return res;
 		if (pid == 0)
 			work(impl, p);
 	}
 	usleep(20000); /* every worker at the start line */
+	wait_cpu = 0.02 * (double)(procs < (unsigned long)cpus ? procs : (unsigned int)cpus);
 	t0 = now();
 	__atomic_store_n(&board->go, 1, __ATOMIC_RELEASE);
 	usleep(ms * 1000);
 	__atomic_store_n(&board->stop, 1, __ATOMIC_RELAXED);
 	t1 = now();
-	while (wait(NULL) > 0)
-		;
+	while (wait4(-1, NULL, 0, &ru) > 0)
+		cpu += cpu_seconds(&ru);
 	for (unsigned int p = 0; p < procs; p++)
 		ops += board->ops[p].v;
-	if (total_of(impl, procs) != ops) {
-		fprintf(stderr, "%s, %u processes: total %" PRId64 ", workers %" PRId64 "\n",
-			impl_names[impl], procs, total_of(impl, procs), ops);
-		pcpu_shared_close(seg);
-		return -1;
-	}
+	total = total_of(impl, procs);
 	pcpu_shared_close(seg);
-	return (double)ops / (t1 - t0) / 1e6;
+	if (total != ops) {
+		fprintf(stderr, "%s, %u processes: total %" PRId64 ", workers %" PRId64 "\n",
+			impl_names[impl], procs, total, ops);
+		return res;
+	}
+	cpu = cpu > wait_cpu ? cpu - wait_cpu : cpu;
+	res.mops = (double)ops / (t1 - t0) / 1e6;
+	res.ns_cpu = cpu / (double)ops * 1e9;
+	res.share = cpu / ((t1 - t0) * (double)(procs < (unsigned long)cpus ? procs : (unsigned int)cpus));
+	return res;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -234,7 +259,7 @@ int main(int argc, char **argv)
 {
 	unsigned int ms = 300, runs = 5, counts[16], nr_counts = 0;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	double res[NR_IMPLS][16];
+	double res[NR_IMPLS][16], ns[NR_IMPLS][16], share[NR_IMPLS][16];
 	int failed = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -268,23 +293,37 @@ int main(int argc, char **argv)
 		return 1;
 	for (unsigned int c = 0; c < nr_counts; c++)
 		for (int impl = 0; impl < NR_IMPLS; impl++) {
-			double v[64];
+			double v[64], n[64], sh[64];
 
 			for (unsigned int r = 0; r < runs; r++) {
-				v[r] = run((enum impl)impl, counts[c], ms);
-				failed |= v[r] < 0;
+				struct result one = run((enum impl)impl, counts[c], ms, cpus);
+
+				v[r] = one.mops;
+				n[r] = one.ns_cpu;
+				sh[r] = one.share * 100;
+				failed |= one.mops < 0;
 			}
 			res[impl][c] = median(v, runs);
+			ns[impl][c] = median(n, runs);
+			share[impl][c] = median(sh, runs);
 		}
 	printf("\nprocesses adding +1 into one shared counter, Mops/s (wall), median of %u runs "
 	       "of %u ms, %ld CPUs, update path %s; 16 bytes per item per CPU:\n",
 	       runs, ms, cpus, pcpu_cpu_setup() == PCPU_CPU_RSEQ ? "rseq" : "atomic");
 	printf("| processes | shared | atomic (nginx) | scoreboard (Apache) | shared / atomic | "
-	       "shared / scoreboard |\n|--:|--:|--:|--:|--:|--:|\n");
+	       "shared / scoreboard | cpu%% |\n|--:|--:|--:|--:|--:|--:|--:|\n");
 	for (unsigned int c = 0; c < nr_counts; c++)
-		printf("| %u | %.1f | %.1f | %.1f | %.2fx | %.2fx |\n", counts[c], res[SHARED][c],
-		       res[ATOMIC][c], res[SCOREBOARD][c], res[SHARED][c] / res[ATOMIC][c],
-		       res[SHARED][c] / res[SCOREBOARD][c]);
+		printf("| %u | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.0f/%.0f/%.0f |\n", counts[c],
+		       res[SHARED][c], res[ATOMIC][c], res[SCOREBOARD][c],
+		       res[SHARED][c] / res[ATOMIC][c], res[SHARED][c] / res[SCOREBOARD][c],
+		       share[SHARED][c], share[ATOMIC][c], share[SCOREBOARD][c]);
+	printf("\nCPU time per add, ns (what an add costs, whatever else runs on the machine):\n"
+	       "| processes | shared | atomic (nginx) | scoreboard (Apache) |\n|--:|--:|--:|--:|\n");
+	for (unsigned int c = 0; c < nr_counts; c++)
+		printf("| %u | %.2f | %.2f | %.2f |\n", counts[c], ns[SHARED][c], ns[ATOMIC][c],
+		       ns[SCOREBOARD][c]);
+	printf("(cpu%%: CPU time the workers got / (wall time x min(processes, CPUs)), "
+	       "shared/atomic/scoreboard)\n");
 	reader_cost(counts[nr_counts - 1], runs);
 	if (failed)
 		fprintf(stderr, "percpu-bench-shared: a run failed its check\n");
