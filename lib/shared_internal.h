@@ -30,7 +30,7 @@
 #define SHARED_VERSION 1u
 /* set last by the creator; every byte non-zero, so no single flip makes it 0 */
 #define SHARED_READY 0x59444552u
-/* open() maps at most this much: a header claiming more is not ours */
+/* more possible CPUs than a header may claim (the kernel's NR_CPUS is at most 8192) */
 #define SHARED_MAX_CPUS 65536u
 #define SHARED_LINE 64
 

@@ -141,8 +141,8 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
  *         or its item table or strings corrupt); EINVAL (a bad flag, or a
  *         truncated segment: a size, offset or length that does not fit;
  *         or, for writing, a segment made for another number of possible
- *         CPUs); EPROTO (for writing: the segment uses the other update
- *         path than this process, see pcpu_cpu_setup()); ENOMEM.
+ *         CPUs); EPROTO (for writing: the segment was made on the other
+ *         update path than this process's, see pcpu_cpu_setup()); ENOMEM.
  * @since 0.2
  */
 PCPU_EXPORT struct pcpu_shared *pcpu_shared_open(const char *name, unsigned int flags);
