@@ -76,8 +76,11 @@ static int try_open(const char *name, const char *what, size_t at)
 			cr_assert_not_null(pcpu_shared_name(s, i));
 			(void)pcpu_shared_read(s, i);
 		}
-		if (!ro)
-			pcpu_shared_add(s, 0, 1);
+		/*
+		 * No add: its slow path would take the segment's lock, and a
+		 * flipped lock word may look held for ever (writers trust each
+		 * other's lock; open() never takes it).
+		 */
 		pcpu_shared_close(s);
 	}
 	return ok;
