@@ -20,6 +20,8 @@
 
 #include <percpu/metrics.h>
 
+#include "metrics_internal.h"
+
 struct writer {
 	FILE *out;
 	bool om;
@@ -145,7 +147,20 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 	return 0;
 }
 
+static int walk_registry(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg,
+			 void *ctx)
+{
+	(void)ctx;
+	return pcpu_metrics_foreach(cb, arg);
+}
+
 PCPU_EXPORT int pcpu_metrics_write(FILE *out, enum pcpu_metrics_format f)
+{
+	return pcpu_exposition_write(out, f, walk_registry, NULL);
+}
+
+int pcpu_exposition_write(FILE *out, enum pcpu_metrics_format f, pcpu_sample_walk walk,
+			  void *ctx)
 {
 	struct writer w = { .om = f == PCPU_METRICS_OPENMETRICS };
 	char *text = NULL;
@@ -157,7 +172,7 @@ PCPU_EXPORT int pcpu_metrics_write(FILE *out, enum pcpu_metrics_format f)
 	w.out = open_memstream(&text, &len);
 	if (!w.out)
 		return -ENOMEM;
-	err = pcpu_metrics_foreach(put_metric, &w);
+	err = walk(put_metric, &w, ctx);
 	if (w.om)
 		fputs("# EOF\n", w.out);
 	free(w.family);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <percpu/metrics.h>
 
@@ -60,5 +61,18 @@ int pcpu_metrics_check_labels(const char *const *labels, enum pcpu_metric_kind k
  */
 bool pcpu_metrics_names_meet(const char *a, enum pcpu_metric_kind kind_a, const char *b,
 			     enum pcpu_metric_kind kind_b);
+
+/* Exposition (exposition.c). */
+
+/* Calls @cb(sample, @arg) for each sample to write, families contiguous. */
+typedef int (*pcpu_sample_walk)(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg,
+				void *ctx);
+
+/*
+ * Writes the samples @walk(..., @ctx) gives to @out in format @f, as
+ * pcpu_metrics_write() writes the registry's (shared segments write theirs).
+ */
+int pcpu_exposition_write(FILE *out, enum pcpu_metrics_format f, pcpu_sample_walk walk,
+			  void *ctx);
 
 #endif /* PCPU_LIB_METRICS_INTERNAL_H */

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu-prefork: a prefork server's counters in one shared segment
+ * (<percpu/shared.h>), as nginx workers or PHP-FPM children would keep them.
+ *
+ * The parent creates the segment /percpu-prefork-PID (or -n NAME) and forks
+ * N workers; each serves synthetic "requests" (a request, a response size,
+ * one error in 50) and counts them into the shared set with
+ * pcpu_shared_add(), no lock and no shared cache line on the fast path.
+ * Each worker also keeps its own plain tally and sends it to the parent
+ * through a pipe when it exits. The parent prints the exact totals and every
+ * worker's tally, checks that they agree, and unlinks the segment.
+ *
+ * While it runs (or, with -H, until it gets SIGTERM or SIGINT), read it
+ * from outside:
+ *   percpu-stat /percpu-prefork-PID
+ *   percpu-stat -i 1 --prometheus /percpu-prefork-PID
+ *
+ *   percpu-prefork [-w WORKERS] [-r REQUESTS] [-n NAME] [-H]
+ * Exit status: 0 when the totals agree; 1 otherwise; 2 for a usage error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <percpu/shared.h>
+
+enum { REQUESTS, BYTES, ERRORS, NR_ITEMS };
+
+static const struct pcpu_stat_item items[NR_ITEMS] = {
+	[REQUESTS] = { .name = "requests", .help = "Requests served by every worker." },
+	[BYTES] = { .name = "response_bytes", .help = "Bytes of response bodies sent." },
+	[ERRORS] = { .name = "errors", .help = "Requests that failed." },
+};
+
+struct tally {
+	int64_t n[NR_ITEMS];
+};
+
+static void serve(struct pcpu_shared *s, long requests, unsigned int seed, struct tally *t)
+{
+	uint64_t rng = seed * 2654435761u + 1;
+
+	for (long k = 0; k < requests; k++) {
+		int64_t bytes;
+
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		bytes = 200 + (int64_t)((rng >> 33) % 65536);
+		pcpu_shared_add(s, REQUESTS, 1);
+		pcpu_shared_add(s, BYTES, bytes);
+		t->n[REQUESTS]++;
+		t->n[BYTES] += bytes;
+		if ((rng >> 20) % 50 == 0) {
+			pcpu_shared_add(s, ERRORS, 1);
+			t->n[ERRORS]++;
+		}
+	}
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct pcpu_shared_desc d = { .items = items, .nr_items = NR_ITEMS };
+	long workers = 4, requests = 1000000;
+	struct tally total = { { 0 } };
+	char name[256] = "";
+	bool hold = false, ok = true;
+	struct pcpu_shared *s;
+	int fds[2], opt;
+
+	while ((opt = getopt(argc, argv, "w:r:n:H")) != -1) {
+		switch (opt) {
+		case 'w': workers = strtol(optarg, NULL, 10); break;
+		case 'r': requests = strtol(optarg, NULL, 10); break;
+		case 'n': snprintf(name, sizeof(name), "%s", optarg); break;
+		case 'H': hold = true; break;
+		default: goto usage;
+		}
+	}
+	if (optind != argc || workers < 1 || workers > 1024 || requests < 0)
+		goto usage;
+	if (!name[0])
+		snprintf(name, sizeof(name), "/percpu-prefork-%ld", (long)getpid());
+	s = pcpu_shared_create(name, &d);
+	if (!s) {
+		fprintf(stderr, "percpu-prefork: %s: %s\n", name, strerror(errno));
+		return 1;
+	}
+	printf("segment %s: %ld workers, %ld requests each\n", name, workers, requests);
+	fflush(stdout);
+	if (pipe(fds) != 0) {
+		perror("percpu-prefork: pipe");
+		goto fail;
+	}
+	for (long w = 0; w < workers; w++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("percpu-prefork: fork");
+			goto fail; /* the workers forked so far finish and exit */
+		}
+		if (pid == 0) {
+			struct tally mine = { { 0 } };
+
+			close(fds[0]);
+			serve(s, requests, (unsigned int)w, &mine);
+			pcpu_shared_close(s); /* the parent keeps its own mapping */
+			/* one small write: atomic on a pipe, whatever the others do */
+			_exit(write(fds[1], &mine, sizeof(mine)) == sizeof(mine) ? 0 : 1);
+		}
+	}
+	close(fds[1]);
+	for (long w = 0; w < workers; w++) {
+		struct tally t;
+
+		if (read(fds[0], &t, sizeof(t)) != sizeof(t)) {
+			fprintf(stderr, "percpu-prefork: a worker died without its tally\n");
+			ok = false;
+			break;
+		}
+		printf("worker: requests %" PRId64 " response_bytes %" PRId64 " errors %" PRId64 "\n",
+		       t.n[REQUESTS], t.n[BYTES], t.n[ERRORS]);
+		for (int i = 0; i < NR_ITEMS; i++)
+			total.n[i] += t.n[i];
+	}
+	while (wait(NULL) > 0)
+		;
+	for (int i = 0; i < NR_ITEMS; i++) {
+		int64_t exact = pcpu_shared_sum(s, (unsigned int)i);
+
+		printf("total %s %" PRId64 " (workers' tallies %" PRId64 ", read %" PRId64
+		       " \u00b1%" PRIu64 ")\n",
+		       items[i].name, exact, total.n[i], pcpu_shared_read(s, (unsigned int)i),
+		       pcpu_shared_error_bound(s, (unsigned int)i));
+		ok &= exact == total.n[i];
+	}
+	printf("%s\n", ok ? "totals agree" : "TOTALS DIFFER");
+	fflush(stdout);
+	if (hold) {
+		struct sigaction sa = { .sa_handler = on_stop };
+
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		while (!stop)
+			pause();
+	}
+	pcpu_shared_unlink(name);
+	pcpu_shared_close(s);
+	return ok ? 0 : 1;
+fail:
+	pcpu_shared_unlink(name);
+	pcpu_shared_close(s);
+	return 1;
+usage:
+	fprintf(stderr, "usage: percpu-prefork [-w WORKERS] [-r REQUESTS] [-n NAME] [-H]\n");
+	return 2;
+}

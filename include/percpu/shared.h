@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file shared.h
+ * Shared stat sets: per-CPU counters in a shared mapping, for prefork
+ * daemons whose worker processes count into one set that any process (the
+ * parent, a monitoring tool) reads.
+ *
+ * A segment holds the items of a descriptor (names, kinds, help, groups,
+ * accuracy, floor), each item a counter with the stat set's promises: adds
+ * are local to the CPU until its pending delta passes the elastic
+ * threshold, read() is one load, error_bound() is a true bound at
+ * quiescence, sum() is exact. Slots are indexed by CPU number, whatever the
+ * process: a restartable sequence aborts on preemption, so two processes on
+ * one CPU cannot interleave an add. All processes that write a segment must
+ * use the update path it was made with (<percpu/cpu.h>); open refuses
+ * others.
+ *
+ * Layout. Per CPU and item, a pair {value, mark} of 16 bytes (16 bytes per
+ * item per CPU; each CPU has a 4 KiB page of them, so at most
+ * PCPU_SHARED_MAX_ITEMS items). value only ever grows by adds on that CPU;
+ * the exact value of an item is the sum of its values over the CPUs, so
+ * sum() is wait-free, needs only read access and never waits for a fold.
+ * read() is the item's central value, the sum of its marks. A fold of a
+ * CPU's pair swaps {v, m} to {v, v} and adds v - m to the central value;
+ * every fold runs under one process-shared robust mutex in the segment.
+ * The segment records offsets, never pointers.
+ *
+ * A process that dies. A process killed at any instruction (SIGKILL in an
+ * add or a fold included) loses none of the adds it completed (each is one
+ * committing instruction), and sum() stays exact. What it can leave stale:
+ * - if it died in a fold, the item's central value, short (or over) by
+ *   that fold's amount: read() may be off by up to one CPU's pending delta
+ *   beyond error_bound();
+ * - if it died between the unchecked add of its slow path and that add's
+ *   fold, that CPU's pending delta of the item, beyond the threshold.
+ * Until when: the next fold of the segment by any writer (a slow-path add,
+ * sync_if_delta_above(), fold_all()). The lock is robust: the next writer
+ * to take it rebuilds every central value from the marks and goes on, so
+ * nothing blocks. A writer stopped (SIGSTOP, a debugger) while folding
+ * makes other writers' slow paths wait for it; fast-path adds and every
+ * read never wait.
+ *
+ * Bad input from outside. pcpu_shared_open() validates everything it uses
+ * (magic, layout version, sizes, every offset and length against the
+ * mapping, the item table and the strings, which it copies) before using
+ * any of it: a truncated, foreign or corrupted segment gives NULL and
+ * errno EINVAL or EBADMSG, never a crash. What a process reads after that
+ * (values, marks, thresholds) can only give wrong numbers. Writers trust
+ * each other: a process that may write the segment can stop the others'
+ * folds (through the lock) or make their numbers wrong.
+ *
+ * Permissions. A named segment is created with O_EXCL and mode 0600 (the
+ * creator's user only), whatever the umask. To share with a group, set
+ * desc.mode = 0660 (or 0640 for read-only members) and fchown() the
+ * segment's file (/dev/shm/NAME on Linux) to the group, or create it from a
+ * process whose group is that group. A reader needs read permission only.
+ *
+ * Bad arguments. create() and open() return NULL and set errno. An item
+ * out of range, a NULL segment, or an add to a segment opened read-only,
+ * passed to a call that cannot report an error is a programming error: in
+ * builds of the library without NDEBUG it aborts with a message naming the
+ * call; in release builds the call does nothing and returns 0.
+ *
+ * Concurrency. Every call but close may run concurrently with every other,
+ * from any thread of any process that has the segment open. add is not
+ * async-signal-safe: its slow path takes the segment's lock.
+ */
+#ifndef PERCPU_SHARED_H
+#define PERCPU_SHARED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <percpu/common.h>
+#include <percpu/cpu.h>
+#include <percpu/metrics.h>
+#include <percpu/stat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most items in one segment: 16 bytes each must fit one CPU's stride. @since 0.2 */
+#define PCPU_SHARED_MAX_ITEMS 256
+/** Largest per-CPU threshold, and largest accepted floor. @since 0.2 */
+#define PCPU_SHARED_MAX_THRESH (INT64_C(1) << 40)
+/** Longest help text of an item, in bytes. @since 0.2 */
+#define PCPU_SHARED_MAX_HELP 1024
+
+/** pcpu_shared_open() flag: attach read-only (a reader). @since 0.2 */
+#define PCPU_SHARED_RDONLY 1u
+
+/** A shared segment's descriptor. @since 0.2 */
+struct pcpu_shared_desc {
+	/**
+	 * @c nr_items items, as for a stat set; each name must be a valid
+	 * metric name for its kind (it is what percpu-stat exposes), help
+	 * at most PCPU_SHARED_MAX_HELP bytes, floor at most
+	 * PCPU_SHARED_MAX_THRESH.
+	 */
+	const struct pcpu_stat_item *items;
+	uint32_t nr_items; /**< 1 to PCPU_SHARED_MAX_ITEMS */
+	uint32_t flags;    /**< none yet: 0 */
+	/** Permission bits of a named segment (at most 0777); 0: 0600. */
+	uint32_t mode;
+	uint32_t reserved; /**< zero */
+};
+
+/**
+ * A process's handle on a segment. The fields are what the inline add
+ * reads: private, pointers into this process's mapping; the layout is ABI.
+ * The library allocates it (with private state after these fields).
+ * @since 0.2
+ */
+struct pcpu_shared {
+	int64_t *pairs;         /**< CPU 0's pairs; item i's is pairs + 2 * i */
+	const uint64_t *thresh; /**< per item: the per-CPU threshold now */
+	uint32_t add_items;     /**< items, if open for writing; else 0 */
+	uint32_t mode;          /**< the update path (enum pcpu_cpu_mode) */
+};
+
+/**
+ * Creates a segment from @p d, every value 0, open for writing. @p name is
+ * a shm_open() name ("/myd-stats"), created with O_EXCL and mode
+ * @c d->mode (0600 by default); NULL makes an anonymous segment, shared with
+ * the children forked afterwards (they use the same handle).
+ * @return the handle; NULL with errno EINVAL (a bad descriptor or name),
+ *         EEXIST (the name exists), ENOMEM, or what shm_open(), ftruncate()
+ *         or mmap() set. @since 0.2
+ */
+PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
+						   const struct pcpu_shared_desc *d);
+
+/**
+ * Attaches to the segment @p name, for writing, or read-only with
+ * PCPU_SHARED_RDONLY (mapped without write access; a reader never writes
+ * the segment nor takes its lock).
+ * @return the handle; NULL with errno: ENOENT, EACCES (from shm_open());
+ *         EAGAIN (its creator has not finished it yet: try again); EBADMSG
+ *         (not a percpu segment: magic, layout version or ready mark wrong,
+ *         or its item table or strings corrupt); EINVAL (a bad flag, or a
+ *         truncated segment: a size, offset or length that does not fit;
+ *         or, for writing, a segment made for another number of possible
+ *         CPUs); EPROTO (for writing: the segment was made on the other
+ *         update path than this process's, see pcpu_cpu_setup()); ENOMEM.
+ * @since 0.2
+ */
+PCPU_EXPORT struct pcpu_shared *pcpu_shared_open(const char *name, unsigned int flags);
+
+/**
+ * Detaches @p s and frees the handle; the segment lives on until it is
+ * unlinked and every process has closed it. NULL does nothing. Must not
+ * overlap any other call on @p s. @since 0.2
+ */
+PCPU_EXPORT void pcpu_shared_close(struct pcpu_shared *s);
+
+/** Removes the name @p name. @return 0 or a negative errno. @since 0.2 */
+PCPU_EXPORT int pcpu_shared_unlink(const char *name);
+
+/* Internal to the headers: the one out-of-line slow path of pcpu_shared_add(). */
+PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item,
+					int64_t amount);
+
+/**
+ * Adds @p amount (any sign, any size) to item @p item. Inline fast path:
+ * one step (a restartable sequence, or a compare-and-swap of the pair)
+ * that adds to this CPU's pair if the item stays within its threshold;
+ * otherwise the amount goes to this CPU's value and that pair is folded,
+ * under the segment's lock. @since 0.2
+ */
+static inline void pcpu_shared_add(struct pcpu_shared *s, unsigned int item, int64_t amount)
+{
+	uint64_t limit;
+
+	if (pcpu_unlikely(s == NULL || item >= s->add_items))
+		goto slow;
+	limit = __atomic_load_n(&s->thresh[item], __ATOMIC_RELAXED);
+	/* |amount| <= limit, in one comparison (lib/policy.h) */
+	if (pcpu_likely((uint64_t)amount + limit <= 2 * limit &&
+			pcpu_this_cpu_add_checked(s->pairs + 2 * (uintptr_t)item, amount, limit,
+						  s->mode)))
+		return;
+slow:
+	__pcpu_shared_add_slow(s, item, amount);
+}
+
+/**
+ * The approximate value of item @p item: one load of its central value.
+ * |read - exact| <= pcpu_shared_error_bound() whenever no update is in
+ * flight (and no process died in a fold since the last one). Monotone
+ * while every update has one sign. @since 0.2
+ */
+PCPU_EXPORT int64_t pcpu_shared_read(const struct pcpu_shared *s, unsigned int item);
+
+/**
+ * Possible CPUs (the segment's) times the largest threshold of the item
+ * since creation. O(1). @since 0.2
+ */
+PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsigned int item);
+
+/**
+ * The exact value of item @p item: the sum of every CPU's value; O(CPUs),
+ * wait-free, read-only. Exact at quiescence; while updates run, between
+ * the total of the adds completed before the call and that of those
+ * started before it returned. Monotone while every update has one sign.
+ * @since 0.2
+ */
+PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int item);
+
+/**
+ * Returns read() when error_bound() <= @p delta. Otherwise, on a handle
+ * open for writing, folds every CPU's pending delta of the item under the
+ * lock and returns the exact sum (read() is then within @p delta of exact
+ * until the next update); on a read-only handle, returns the exact sum
+ * without folding (read() stays as it was). @since 0.2
+ */
+PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsigned int item,
+						    uint64_t delta);
+
+/**
+ * Every item at once, in one walk over the CPUs: values[i] is what sum()
+ * returns, bounds[i] (if @p bounds is not NULL) error_bound(). Each array
+ * holds pcpu_shared_count() elements.
+ * @return 0; -EINVAL if @p s or @p values is NULL. @since 0.2
+ */
+PCPU_EXPORT int pcpu_shared_snapshot(const struct pcpu_shared *s, int64_t *values,
+				     uint64_t *bounds);
+
+/**
+ * Folds every CPU's pending delta of every item, under the lock:
+ * afterwards read() is exact until the next update. On a read-only handle
+ * it does nothing. @since 0.2
+ */
+PCPU_EXPORT void pcpu_shared_fold_all(struct pcpu_shared *s);
+
+/** Number of items of @p s; 0 for NULL. @since 0.2 */
+PCPU_EXPORT unsigned int pcpu_shared_count(const struct pcpu_shared *s);
+
+/**
+ * The name of item @p item, owned by @p s (a copy made at open); NULL with
+ * errno EINVAL for a NULL segment or ERANGE for an item out of range.
+ * @since 0.2
+ */
+PCPU_EXPORT const char *pcpu_shared_name(const struct pcpu_shared *s, unsigned int item);
+
+/**
+ * The help text of item @p item ("" if none), as pcpu_shared_name().
+ * @since 0.2
+ */
+PCPU_EXPORT const char *pcpu_shared_help(const struct pcpu_shared *s, unsigned int item);
+
+/**
+ * The kind of item @p item (PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE);
+ * 0 for a NULL segment or an item out of range. @since 0.2
+ */
+PCPU_EXPORT enum pcpu_metric_kind pcpu_shared_kind(const struct pcpu_shared *s,
+						   unsigned int item);
+
+/**
+ * The index of the item named @p name.
+ * @return the index; -EINVAL for NULL arguments; -ENOENT if no item has
+ *         that name. @since 0.2
+ */
+PCPU_EXPORT int pcpu_shared_lookup(const struct pcpu_shared *s, const char *name);
+
+/**
+ * Writes every item's exact value to @p out as Prometheus text 0.0.4 or
+ * OpenMetrics 1.0.0 (counters as NAME_total), as pcpu_metrics_write().
+ * @return 0; -EINVAL for NULL arguments or an unknown format; -ENOMEM; or
+ *         the negative errno of a failed write. @since 0.2
+ */
+PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
+				  enum pcpu_metrics_format f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERCPU_SHARED_H */

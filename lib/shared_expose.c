@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A shared segment as exposition text (see <percpu/shared.h>): one
+ * snapshot, then each item as a sample for the writer that
+ * pcpu_metrics_write() uses (lib/exposition.c), so the two formats and
+ * their escaping live in one place. Names were checked as metric names at
+ * open, so a segment cannot inject lines.
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics_internal.h"
+#include "shared_internal.h"
+
+struct walk_ctx {
+	const struct pcpu_shared *s;
+	const int64_t *values;
+};
+
+/* Families must come sorted by name, as the registry gives them. */
+static int by_name(const void *a, const void *b, void *arg)
+{
+	const struct pcpu_shared *s = arg;
+
+	return strcmp(pcpu_shared_name(s, *(const unsigned int *)a),
+		      pcpu_shared_name(s, *(const unsigned int *)b));
+}
+
+static int walk_items(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg,
+		      void *ctx)
+{
+	const struct walk_ctx *w = ctx;
+	unsigned int n = pcpu_shared_count(w->s), order[PCPU_SHARED_MAX_ITEMS];
+	int err = 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(order[0]), by_name, (void *)w->s);
+	for (unsigned int k = 0; k < n && !err; k++) {
+		unsigned int i = order[k];
+		struct pcpu_metric_sample m = {
+			.name = pcpu_shared_name(w->s, i),
+			.help = pcpu_shared_help(w->s, i),
+			.unit = "",
+			.kind = pcpu_shared_kind(w->s, i),
+			.value = w->values[i],
+			.scale = 1,
+		};
+
+		err = cb(&m, arg);
+	}
+	return err;
+}
+
+PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
+				  enum pcpu_metrics_format f)
+{
+	struct walk_ctx w = { .s = s };
+	int64_t *values;
+	int err;
+
+	if (!s || !out)
+		return -EINVAL;
+	values = calloc(pcpu_shared_count(s), sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	pcpu_shared_snapshot(s, values, NULL);
+	w.values = values;
+	err = pcpu_exposition_write(out, f, walk_items, &w);
+	free(values);
+	return err;
+}

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Folds of a shared segment (see <percpu/shared.h>), and the slow path of
+ * the add.
+ *
+ * Invariants, per item, over every row r (the CPUs and the row without one):
+ *   exact   = sum of value[r]        (only adds change a value)
+ *   central = sum of mark[r]         (at every unlock of the segment's lock)
+ * A fold of row r swaps {v, m} to {v, v} with a 16-byte compare-and-swap
+ * (so a fold that read the pair before an add landed fails and retries, as
+ * the counter's does: lib/policy.h) and then adds v - m to central. Marks,
+ * centrals, thresholds and their maxima are written only under the lock,
+ * a process-shared robust mutex; values are never written by a fold.
+ *
+ * Death. A process may die anywhere, holding the lock included: between
+ * the swap and the central update its fold is half done. The robust mutex
+ * hands the next locker EOWNERDEAD; as no other fold can run, it rebuilds
+ * every central value from the marks (the invariant above), republishes
+ * the thresholds, and marks the mutex consistent. A process that dies
+ * before it unlocks just leaves the mutex to be recovered the same way. An
+ * add that completed is a committed instruction in a value: nothing a fold
+ * or a death does can take it back, so sum() stays exact.
+ */
+#define _GNU_SOURCE /* pthread_mutex_consistent, robust mutexes */
+#include <errno.h>
+#include <pthread.h>
+
+#include "cpu_internal.h"
+#include "misuse.h"
+#include "pair.h"
+#include "policy.h"
+#include "shared_internal.h"
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+void (*pcpu_shared_fold_hook)(void);
+
+uint64_t pcpu_shared_threshold(const struct shared_handle *h, const struct shared_item *it,
+			       int64_t central)
+{
+	return pcpu_policy_threshold(central, (uint64_t)it->accuracy * (h->rows - 1),
+				     (uint64_t)it->floor, PCPU_SHARED_MAX_THRESH);
+}
+
+/* Under the lock: the item's threshold for its central value, store then raise. */
+static void publish_threshold(struct shared_handle *h, unsigned int item, int64_t central)
+{
+	uint64_t t = pcpu_shared_threshold(h, &h->items[item], central);
+
+	if (LOAD(&h->thresh[item]) != t)
+		__atomic_store_n(&h->thresh[item], t, __ATOMIC_RELAXED);
+	if (LOAD(&h->central[item].thresh_max) < t)
+		__atomic_store_n(&h->central[item].thresh_max, t, __ATOMIC_SEQ_CST);
+}
+
+/* Under the lock, after a holder died: central = sum of marks, for every item. */
+static void recover(struct shared_handle *h)
+{
+	for (unsigned int item = 0; item < h->nr_items; item++) {
+		uint64_t central = 0;
+
+		for (unsigned int row = 0; row < h->rows; row++)
+			central += (uint64_t)LOAD(shared_pair(h, item, row) + 1);
+		__atomic_store_n(&h->central[item].value, (int64_t)central, __ATOMIC_SEQ_CST);
+		publish_threshold(h, item, (int64_t)central);
+	}
+}
+
+/* Takes the segment's lock; false if it cannot be had (the fold is skipped). */
+static bool lock(struct shared_handle *h)
+{
+	int err = pthread_mutex_lock(&h->hdr->lock);
+
+	if (err == EOWNERDEAD) {
+		recover(h);
+		pthread_mutex_consistent(&h->hdr->lock);
+		return true;
+	}
+	return err == 0;
+}
+
+static void unlock(struct shared_handle *h)
+{
+	pthread_mutex_unlock(&h->hdr->lock);
+}
+
+/* Under the lock: moves the pending delta of @item in @row; true if it moved any. */
+static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int row)
+{
+	int64_t *pair = shared_pair(h, item, row), old[2], moved;
+	int64_t *central = &h->central[item].value;
+
+	pcpu_pair_load(pair, old);
+	do {
+		moved = (int64_t)((uint64_t)old[0] - (uint64_t)old[1]);
+		if (moved == 0)
+			return false;
+	} while (!pcpu_pair_cas(pair, old, old[0], old[0]));
+	if (pcpu_unlikely(pcpu_shared_fold_hook != NULL))
+		pcpu_shared_fold_hook();
+	__atomic_store_n(central, (int64_t)((uint64_t)LOAD(central) + (uint64_t)moved),
+			 __ATOMIC_SEQ_CST);
+	return true;
+}
+
+/* Under the lock: every row of @item. */
+static void fold_item(struct shared_handle *h, unsigned int item)
+{
+	bool moved = false;
+
+	for (unsigned int row = 0; row < h->rows; row++)
+		moved |= fold_row(h, item, row);
+	if (moved)
+		publish_threshold(h, item, LOAD(&h->central[item].value));
+}
+
+/*
+ * Adds @amount to this CPU's value of @item without a check; returns the
+ * row it landed on. A thread without a CPU number (no rseq area, or
+ * sched_getcpu() failing) adds atomically to the last row, which no rseq
+ * add ever writes.
+ */
+static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, int64_t amount)
+{
+	int cpu;
+
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	if (h->pub.mode == PCPU_CPU_RSEQ) {
+		long offset = pcpu_arch_rseq_add(shared_pair(h, item, 0), amount);
+
+		if (offset >= 0)
+			return (unsigned int)(offset >> PCPU_STRIDE_SHIFT);
+		cpu = -1;
+	} else
+#endif
+		cpu = pcpu_cpu_current();
+	if (cpu < 0)
+		cpu = (int)h->rows - 1;
+	__atomic_add_fetch(shared_pair(h, item, (unsigned int)cpu), amount, __ATOMIC_SEQ_CST);
+	return (unsigned int)cpu;
+}
+
+static bool usable(const struct pcpu_shared *s, unsigned int item, const char *call)
+{
+	if (pcpu_likely(s && item < shared_handle(s)->nr_items))
+		return true;
+	pcpu_misuse(call, s ? "item out of range" : "NULL segment");
+	return false;
+}
+
+/*
+ * The fast path refused: the amount is over the threshold, this CPU's
+ * pending delta would pass it, or the thread has no CPU number. The amount
+ * goes to this CPU's value, then that pair is folded. Between the two the
+ * pending delta may pass the threshold: a process that dies there leaves it
+ * so until the next fold (the header says so).
+ */
+PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item, int64_t amount)
+{
+	struct shared_handle *h = shared_handle(s);
+	unsigned int row;
+
+	if (!usable(s, item, "pcpu_shared_add"))
+		return;
+	if (!h->writable) {
+		pcpu_misuse("pcpu_shared_add", "segment opened read-only");
+		return;
+	}
+	row = add_unchecked(h, item, amount);
+	if (!lock(h))
+		return; /* added; the next fold moves it */
+	if (fold_row(h, item, row))
+		publish_threshold(h, item, LOAD(&h->central[item].value));
+	unlock(h);
+}
+
+PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsigned int item,
+						    uint64_t delta)
+{
+	struct shared_handle *h = shared_handle(s);
+
+	if (!usable(s, item, "pcpu_shared_sync_if_delta_above"))
+		return 0;
+	if (pcpu_shared_error_bound(s, item) <= delta)
+		return pcpu_shared_read(s, item);
+	if (h->writable && lock(h)) {
+		fold_item(h, item);
+		unlock(h);
+	}
+	return pcpu_shared_sum(s, item);
+}
+
+PCPU_EXPORT void pcpu_shared_fold_all(struct pcpu_shared *s)
+{
+	struct shared_handle *h = shared_handle(s);
+
+	if (!s) {
+		pcpu_misuse("pcpu_shared_fold_all", "NULL segment");
+		return;
+	}
+	if (!h->writable || !lock(h))
+		return;
+	for (unsigned int item = 0; item < h->nr_items; item++)
+		fold_item(h, item);
+	unlock(h);
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared segments, inside (see <percpu/shared.h>): the segment's layout,
+ * which every process maps and open() validates, and the process-local
+ * handle.
+ *
+ * The segment, in this order, each part starting after the previous one:
+ *   header   struct shared_header (magic ... the lock), 64-byte aligned size
+ *   items    nr_items struct shared_item: offsets into strings, kind, policy
+ *   strings  every name and help text, each NUL-terminated
+ *   central  nr_items struct shared_central, written by folders (under the lock)
+ *   thresh   nr_items uint64_t, read by every add: apart from the central lines
+ *   cpus     (possible + 1) strides of PCPU_STRIDE bytes: per CPU, nr_items
+ *            pairs {value, mark}; the extra last stride is the row of a thread
+ *            with no CPU number, which only atomic adds write
+ * The creator fills it, then sets ready (a release store); open() refuses a
+ * segment that is not ready yet (EAGAIN).
+ */
+#ifndef PCPU_LIB_SHARED_INTERNAL_H
+#define PCPU_LIB_SHARED_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <percpu/shared.h>
+
+#define SHARED_MAGIC "percpuSH"
+#define SHARED_VERSION 1u
+/* set last by the creator; every byte non-zero, so no single flip makes it 0 */
+#define SHARED_READY 0x59444552u
+/* more possible CPUs than a header may claim (the kernel's NR_CPUS is at most 8192) */
+#define SHARED_MAX_CPUS 65536u
+#define SHARED_LINE 64
+
+struct shared_range {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct shared_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;    /* sizeof(struct shared_header) */
+	uint64_t total_size;     /* the file's size */
+	uint32_t update_path;    /* enum pcpu_cpu_mode of every writer */
+	uint32_t possible;       /* possible CPUs when created */
+	uint32_t stride;         /* PCPU_STRIDE */
+	uint32_t nr_items;
+	uint32_t ready;          /* SHARED_READY once complete */
+	uint32_t mutex_size;     /* sizeof(pthread_mutex_t) */
+	struct shared_range items, strings, central, thresh, cpus;
+	/* taken by every fold, by every process; robust: see shared_fold.c */
+	_Alignas(SHARED_LINE) pthread_mutex_t lock;
+};
+
+/* One item, as the creator resolved its descriptor. */
+struct shared_item {
+	uint32_t name_off, name_len; /* in strings; NUL at name_off + name_len */
+	uint32_t help_off, help_len; /* likewise; help_len 0: none */
+	uint32_t kind;               /* PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE */
+	uint32_t group;
+	uint32_t accuracy;           /* 1 to PCPU_STAT_MAX_ACCURACY */
+	uint32_t reserved;
+	int64_t floor;               /* 0 to PCPU_SHARED_MAX_THRESH */
+};
+
+struct shared_central {
+	int64_t value;       /* sum of the item's marks over every row */
+	uint64_t thresh_max; /* largest threshold since creation */
+};
+
+/* A process's handle: the public fields, then what only the library reads. */
+struct shared_handle {
+	struct pcpu_shared pub;
+	struct shared_header *hdr;      /* the mapping */
+	size_t map_size;
+	bool writable;
+	uint32_t nr_items;
+	uint32_t rows;                  /* possible CPUs + the row without a CPU */
+	struct shared_central *central; /* in the mapping */
+	uint64_t *thresh;               /* in the mapping */
+	struct shared_item *items;      /* validated copies, process-local */
+	char *strings;
+};
+
+static inline struct shared_handle *shared_handle(const struct pcpu_shared *s)
+{
+	return (struct shared_handle *)(void *)s;
+}
+
+/* The pair of @item in row @row (a CPU number, or the last row). */
+static inline int64_t *shared_pair(const struct shared_handle *h, unsigned int item,
+				   unsigned int row)
+{
+	return (int64_t *)(void *)((char *)h->pub.pairs + ((size_t)row << PCPU_STRIDE_SHIFT)) +
+	       2 * (size_t)item;
+}
+
+/*
+ * Validates the mapping @base of @size bytes and makes a handle on it.
+ * Returns NULL with errno set (EINVAL, EBADMSG, EAGAIN, EPROTO, ENOMEM).
+ * On success the handle owns the mapping.
+ */
+struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable);
+
+/* The threshold for the central value @central of @it (lib/policy.h). */
+uint64_t pcpu_shared_threshold(const struct shared_handle *h, const struct shared_item *it,
+			       int64_t central);
+
+/* Test hook: called inside a fold, between the swap and the central update. */
+extern void (*pcpu_shared_fold_hook)(void);
+
+#endif /* PCPU_LIB_SHARED_INTERNAL_H */

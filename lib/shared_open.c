@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Attaching to a shared segment (see <percpu/shared.h>): everything the
+ * process will use is validated against the mapping first, on copies (the
+ * header, the item table, the strings), so that another process changing
+ * the segment afterwards cannot make this one read out of bounds. After
+ * that only numbers are read from the segment: values, marks, centrals,
+ * thresholds.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpu_internal.h"
+#include "metrics_internal.h"
+#include "shared_internal.h"
+
+/* @r lies in [@from, @size), and starts on a multiple of @align. */
+static bool range_ok(const struct shared_range *r, uint64_t from, uint64_t size, uint64_t align)
+{
+	return r->off >= from && r->off <= size && r->len <= size - r->off &&
+	       (r->off & (align - 1)) == 0;
+}
+
+/* The header's fixed fields: -EBADMSG for what is not ours, -EAGAIN if unfinished. */
+static int check_header(const struct shared_header *hdr, uint64_t size)
+{
+	uint64_t n;
+
+	if (memcmp(hdr->magic, SHARED_MAGIC, sizeof(hdr->magic)) != 0 ||
+	    hdr->version != SHARED_VERSION)
+		return -EBADMSG;
+	if (hdr->ready != SHARED_READY)
+		return hdr->ready == 0 ? -EAGAIN : -EBADMSG;
+	if (hdr->header_size != sizeof(*hdr) || hdr->total_size != size ||
+	    hdr->stride != PCPU_STRIDE || hdr->mutex_size != sizeof(pthread_mutex_t))
+		return -EINVAL;
+	if (hdr->update_path != PCPU_CPU_RSEQ && hdr->update_path != PCPU_CPU_ATOMIC)
+		return -EBADMSG;
+	n = hdr->nr_items;
+	if (n == 0 || n > PCPU_SHARED_MAX_ITEMS || hdr->possible == 0 ||
+	    hdr->possible > SHARED_MAX_CPUS)
+		return -EINVAL;
+	/* each part in its place: after the previous one, of its exact length */
+	if (!range_ok(&hdr->items, sizeof(*hdr), size, 8) ||
+	    hdr->items.len != n * sizeof(struct shared_item) ||
+	    !range_ok(&hdr->strings, hdr->items.off + hdr->items.len, size, 1) ||
+	    hdr->strings.len > n * (PCPU_STAT_MAX_NAME + 1 + PCPU_SHARED_MAX_HELP + 1) ||
+	    !range_ok(&hdr->central, hdr->strings.off + hdr->strings.len, size, SHARED_LINE) ||
+	    hdr->central.len != n * sizeof(struct shared_central) ||
+	    !range_ok(&hdr->thresh, hdr->central.off + hdr->central.len, size, SHARED_LINE) ||
+	    hdr->thresh.len != n * sizeof(uint64_t) ||
+	    !range_ok(&hdr->cpus, hdr->thresh.off + hdr->thresh.len, size, PCPU_STRIDE) ||
+	    hdr->cpus.len != ((uint64_t)hdr->possible + 1) * PCPU_STRIDE ||
+	    hdr->cpus.off + hdr->cpus.len != size)
+		return -EINVAL;
+	return 0;
+}
+
+/* A string of @len bytes at @off in @strings of @size bytes, NUL-terminated there. */
+static bool string_ok(const char *strings, uint64_t size, uint32_t off, uint32_t len)
+{
+	return off < size && len < size - off && strings[off + len] == '\0' &&
+	       strlen(strings + off) == len;
+}
+
+/* The copied item table and strings: -EBADMSG if anything is off. */
+static int check_items(const struct shared_item *items, uint32_t n, const char *strings,
+		       uint64_t size)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct shared_item *it = &items[i];
+
+		if (it->name_len == 0 || it->name_len > PCPU_STAT_MAX_NAME ||
+		    it->help_len > PCPU_SHARED_MAX_HELP ||
+		    !string_ok(strings, size, it->name_off, it->name_len) ||
+		    !string_ok(strings, size, it->help_off, it->help_len))
+			return -EBADMSG;
+		if ((it->kind != PCPU_METRIC_COUNTER && it->kind != PCPU_METRIC_GAUGE) ||
+		    it->accuracy == 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY || it->floor < 0 ||
+		    it->floor > PCPU_SHARED_MAX_THRESH || it->reserved)
+			return -EBADMSG;
+		/* what percpu-stat writes out must be a metric name, not text */
+		if (pcpu_metrics_check_name(NULL, strings + it->name_off, NULL, it->kind) != 0)
+			return -EBADMSG;
+		for (uint32_t j = 0; j < i; j++)
+			if (pcpu_metrics_names_meet(strings + items[j].name_off, items[j].kind,
+						    strings + it->name_off, it->kind))
+				return -EBADMSG;
+	}
+	return 0;
+}
+
+static void free_handle(struct shared_handle *h)
+{
+	free(h->items);
+	free(h->strings);
+	free(h);
+}
+
+struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable)
+{
+	struct shared_header hdr;
+	struct shared_handle *h;
+	int err;
+
+	if (size < sizeof(hdr)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(&hdr, base, offsetof(struct shared_header, lock));
+	/* the creator's release store of ready, before anything it covers */
+	hdr.ready = __atomic_load_n(&((struct shared_header *)base)->ready, __ATOMIC_ACQUIRE);
+	err = check_header(&hdr, size);
+	if (!err && writable && hdr.possible != pcpu_cpu_possible())
+		err = -EINVAL; /* a CPU number could pass the last row */
+	if (!err && writable && hdr.update_path != (uint32_t)pcpu_cpu_setup())
+		err = -EPROTO; /* a plain rseq add and an atomic add on one slot lose updates */
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->items = malloc(hdr.items.len);
+	h->strings = malloc(hdr.strings.len ? hdr.strings.len : 1);
+	if (!h->items || !h->strings) {
+		free_handle(h);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(h->items, (char *)base + hdr.items.off, hdr.items.len);
+	memcpy(h->strings, (char *)base + hdr.strings.off, hdr.strings.len);
+	err = check_items(h->items, hdr.nr_items, h->strings, hdr.strings.len);
+	if (err) {
+		free_handle(h);
+		errno = -err;
+		return NULL;
+	}
+	h->hdr = base;
+	h->map_size = size;
+	h->writable = writable;
+	h->nr_items = hdr.nr_items;
+	h->rows = hdr.possible + 1;
+	h->central = (void *)((char *)base + hdr.central.off);
+	h->thresh = (void *)((char *)base + hdr.thresh.off);
+	h->pub.pairs = (void *)((char *)base + hdr.cpus.off);
+	h->pub.thresh = h->thresh;
+	h->pub.add_items = writable ? hdr.nr_items : 0;
+	h->pub.mode = hdr.update_path;
+	return h;
+}
+
+PCPU_EXPORT struct pcpu_shared *pcpu_shared_open(const char *name, unsigned int flags)
+{
+	bool writable = !(flags & PCPU_SHARED_RDONLY);
+	struct shared_handle *h;
+	struct stat st;
+	void *base;
+	int fd, err;
+
+	if (!name || (flags & ~PCPU_SHARED_RDONLY)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = shm_open(name, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0)
+		goto fail;
+	if (st.st_size == 0) {
+		errno = EAGAIN; /* created, not sized yet */
+		goto fail;
+	}
+	if ((uint64_t)st.st_size < sizeof(struct shared_header) ||
+	    (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
+		errno = EINVAL;
+		goto fail;
+	}
+	base = mmap(NULL, (size_t)st.st_size, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+		    MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		goto fail;
+	close(fd);
+	h = pcpu_shared_attach(base, (size_t)st.st_size, writable);
+	if (!h) {
+		err = errno;
+		munmap(base, (size_t)st.st_size);
+		errno = err;
+		return NULL;
+	}
+	return &h->pub;
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return NULL;
+}
+
+PCPU_EXPORT void pcpu_shared_close(struct pcpu_shared *s)
+{
+	struct shared_handle *h = shared_handle(s);
+
+	if (!s)
+		return;
+	munmap(h->hdr, h->map_size);
+	free_handle(h);
+}
+
+PCPU_EXPORT int pcpu_shared_unlink(const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	return shm_unlink(name) == 0 ? 0 : -errno;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reads of a shared segment (see <percpu/shared.h>): loads only, so that
+ * they work on a read-only mapping and never wait. sum() adds up values,
+ * which only adds change, so no fold, live or dead, can make it count
+ * anything twice or miss it.
+ */
+#define _GNU_SOURCE /* as every shared_*.c: one view of <pthread.h> */
+#include <errno.h>
+#include <string.h>
+
+#include "misuse.h"
+#include "policy.h"
+#include "shared_internal.h"
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+static bool usable(const struct pcpu_shared *s, unsigned int item, const char *call)
+{
+	if (pcpu_likely(s && item < shared_handle(s)->nr_items))
+		return true;
+	pcpu_misuse(call, s ? "item out of range" : "NULL segment");
+	return false;
+}
+
+PCPU_EXPORT int64_t pcpu_shared_read(const struct pcpu_shared *s, unsigned int item)
+{
+	if (!usable(s, item, "pcpu_shared_read"))
+		return 0;
+	return __atomic_load_n(&shared_handle(s)->central[item].value, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t bound_of(const struct shared_handle *h, unsigned int item)
+{
+	return pcpu_policy_bound(__atomic_load_n(&h->central[item].thresh_max, __ATOMIC_SEQ_CST),
+				 h->rows - 1);
+}
+
+PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsigned int item)
+{
+	if (!usable(s, item, "pcpu_shared_error_bound"))
+		return 0;
+	return bound_of(shared_handle(s), item);
+}
+
+PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int item)
+{
+	const struct shared_handle *h = shared_handle(s);
+	uint64_t sum = 0;
+
+	if (!usable(s, item, "pcpu_shared_sum"))
+		return 0;
+	for (unsigned int row = 0; row < h->rows; row++)
+		sum += (uint64_t)LOAD(shared_pair(h, item, row));
+	return (int64_t)sum;
+}
+
+PCPU_EXPORT int pcpu_shared_snapshot(const struct pcpu_shared *s, int64_t *values,
+				     uint64_t *bounds)
+{
+	const struct shared_handle *h = shared_handle(s);
+
+	if (!s || !values)
+		return -EINVAL;
+	memset(values, 0, h->nr_items * sizeof(*values));
+	/* row by row: each CPU's page once */
+	for (unsigned int row = 0; row < h->rows; row++)
+		for (unsigned int item = 0; item < h->nr_items; item++)
+			values[item] = (int64_t)((uint64_t)values[item] +
+						 (uint64_t)LOAD(shared_pair(h, item, row)));
+	if (bounds)
+		for (unsigned int item = 0; item < h->nr_items; item++)
+			bounds[item] = bound_of(h, item);
+	return 0;
+}
+
+PCPU_EXPORT unsigned int pcpu_shared_count(const struct pcpu_shared *s)
+{
+	return s ? shared_handle(s)->nr_items : 0;
+}
+
+static const char *string_of(const struct pcpu_shared *s, unsigned int item, bool help)
+{
+	const struct shared_handle *h = shared_handle(s);
+
+	if (!s || item >= h->nr_items) {
+		errno = s ? ERANGE : EINVAL;
+		return NULL;
+	}
+	return h->strings + (help ? h->items[item].help_off : h->items[item].name_off);
+}
+
+PCPU_EXPORT const char *pcpu_shared_name(const struct pcpu_shared *s, unsigned int item)
+{
+	return string_of(s, item, false);
+}
+
+PCPU_EXPORT const char *pcpu_shared_help(const struct pcpu_shared *s, unsigned int item)
+{
+	return string_of(s, item, true);
+}
+
+PCPU_EXPORT enum pcpu_metric_kind pcpu_shared_kind(const struct pcpu_shared *s,
+						   unsigned int item)
+{
+	if (!s || item >= shared_handle(s)->nr_items)
+		return (enum pcpu_metric_kind)0;
+	return (enum pcpu_metric_kind)shared_handle(s)->items[item].kind;
+}
+
+PCPU_EXPORT int pcpu_shared_lookup(const struct pcpu_shared *s, const char *name)
+{
+	const struct shared_handle *h = shared_handle(s);
+
+	if (!s || !name)
+		return -EINVAL;
+	for (unsigned int item = 0; item < h->nr_items; item++)
+		if (strcmp(h->strings + h->items[item].name_off, name) == 0)
+			return (int)item;
+	return -ENOENT;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu-stat: prints the items of a shared segment (<percpu/shared.h>)
+ * from outside the processes that count into it, like varnishstat or
+ * vmstat -s. It attaches read-only: it never writes the segment nor takes
+ * its lock, so it cannot disturb the writers, and it needs read permission
+ * only.
+ *
+ *   percpu-stat [-i SECONDS] [-n COUNT] [--prometheus | --openmetrics] NAME
+ *
+ * Plain output, one line per item: the name, the exact value (the sum over
+ * the CPUs), and the approximate value the writers' read() returns with
+ * its error bound. Exit status: 0; 1 if the segment cannot be attached or
+ * written out; 2 for a usage error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <percpu/shared.h>
+
+enum format { PLAIN, PROMETHEUS, OPENMETRICS };
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: percpu-stat [-i SECONDS] [-n COUNT] [--prometheus | --openmetrics] NAME\n"
+		"Prints every item of the percpu shared segment NAME (a shm name, such as\n"
+		"/myd-stats; the leading slash may be left out): name, exact value,\n"
+		"approximate value and its error bound.\n"
+		"  -i SECONDS      repeat every SECONDS (a decimal number)\n"
+		"  -n COUNT        stop after COUNT reports (default: 1, or for ever with -i)\n"
+		"  --prometheus    Prometheus text format 0.0.4\n"
+		"  --openmetrics   OpenMetrics 1.0.0\n"
+		"  -h, --help      this text\n");
+}
+
+static int print_plain(const struct pcpu_shared *s)
+{
+	unsigned int n = pcpu_shared_count(s);
+	int64_t values[PCPU_SHARED_MAX_ITEMS];
+	uint64_t bounds[PCPU_SHARED_MAX_ITEMS];
+	int width = 4;
+
+	if (pcpu_shared_snapshot(s, values, bounds) != 0)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++)
+		if ((int)strlen(pcpu_shared_name(s, i)) > width)
+			width = (int)strlen(pcpu_shared_name(s, i));
+	printf("%-*s %20s %20s %s\n", width, "# name", "exact", "approx", "bound");
+	for (unsigned int i = 0; i < n; i++)
+		printf("%-*s %20" PRId64 " %20" PRId64 " \u00b1%" PRIu64 "\n", width,
+		       pcpu_shared_name(s, i), values[i], pcpu_shared_read(s, i), bounds[i]);
+	return fflush(stdout) == 0 ? 0 : -errno;
+}
+
+/* Attaches read-only; a segment whose creator is still filling it is worth a short wait. */
+static struct pcpu_shared *attach(const char *name)
+{
+	for (int tries = 0;; tries++) {
+		struct pcpu_shared *s = pcpu_shared_open(name, PCPU_SHARED_RDONLY);
+
+		if (s || errno != EAGAIN || tries == 50)
+			return s;
+		usleep(20000);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "prometheus", no_argument, NULL, 'P' },
+		{ "openmetrics", no_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum format format = PLAIN;
+	double interval = 0;
+	long count = -1;
+	char name[256], *end;
+	struct pcpu_shared *s;
+	int opt, err = 0;
+
+	while ((opt = getopt_long(argc, argv, "i:n:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			interval = strtod(optarg, &end);
+			if (*end || !(interval > 0 && interval < 1e6)) {
+				fprintf(stderr, "percpu-stat: -i: not a positive number of seconds: %s\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			count = strtol(optarg, &end, 10);
+			if (*end || count < 1) {
+				fprintf(stderr, "percpu-stat: -n: not a positive count: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+			format = PROMETHEUS;
+			break;
+		case 'O':
+			format = OPENMETRICS;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	snprintf(name, sizeof(name), "%s%s", argv[optind][0] == '/' ? "" : "/", argv[optind]);
+	if (count < 0)
+		count = interval > 0 ? 0 : 1; /* 0: for ever */
+	s = attach(name);
+	if (!s) {
+		fprintf(stderr, "percpu-stat: %s: %s\n", name,
+			errno == EBADMSG ? "not a percpu shared segment (or a corrupt one)" :
+			errno == EAGAIN ? "its creator has not finished making it" :
+					  strerror(errno));
+		return 1;
+	}
+	for (long k = 0; !err && (count == 0 || k < count); k++) {
+		if (k > 0) {
+			struct timespec ts = { (time_t)interval,
+					       (long)((interval - (double)(time_t)interval) * 1e9) };
+
+			nanosleep(&ts, NULL);
+			if (format == PLAIN)
+				putchar('\n');
+		}
+		if (format == PLAIN)
+			err = print_plain(s);
+		else
+			err = pcpu_shared_write(s, stdout, format == PROMETHEUS ?
+							    PCPU_METRICS_PROMETHEUS :
+							    PCPU_METRICS_OPENMETRICS);
+	}
+	if (err)
+		fprintf(stderr, "percpu-stat: writing: %s\n", strerror(-err));
+	pcpu_shared_close(s);
+	return err ? 1 : 0;
+}
