@@ -779,6 +779,19 @@ static double commit_med(const struct commit_point *p, unsigned int impl)
 	return timing_median(v, opt.runs);
 }
 
+static double commit_share(const struct commit_point *p)
+{
+	double v[MAX_RUNS], share = 1;
+
+	for (unsigned int i = 0; i < COMMIT_IMPLS; i++) {
+		for (unsigned int k = 0; k < opt.runs; k++)
+			v[k] = p->s[i][k].cpu_share;
+		if (timing_median(v, opt.runs) < share)
+			share = timing_median(v, opt.runs);
+	}
+	return share;
+}
+
 static double commit_ratio(const struct commit_point *p, unsigned int impl)
 {
 	double v[MAX_RUNS];
@@ -994,17 +1007,17 @@ static void print_commit(FILE *f, const struct commit_point *cps, unsigned int n
 		opt.runs, opt.duration_ms);
 	if (opt.markdown)
 		fputs("| threads | percpu | atomic | kernel | thread | vs atomic | vs kernel "
-		      "| vs thread |\n|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
+		      "| vs thread | cpu% |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
 	else
-		fprintf(f, "%3s %9s %9s %9s %9s %9s %9s %9s\n", "thr", "percpu", "atomic", "kernel",
-			"thread", "vs atomic", "vs kernel", "vs thread");
+		fprintf(f, "%3s %9s %9s %9s %9s %9s %9s %9s %5s\n", "thr", "percpu", "atomic",
+			"kernel", "thread", "vs atomic", "vs kernel", "vs thread", "cpu%");
 	for (unsigned int k = 0; k < n; k++) {
 		fprintf(f, opt.markdown ? "| %u" : "%3u", cps[k].threads);
 		for (unsigned int i = 0; i < COMMIT_IMPLS; i++)
 			fprintf(f, opt.markdown ? " | %.1f" : " %9.1f", commit_med(&cps[k], i));
 		for (unsigned int i = 1; i < COMMIT_IMPLS; i++)
 			fprintf(f, opt.markdown ? " | %.2fx" : " %8.2fx", commit_ratio(&cps[k], i));
-		fputs(opt.markdown ? " |\n" : "\n", f);
+		fprintf(f, opt.markdown ? " | %.0f |\n" : " %5.0f\n", 100 * commit_share(&cps[k]));
 	}
 }
 
