@@ -2,24 +2,9 @@
 /*
  * percpu-charge-bench: charging against a limit (DESIGN.md's `charge`
  * workload, issue 9 item 5), five implementations side by side in one
- * process:
- *
- *   pcpu_charge  pcpu_charge_try() / pcpu_charge_uncharge() (<percpu/charge.h>)
- *   cas          one shared int64_t in its own cacheline: a compare-and-swap
- *                loop that checks the limit, an atomic subtract to uncharge
- *                (what a user writes first)
- *   kernel       the kernel's way on percpu-bench's port of percpu_counter
- *                (baselines.h): add, __percpu_counter_compare() with the
- *                default batch against the limit, subtract again if over;
- *                uncharge = add(-amount). Its add is a plain per-CPU add in
- *                a restartable sequence
- *   limited_add  pcpu_counter_limited_add(c, limit, amount), then
- *                pcpu_counter_add(c, -amount)
- *   stock        a private padded stock per thread, its pointer resolved
- *                once per thread, refilled from one shared atomic in chunks
- *                of CHUNK, given back only when it overflows 2 x CHUNK:
- *                nothing ever drains the other threads' stocks, so it may
- *                fail falsely (the practical limit of a stock)
+ * process (see impls.h): pcpu_charge, a shared CAS loop, the kernel's way on
+ * percpu-bench's kernel port, pcpu_counter_limited_add and a never-drained
+ * per-thread stock.
  *
  * Workloads: one operation = try to charge 4 KiB, and uncharge it if the
  * charge succeeded.
@@ -58,11 +43,9 @@
 #include <percpu/counter.h>
 #include <percpu/cpu.h>
 
-#include "baselines.h"
 #include "commit.h"
+#include "impls.h"
 #include "timing.h"
-
-#define BENCH_INLINE static inline __attribute__((always_inline))
 
 #define MAX_RUNS 64
 #define MAX_THREADS 256
@@ -72,26 +55,10 @@
 #define CHARGE (INT64_C(4096))
 #define LIMIT_FAR (INT64_C(1) << 40)
 #define NEAR_PER_THREAD 4
-/* the stock baseline's refill: 64 KiB (see stock_refill()) */
-#define CHUNK (INT64_C(64) << 10)
 
 enum workload { WL_FAR, WL_NEAR, NR_WORKLOADS };
 
 static const char *const workload_names[NR_WORKLOADS] = { "charge-far", "charge-near" };
-
-enum impl { IMPL_CHARGE, IMPL_CAS, IMPL_KERNEL, IMPL_LIMITED, IMPL_STOCK, NR_IMPLS };
-
-static const char *const impl_names[NR_IMPLS] = {
-	"pcpu_charge", "cas", "kernel", "limited_add", "stock",
-};
-
-static const char *const impl_descriptions[NR_IMPLS] = {
-	"pcpu_charge_try / pcpu_charge_uncharge (per-CPU stocks, drained before a failure)",
-	"one shared int64_t, own cacheline: CAS loop checking the limit; atomic sub",
-	"kernel port (percpu-bench): add, __percpu_counter_compare(batch), undo if over",
-	"pcpu_counter_limited_add(c, limit, 4096), pcpu_counter_add(c, -4096)",
-	"per-thread padded stock, 64 KiB refills from one atomic, never drained",
-};
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -179,7 +146,7 @@ static void parse_impls(char *list)
 		unsigned int i;
 
 		for (i = 0; i < NR_IMPLS; i++)
-			if (strcmp(name, impl_names[i]) == 0)
+			if (strcmp(name, charge_impl_names[i]) == 0)
 				break;
 		if (i == NR_IMPLS) {
 			fprintf(stderr, "percpu-charge-bench: unknown implementation '%s'\n", name);
@@ -245,280 +212,6 @@ static void parse_options(int argc, char **argv)
 static int64_t limit_of(enum workload wl, unsigned int threads)
 {
 	return wl == WL_FAR ? LIMIT_FAR : (int64_t)threads * NEAR_PER_THREAD * CHARGE;
-}
-
-/* ---- the implementations --------------------------------------------------- */
-
-/* One shared word, alone in its cacheline. */
-struct cas_word {
-	alignas(BENCH_CACHELINE) int64_t used;
-	char pad[BENCH_CACHELINE - sizeof(int64_t)];
-};
-
-/* One thread's stock, alone in its cacheline; only its thread writes it. */
-struct thread_stock {
-	alignas(BENCH_CACHELINE) int64_t stock;
-	char pad[BENCH_CACHELINE - sizeof(int64_t)];
-};
-
-/* The stock baseline's shared reservation: usage plus every stock. */
-struct stock_central {
-	alignas(BENCH_CACHELINE) int64_t reserved;
-	char pad[BENCH_CACHELINE - sizeof(int64_t)];
-};
-
-/* One object of one implementation, each part in cachelines of its own. */
-struct bench_obj {
-	enum impl impl;
-	int64_t limit;
-	struct pcpu_charge *charge;
-	struct cas_word *cas;
-	struct kp_counter *kernel;
-	struct pcpu_counter *counter;
-	struct stock_central *central;
-	struct thread_stock *stocks; /* one per thread, plus one for the main thread */
-	unsigned int nr_stocks;
-};
-
-/*
- * What one thread uses, passed by value so that it stays in registers; the
- * stock baseline's own stock is resolved here, once per thread.
- */
-struct target {
-	int64_t limit;
-	struct pcpu_charge *charge;
-	struct cas_word *cas;
-	struct kp_counter *kernel;
-	struct pcpu_counter *counter;
-	struct stock_central *central;
-	struct thread_stock *own;
-};
-
-static void *alloc_lines(size_t size)
-{
-	size_t rounded = (size + BENCH_CACHELINE - 1) / BENCH_CACHELINE * BENCH_CACHELINE;
-	void *p = aligned_alloc(BENCH_CACHELINE, rounded);
-
-	if (p)
-		memset(p, 0, rounded);
-	return p;
-}
-
-static void obj_destroy(struct bench_obj *o)
-{
-	if (o->charge)
-		pcpu_charge_destroy(o->charge);
-	if (o->kernel)
-		kp_counter_destroy(o->kernel);
-	if (o->counter)
-		pcpu_counter_destroy(o->counter);
-	free(o->charge);
-	free(o->cas);
-	free(o->kernel);
-	free(o->counter);
-	free(o->central);
-	free(o->stocks);
-	memset(o, 0, sizeof(*o));
-}
-
-static void obj_init(struct bench_obj *o, enum impl impl, int64_t limit, unsigned int threads)
-{
-	struct pcpu_charge_options co = { .limit = limit, .stock_cap = opt.stock_cap };
-	int err = 0;
-
-	memset(o, 0, sizeof(*o));
-	o->impl = impl;
-	o->limit = limit;
-	switch (impl) {
-	case IMPL_CHARGE:
-		o->charge = alloc_lines(sizeof(*o->charge));
-		err = o->charge ? pcpu_charge_init(o->charge, &co) : -ENOMEM;
-		break;
-	case IMPL_CAS:
-		o->cas = alloc_lines(sizeof(*o->cas));
-		err = o->cas ? 0 : -ENOMEM;
-		break;
-	case IMPL_KERNEL:
-		o->kernel = alloc_lines(sizeof(*o->kernel));
-		err = o->kernel ? kp_counter_init(o->kernel, 0) : -ENOMEM;
-		break;
-	case IMPL_LIMITED:
-		o->counter = alloc_lines(sizeof(*o->counter));
-		err = o->counter ? pcpu_counter_init(o->counter, 0) : -ENOMEM;
-		break;
-	case IMPL_STOCK:
-	case NR_IMPLS:
-		o->central = alloc_lines(sizeof(*o->central));
-		o->nr_stocks = threads + 1;
-		o->stocks = alloc_lines(o->nr_stocks * sizeof(*o->stocks));
-		err = o->central && o->stocks ? 0 : -ENOMEM;
-		break;
-	}
-	if (err) {
-		fprintf(stderr, "percpu-charge-bench: %s: cannot set up: %s\n", impl_names[impl],
-			strerror(-err));
-		exit(1);
-	}
-}
-
-static struct target target_of(const struct bench_obj *o, unsigned int thread)
-{
-	return (struct target){
-		.limit = o->limit,
-		.charge = o->charge,
-		.cas = o->cas,
-		.kernel = o->kernel,
-		.counter = o->counter,
-		.central = o->central,
-		.own = o->stocks && thread < o->nr_stocks ? &o->stocks[thread] : NULL,
-	};
-}
-
-BENCH_INLINE bool cas_try(struct cas_word *w, int64_t limit, int64_t amount)
-{
-	int64_t v = __atomic_load_n(&w->used, __ATOMIC_RELAXED);
-
-	do {
-		if (v > limit - amount)
-			return false;
-	} while (!__atomic_compare_exchange_n(&w->used, &v, v + amount, true, __ATOMIC_ACQ_REL,
-					      __ATOMIC_RELAXED));
-	return true;
-}
-
-/* The kernel's way: charge, then ask the counter whether that went over. */
-BENCH_INLINE bool kernel_try(struct kp_counter *c, int64_t limit, int64_t amount)
-{
-	kp_counter_add(c, amount);
-	if (kp_counter_compare(c, limit, kp_counter_batch) > 0) {
-		kp_counter_add(c, -amount);
-		return false;
-	}
-	return true;
-}
-
-/*
- * The stock baseline's refill: reserve what the charge lacks plus a chunk
- * (or only what it lacks, if that is all the room left) from the shared
- * word, with the CAS loop of cas_try(). Out of line, as a slow path is.
- */
-static __attribute__((noinline)) bool stock_refill(struct stock_central *c,
-						   struct thread_stock *own, int64_t limit,
-						   int64_t amount)
-{
-	int64_t s = __atomic_load_n(&own->stock, __ATOMIC_RELAXED);
-	int64_t need = amount - s, r = __atomic_load_n(&c->reserved, __ATOMIC_RELAXED), got;
-
-	do {
-		int64_t room = limit - r;
-
-		if (room < need)
-			return false;
-		got = need + CHUNK < room ? need + CHUNK : room;
-	} while (!__atomic_compare_exchange_n(&c->reserved, &r, r + got, true, __ATOMIC_ACQ_REL,
-					      __ATOMIC_RELAXED));
-	__atomic_store_n(&own->stock, s + got - amount, __ATOMIC_RELAXED);
-	return true;
-}
-
-/*
- * The owner is the only writer of its stock: a relaxed load and store
- * (plain movs), atomic only so that the main thread's read at quiescence
- * is not a data race.
- */
-BENCH_INLINE bool stock_try(struct stock_central *c, struct thread_stock *own, int64_t limit,
-			    int64_t amount)
-{
-	int64_t s = __atomic_load_n(&own->stock, __ATOMIC_RELAXED);
-
-	if (__builtin_expect(s >= amount, 1)) {
-		__atomic_store_n(&own->stock, s - amount, __ATOMIC_RELAXED);
-		return true;
-	}
-	return stock_refill(c, own, limit, amount);
-}
-
-static __attribute__((noinline)) void stock_overflow(struct stock_central *c,
-						     struct thread_stock *own, int64_t s)
-{
-	__atomic_fetch_sub(&c->reserved, s - CHUNK, __ATOMIC_RELEASE);
-	__atomic_store_n(&own->stock, CHUNK, __ATOMIC_RELAXED);
-}
-
-BENCH_INLINE void stock_uncharge(struct stock_central *c, struct thread_stock *own,
-				 int64_t amount)
-{
-	int64_t s = __atomic_load_n(&own->stock, __ATOMIC_RELAXED) + amount;
-
-	if (__builtin_expect(s > 2 * CHUNK, 0)) {
-		stock_overflow(c, own, s);
-		return;
-	}
-	__atomic_store_n(&own->stock, s, __ATOMIC_RELAXED);
-}
-
-BENCH_INLINE bool impl_try(enum impl impl, struct target t, int64_t amount)
-{
-	switch (impl) {
-	case IMPL_CHARGE:
-		return pcpu_charge_try(t.charge, amount);
-	case IMPL_CAS:
-		return cas_try(t.cas, t.limit, amount);
-	case IMPL_KERNEL:
-		return kernel_try(t.kernel, t.limit, amount);
-	case IMPL_LIMITED:
-		return pcpu_counter_limited_add(t.counter, t.limit, amount);
-	case IMPL_STOCK:
-	case NR_IMPLS:
-		break;
-	}
-	return stock_try(t.central, t.own, t.limit, amount);
-}
-
-BENCH_INLINE void impl_uncharge(enum impl impl, struct target t, int64_t amount)
-{
-	switch (impl) {
-	case IMPL_CHARGE:
-		pcpu_charge_uncharge(t.charge, amount);
-		break;
-	case IMPL_CAS:
-		__atomic_fetch_sub(&t.cas->used, amount, __ATOMIC_RELEASE);
-		break;
-	case IMPL_KERNEL:
-		kp_counter_add(t.kernel, -amount);
-		break;
-	case IMPL_LIMITED:
-		pcpu_counter_add(t.counter, -amount);
-		break;
-	case IMPL_STOCK:
-	case NR_IMPLS:
-		stock_uncharge(t.central, t.own, amount);
-		break;
-	}
-}
-
-/* The amount charged and not uncharged; only at quiescence. */
-static int64_t obj_usage(const struct bench_obj *o)
-{
-	int64_t u;
-
-	switch (o->impl) {
-	case IMPL_CHARGE:
-		return pcpu_charge_usage(o->charge);
-	case IMPL_CAS:
-		return __atomic_load_n(&o->cas->used, __ATOMIC_RELAXED);
-	case IMPL_KERNEL:
-		return kp_counter_sum(o->kernel);
-	case IMPL_LIMITED:
-		return pcpu_counter_sum(o->counter);
-	case IMPL_STOCK:
-	case NR_IMPLS:
-		break;
-	}
-	u = __atomic_load_n(&o->central->reserved, __ATOMIC_RELAXED);
-	for (unsigned int i = 0; i < o->nr_stocks; i++)
-		u -= __atomic_load_n(&o->stocks[i].stock, __ATOMIC_RELAXED);
-	return u;
 }
 
 /* ---- the loops -------------------------------------------------------------- */
@@ -657,8 +350,14 @@ static struct sample measure(enum impl impl, enum workload wl, unsigned int thre
 	struct sample s;
 	int64_t usage;
 	double us;
+	int err;
 
-	obj_init(&o, impl, limit_of(wl, threads), threads);
+	err = obj_init(&o, impl, limit_of(wl, threads), threads, opt.stock_cap);
+	if (err) {
+		fprintf(stderr, "percpu-charge-bench: %s: cannot set up: %s\n", charge_impl_names[impl],
+			strerror(-err));
+		exit(1);
+	}
 	pthread_barrier_init(&go, NULL, threads + 1);
 	__atomic_store_n(&stop.flag, 0, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < threads; i++) {
@@ -688,7 +387,7 @@ static struct sample measure(enum impl impl, enum workload wl, unsigned int thre
 	usage = obj_usage(&o);
 	if (usage != 0) {
 		fprintf(stderr, "percpu-charge-bench: %s/%s/%u: usage %lld at quiescence, not 0\n",
-			workload_names[wl], impl_names[impl], threads, (long long)usage);
+			workload_names[wl], charge_impl_names[impl], threads, (long long)usage);
 		exit(1);
 	}
 	check_limit(&o, threads, &s);
@@ -854,7 +553,7 @@ static void print_machine(FILE *f)
 			   "2 B to 4 GiB; inline while the amount <= cap / 2\n",
 			pcpu_cpu_possible());
 	for (unsigned int i = 0; i < NR_IMPLS; i++)
-		fprintf(f, "  %-12s %s\n", impl_names[i], impl_descriptions[i]);
+		fprintf(f, "  %-12s %s\n", charge_impl_names[i], charge_impl_descriptions[i]);
 }
 
 static void print_table(FILE *f, const struct point *pts, unsigned int npts)
@@ -902,12 +601,12 @@ static void print_table(FILE *f, const struct point *pts, unsigned int npts)
 	if (opt.markdown) {
 		fputs("| workload | threads", f);
 		for (unsigned int i = 0; i < NR_IMPLS; i++)
-			fprintf(f, " | %s ok / failed", impl_names[i]);
+			fprintf(f, " | %s ok / failed", charge_impl_names[i]);
 		fputs(" | end check |\n|---|--:|--:|--:|--:|--:|--:|---|\n", f);
 	} else {
 		fprintf(f, "%-11s %3s", "workload", "thr");
 		for (unsigned int i = 0; i < NR_IMPLS; i++)
-			fprintf(f, " %18s", impl_names[i]);
+			fprintf(f, " %18s", charge_impl_names[i]);
 		fputs("  end check\n", f);
 	}
 	for (unsigned int k = 0; k < npts; k++) {
@@ -924,7 +623,7 @@ static void print_table(FILE *f, const struct point *pts, unsigned int npts)
 			if (ff || os)
 				c += snprintf(c, sizeof(check) - (size_t)(c - check),
 					      "%s%s: %u false failure(s), %u overshoot(s)",
-					      c == check ? "" : "; ", impl_names[i], ff, os);
+					      c == check ? "" : "; ", charge_impl_names[i], ff, os);
 		}
 		fprintf(f, opt.markdown ? " | %s |\n" : "  %s\n", check[0] ? check : "ok");
 	}
@@ -1039,7 +738,7 @@ static void write_csv(const char *path, const struct point *pts, unsigned int np
 
 			fprintf(f, "%s,%u,%s,%s,%u,%u,%lld,%.3f,%.3f,%.3f,%.4f,%.3f,%.5f,%u,%u,"
 				   "%.3f,%.3f,%.4f\n",
-				workload_names[p->wl], p->threads, impl_names[i],
+				workload_names[p->wl], p->threads, charge_impl_names[i],
 				i == IMPL_CAS || i == IMPL_STOCK ? "atomic" : mode_name(), opt.runs,
 				opt.duration_ms, (long long)limit_of(p->wl, p->threads),
 				med(p, i, F_MOPS), extreme(p, i, false), extreme(p, i, true),
