@@ -1,0 +1,904 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu-charge-bench: charging against a limit (DESIGN.md's `charge`
+ * workload, issue 9 item 5), five implementations side by side in one
+ * process (see impls.h): pcpu_charge, a shared CAS loop, the kernel's way on
+ * percpu-bench's kernel port, pcpu_counter_limited_add and a never-drained
+ * per-thread stock.
+ *
+ * Workloads: one operation = try to charge 4 KiB, and uncharge it if the
+ * charge succeeded.
+ *
+ *   charge-far   the limit is 1 TiB: every charge fits
+ *   charge-near  the limit is threads x 4 x 4 KiB: room for a few charges per
+ *                thread. A failure is legitimate here; successes and failures
+ *                are counted separately and both reported.
+ *
+ * For every workload and thread count it does N runs; each run measures
+ * every implementation back to back, starting with a different one each
+ * run, and a ratio is the median of the per-run ratios. After every run, at
+ * quiescence, it checks the usage is back to exactly 0 (every success was
+ * uncharged) and that there is no false failure: a try of limit - usage + 1
+ * fails and a try of limit - usage succeeds (the stock baseline is expected
+ * to fail that; it is reported, not an error; so is the kernel port, whose
+ * compare trusts a bound, batch x online CPUs, that its userspace fold can
+ * break: a fold by a thread that migrated leaves the amount in one slot and
+ * its negation in another, each beyond the batch). Optionally it also runs
+ * percpu-bench's commit-near workload, unchanged (see commit.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <percpu/charge.h>
+#include <percpu/counter.h>
+#include <percpu/cpu.h>
+
+#include "commit.h"
+#include "impls.h"
+#include "timing.h"
+
+#define MAX_RUNS 64
+#define MAX_THREADS 256
+#define MAX_COUNTS 16
+#define STOP_EVERY 64
+
+#define CHARGE (INT64_C(4096))
+#define LIMIT_FAR (INT64_C(1) << 40)
+#define NEAR_PER_THREAD 4
+
+enum workload { WL_FAR, WL_NEAR, NR_WORKLOADS };
+
+static const char *const workload_names[NR_WORKLOADS] = { "charge-far", "charge-near" };
+
+/* ---- options ------------------------------------------------------------ */
+
+struct options {
+	bool quick;
+	unsigned int runs;
+	unsigned int duration_ms;
+	unsigned int max_threads;
+	bool markdown;
+	bool commit;
+	bool workloads[NR_WORKLOADS];
+	unsigned int impls; /* bit i: measure implementation i */
+	int64_t stock_cap; /* pcpu_charge's option; 0: the default */
+	const char *csv;
+	const char *plot;
+};
+
+static struct options opt = { .runs = 5, .duration_ms = 200, .commit = true,
+			       .workloads = { true, true }, .impls = (1u << NR_IMPLS) - 1 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: percpu-charge-bench [options]\n"
+		"  --quick             short run: 3 runs of 50 ms per point (for meson benchmark)\n"
+		"  --runs N            runs per point, medians reported (default 5)\n"
+		"  --duration-ms N     length of one measurement (default 200)\n"
+		"  --max-threads N     largest thread count (default 2 x online CPUs)\n"
+		"  --stock-cap N       pcpu_charge's stock cap in bytes (default: the library's,\n"
+		"                      limit / (8 x possible CPUs), at most 4 GiB)\n"
+		"  --workloads LIST    comma-separated subset of charge-far,charge-near,\n"
+		"                      commit-near (default all)\n"
+		"  --no-commit         skip percpu-bench's commit-near workload\n"
+		"  --impls LIST        measure only these of pcpu_charge,cas,kernel,limited_add,\n"
+		"                      stock (for profiling; the others read 0)\n"
+		"  --markdown          print the tables in markdown\n"
+		"  --csv FILE          write every point as CSV\n"
+		"  --plot FILE.png     plot with gnuplot (skipped with a message if absent)\n"
+		"  --help\n"
+		"Environment: PCPU_FORCE_FALLBACK=1 makes libpercpu and the kernel port use\n"
+		"their atomic path.\n");
+}
+
+static unsigned long long parse_num(const char *arg, const char *what, unsigned long long max)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || end == arg || v == 0 || v > max) {
+		fprintf(stderr, "percpu-charge-bench: bad %s '%s' (1 to %llu)\n", what, arg, max);
+		exit(2);
+	}
+	return v;
+}
+
+static void parse_workloads(char *list)
+{
+	memset(opt.workloads, 0, sizeof(opt.workloads));
+	opt.commit = false;
+	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		unsigned int w;
+
+		for (w = 0; w < NR_WORKLOADS; w++)
+			if (strcmp(name, workload_names[w]) == 0)
+				break;
+		if (w < NR_WORKLOADS) {
+			opt.workloads[w] = true;
+		} else if (strcmp(name, "commit-near") == 0) {
+			opt.commit = true;
+		} else {
+			fprintf(stderr, "percpu-charge-bench: unknown workload '%s'\n", name);
+			exit(2);
+		}
+	}
+}
+
+static void parse_impls(char *list)
+{
+	opt.impls = 0;
+	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		unsigned int i;
+
+		for (i = 0; i < NR_IMPLS; i++)
+			if (strcmp(name, charge_impl_names[i]) == 0)
+				break;
+		if (i == NR_IMPLS) {
+			fprintf(stderr, "percpu-charge-bench: unknown implementation '%s'\n", name);
+			exit(2);
+		}
+		opt.impls |= 1u << i;
+	}
+}
+
+static void parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "duration-ms", required_argument, NULL, 'd' },
+		{ "max-threads", required_argument, NULL, 't' },
+		{ "stock-cap", required_argument, NULL, 's' },
+		{ "no-commit", no_argument, NULL, 'n' },
+		{ "workloads", required_argument, NULL, 'w' },
+		{ "impls", required_argument, NULL, 'i' },
+		{ "markdown", no_argument, NULL, 'm' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "plot", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'q': opt.quick = true; break;
+		case 'r': opt.runs = (unsigned int)parse_num(optarg, "--runs", MAX_RUNS); break;
+		case 'd':
+			opt.duration_ms = (unsigned int)parse_num(optarg, "--duration-ms", 600000);
+			break;
+		case 't':
+			opt.max_threads = (unsigned int)parse_num(optarg, "--max-threads", MAX_THREADS);
+			break;
+		case 's':
+			opt.stock_cap = (int64_t)parse_num(optarg, "--stock-cap",
+							   (unsigned long long)PCPU_CHARGE_MAX);
+			break;
+		case 'n': opt.commit = false; break;
+		case 'w': parse_workloads(optarg); break;
+		case 'i': parse_impls(optarg); break;
+		case 'm': opt.markdown = true; break;
+		case 'c': opt.csv = optarg; break;
+		case 'p': opt.plot = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		exit(2);
+	}
+	if (opt.quick) {
+		opt.runs = 3;
+		opt.duration_ms = 50;
+	}
+}
+
+static int64_t limit_of(enum workload wl, unsigned int threads)
+{
+	return wl == WL_FAR ? LIMIT_FAR : (int64_t)threads * NEAR_PER_THREAD * CHARGE;
+}
+
+/* ---- the loops -------------------------------------------------------------- */
+
+struct worker {
+	alignas(BENCH_CACHELINE) pthread_t id;
+	enum impl impl;
+	struct target t;
+	pthread_barrier_t *go;
+	const int *stop;
+	/* out */
+	uint64_t ok, failed;
+	uint64_t start_ns, end_ns, cpu_ns;
+};
+
+/* The stop flag, alone in its cacheline: read by every thread. */
+static struct {
+	alignas(BENCH_CACHELINE) int flag;
+} stop;
+
+BENCH_INLINE void loop(enum impl impl, struct worker *w)
+{
+	struct target t = w->t;
+	const int *stop_flag = w->stop;
+	uint64_t ok = 0, failed = 0;
+
+	while (!__atomic_load_n(stop_flag, __ATOMIC_RELAXED)) {
+		for (int i = 0; i < STOP_EVERY; i++) {
+			/* every answer is used: counted, and the charge undone */
+			if (impl_try(impl, t, CHARGE)) {
+				impl_uncharge(impl, t, CHARGE);
+				ok++;
+			} else {
+				failed++;
+			}
+		}
+	}
+	w->ok = ok;
+	w->failed = failed;
+}
+
+/* One loop per implementation, each the implementation's own inline code. */
+static void loop_charge(struct worker *w)
+{
+	loop(IMPL_CHARGE, w);
+}
+
+static void loop_cas(struct worker *w)
+{
+	loop(IMPL_CAS, w);
+}
+
+static void loop_kernel(struct worker *w)
+{
+	loop(IMPL_KERNEL, w);
+}
+
+static void loop_limited(struct worker *w)
+{
+	loop(IMPL_LIMITED, w);
+}
+
+static void loop_stock(struct worker *w)
+{
+	loop(IMPL_STOCK, w);
+}
+
+static void *worker_main(void *p)
+{
+	static void (*const loops[NR_IMPLS])(struct worker *) = {
+		loop_charge, loop_cas, loop_kernel, loop_limited, loop_stock,
+	};
+	struct worker *w = p;
+	uint64_t cpu0;
+
+	pthread_barrier_wait(w->go);
+	w->start_ns = timing_now_ns();
+	cpu0 = timing_thread_cpu_ns();
+	loops[w->impl](w);
+	w->cpu_ns = timing_thread_cpu_ns() - cpu0;
+	w->end_ns = timing_now_ns();
+	return NULL;
+}
+
+/* ---- one measurement -------------------------------------------------------------- */
+
+struct sample {
+	double mops;       /* operations (tries) per microsecond, all threads */
+	double ok_mops;    /* successful charge/uncharge pairs per microsecond */
+	double fail_share; /* failed tries / tries */
+	double cpu_share;  /* the threads' CPU time / (span x min(threads, online)) */
+	double cpu_mops;   /* tries per thread CPU microsecond x min(threads, online) */
+	bool false_failure; /* at quiescence, a try of limit - usage failed */
+	bool overshoot;     /* at quiescence, a try of limit - usage + 1 succeeded */
+};
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/*
+ * The end check, on the main thread (the stock baseline's extra stock):
+ * a try of limit - usage + 1 must fail, one of limit - usage must succeed.
+ */
+static void check_limit(const struct bench_obj *o, unsigned int threads, struct sample *s)
+{
+	struct target t = target_of(o, threads);
+	int64_t room = o->limit - obj_usage(o);
+
+	s->overshoot = false;
+	if (impl_try(o->impl, t, room + 1)) {
+		s->overshoot = true;
+		impl_uncharge(o->impl, t, room + 1);
+	}
+	s->false_failure = !impl_try(o->impl, t, room);
+	if (!s->false_failure)
+		impl_uncharge(o->impl, t, room);
+	if (o->impl == IMPL_CHARGE && pcpu_charge_reserved(o->charge) > o->limit) {
+		fprintf(stderr, "percpu-charge-bench: pcpu_charge reserved %lld > limit %lld\n",
+			(long long)pcpu_charge_reserved(o->charge), (long long)o->limit);
+		exit(1);
+	}
+}
+
+static struct sample measure(enum impl impl, enum workload wl, unsigned int threads)
+{
+	static struct worker w[MAX_THREADS];
+	unsigned int online = pcpu_cpu_online(), busy = threads < online ? threads : online;
+	uint64_t first = UINT64_MAX, last = 0, ok = 0, failed = 0, cpu_ns = 0;
+	pthread_barrier_t go;
+	struct bench_obj o;
+	struct sample s;
+	int64_t usage;
+	double us;
+	int err;
+
+	err = obj_init(&o, impl, limit_of(wl, threads), threads, opt.stock_cap);
+	if (err) {
+		fprintf(stderr, "percpu-charge-bench: %s: cannot set up: %s\n", charge_impl_names[impl],
+			strerror(-err));
+		exit(1);
+	}
+	pthread_barrier_init(&go, NULL, threads + 1);
+	__atomic_store_n(&stop.flag, 0, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < threads; i++) {
+		w[i] = (struct worker){ .impl = impl, .t = target_of(&o, i), .go = &go,
+					.stop = &stop.flag };
+		if (pthread_create(&w[i].id, NULL, worker_main, &w[i]) != 0) {
+			perror("percpu-charge-bench: pthread_create");
+			exit(1);
+		}
+	}
+	pthread_barrier_wait(&go);
+	sleep_ms(opt.duration_ms);
+	__atomic_store_n(&stop.flag, 1, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < threads; i++) {
+		pthread_join(w[i].id, NULL);
+		if (w[i].start_ns < first)
+			first = w[i].start_ns;
+		if (w[i].end_ns > last)
+			last = w[i].end_ns;
+		ok += w[i].ok;
+		failed += w[i].failed;
+		cpu_ns += w[i].cpu_ns;
+	}
+	pthread_barrier_destroy(&go);
+
+	/* the oracle: every success was uncharged */
+	usage = obj_usage(&o);
+	if (usage != 0) {
+		fprintf(stderr, "percpu-charge-bench: %s/%s/%u: usage %lld at quiescence, not 0\n",
+			workload_names[wl], charge_impl_names[impl], threads, (long long)usage);
+		exit(1);
+	}
+	check_limit(&o, threads, &s);
+	obj_destroy(&o);
+
+	us = (double)(last - first) / 1e3;
+	s.mops = (double)(ok + failed) / us;
+	s.ok_mops = (double)ok / us;
+	s.fail_share = ok + failed ? (double)failed / (double)(ok + failed) : 0;
+	s.cpu_share = (double)cpu_ns / 1e3 / (us * busy);
+	s.cpu_mops = cpu_ns ? (double)(ok + failed) / ((double)cpu_ns / 1e3) * busy : 0;
+	return s;
+}
+
+/* ---- statistics ---------------------------------------------------------------------- */
+
+struct point {
+	enum workload wl;
+	unsigned int threads;
+	struct sample s[NR_IMPLS][MAX_RUNS];
+};
+
+struct commit_point {
+	unsigned int threads;
+	struct commit_sample s[COMMIT_IMPLS][MAX_RUNS];
+};
+
+enum field { F_MOPS, F_OK_MOPS, F_FAIL, F_SHARE, F_CPU_MOPS };
+
+static double field_of(const struct sample *s, enum field f)
+{
+	switch (f) {
+	case F_MOPS: return s->mops;
+	case F_OK_MOPS: return s->ok_mops;
+	case F_FAIL: return s->fail_share;
+	case F_SHARE: return s->cpu_share;
+	default: return s->cpu_mops;
+	}
+}
+
+static double med(const struct point *p, enum impl impl, enum field f)
+{
+	double v[MAX_RUNS];
+
+	for (unsigned int k = 0; k < opt.runs; k++)
+		v[k] = field_of(&p->s[impl][k], f);
+	return timing_median(v, opt.runs);
+}
+
+static double extreme(const struct point *p, enum impl impl, bool max)
+{
+	double x = p->s[impl][0].mops;
+
+	for (unsigned int k = 1; k < opt.runs; k++)
+		if (max ? p->s[impl][k].mops > x : p->s[impl][k].mops < x)
+			x = p->s[impl][k].mops;
+	return x;
+}
+
+/* The median over runs of pcpu_charge / @impl within each run. */
+static double ratio(const struct point *p, enum impl impl, enum field f)
+{
+	double v[MAX_RUNS];
+
+	for (unsigned int k = 0; k < opt.runs; k++) {
+		double d = field_of(&p->s[impl][k], f);
+
+		v[k] = d > 0 ? field_of(&p->s[IMPL_CHARGE][k], f) / d : 0;
+	}
+	return timing_median(v, opt.runs);
+}
+
+static unsigned int count_runs(const struct point *p, enum impl impl, bool overshoot)
+{
+	unsigned int n = 0;
+
+	for (unsigned int k = 0; k < opt.runs; k++)
+		n += overshoot ? p->s[impl][k].overshoot : p->s[impl][k].false_failure;
+	return n;
+}
+
+static double commit_med(const struct commit_point *p, unsigned int impl)
+{
+	double v[MAX_RUNS];
+
+	for (unsigned int k = 0; k < opt.runs; k++)
+		v[k] = p->s[impl][k].mops;
+	return timing_median(v, opt.runs);
+}
+
+static double commit_share(const struct commit_point *p)
+{
+	double v[MAX_RUNS], share = 1;
+
+	for (unsigned int i = 0; i < COMMIT_IMPLS; i++) {
+		for (unsigned int k = 0; k < opt.runs; k++)
+			v[k] = p->s[i][k].cpu_share;
+		if (timing_median(v, opt.runs) < share)
+			share = timing_median(v, opt.runs);
+	}
+	return share;
+}
+
+static double commit_ratio(const struct commit_point *p, unsigned int impl)
+{
+	double v[MAX_RUNS];
+
+	for (unsigned int k = 0; k < opt.runs; k++)
+		v[k] = p->s[0][k].mops / p->s[impl][k].mops;
+	return timing_median(v, opt.runs);
+}
+
+/* ---- reports --------------------------------------------------------------------------- */
+
+static const char *mode_name(void)
+{
+	return pcpu_cpu_setup() == PCPU_CPU_RSEQ ? "rseq" : "atomic (fallback)";
+}
+
+static void print_machine(FILE *f)
+{
+	struct utsname u;
+	char model[256] = "unknown";
+	FILE *ci = fopen("/proc/cpuinfo", "re");
+	double load[3] = { 0 };
+	struct pcpu_charge probe;
+	struct pcpu_charge_options co = { .limit = LIMIT_FAR, .stock_cap = opt.stock_cap };
+
+	if (ci) {
+		char line[512];
+
+		while (fgets(line, sizeof(line), ci))
+			if (strncmp(line, "model name", 10) == 0) {
+				char *v = strchr(line, ':');
+
+				if (v) {
+					snprintf(model, sizeof(model), "%s", v + 2);
+					model[strcspn(model, "\n")] = '\0';
+				}
+				break;
+			}
+		fclose(ci);
+	}
+	uname(&u);
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	fprintf(f, "machine: %s, %u online / %u possible CPUs, %s %s; load %.1f\n", model,
+		pcpu_cpu_online(), pcpu_cpu_possible(), u.sysname, u.release, load[0]);
+	/* the mode pcpu_charge takes: rseq needs the membarrier rseq fence too */
+	if (pcpu_charge_init(&probe, &co) == 0) {
+		fprintf(f, "update path: libpercpu %s, pcpu_charge %s, kernel port %s\n",
+			mode_name(), probe.mode == PCPU_CPU_RSEQ ? "rseq" : "atomic",
+			kp_path_name(kp_path_current()));
+		pcpu_charge_destroy(&probe);
+	}
+	fprintf(f, "one op: try to charge %lld B, uncharge it if charged; charge-far limit "
+		   "%lld B, charge-near limit threads x %d x %lld B\n",
+		(long long)CHARGE, (long long)LIMIT_FAR, NEAR_PER_THREAD, (long long)CHARGE);
+	if (opt.stock_cap)
+		fprintf(f, "pcpu_charge stock cap: %lld B (--stock-cap)\n", (long long)opt.stock_cap);
+	else
+		fprintf(f, "pcpu_charge stock cap: the default, limit / (8 x %u possible CPUs), "
+			   "2 B to 4 GiB; inline while the amount <= cap / 2\n",
+			pcpu_cpu_possible());
+	for (unsigned int i = 0; i < NR_IMPLS; i++)
+		fprintf(f, "  %-12s %s\n", charge_impl_names[i], charge_impl_descriptions[i]);
+}
+
+static void print_table(FILE *f, const struct point *pts, unsigned int npts)
+{
+	fprintf(f, "\nThroughput, Mops/s (tries, all threads), median of %u runs of %u ms; "
+		   "ratios pcpu_charge / other (median of per-run ratios)\n\n",
+		opt.runs, opt.duration_ms);
+	if (opt.markdown)
+		fputs("| workload | threads | pcpu_charge | cas | kernel | limited_add | stock "
+		      "| vs cas | vs kernel | vs limited_add | vs stock | cpu% |\n"
+		      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
+	else
+		fprintf(f, "%-11s %3s %11s %9s %9s %11s %9s %8s %9s %10s %8s %5s\n", "workload",
+			"thr", "pcpu_charge", "cas", "kernel", "limited_add", "stock", "vs cas",
+			"vs kernel", "vs limited", "vs stock", "cpu%");
+	for (unsigned int k = 0; k < npts; k++) {
+		const struct point *p = &pts[k];
+		double share = 1;
+
+		for (unsigned int i = 0; i < NR_IMPLS; i++)
+			if (med(p, i, F_SHARE) < share)
+				share = med(p, i, F_SHARE);
+		if (opt.markdown) {
+			fprintf(f, "| %s | %u", workload_names[p->wl], p->threads);
+			for (unsigned int i = 0; i < NR_IMPLS; i++)
+				fprintf(f, " | %.1f", med(p, i, F_MOPS));
+			for (unsigned int i = 1; i < NR_IMPLS; i++)
+				fprintf(f, " | %.2fx", ratio(p, i, F_MOPS));
+			fprintf(f, " | %.0f |\n", 100 * share);
+		} else {
+			fprintf(f, "%-11s %3u %11.1f %9.1f %9.1f %11.1f %9.1f", workload_names[p->wl],
+				p->threads, med(p, IMPL_CHARGE, F_MOPS), med(p, IMPL_CAS, F_MOPS),
+				med(p, IMPL_KERNEL, F_MOPS), med(p, IMPL_LIMITED, F_MOPS),
+				med(p, IMPL_STOCK, F_MOPS));
+			fprintf(f, " %7.2fx %8.2fx %9.2fx %7.2fx %5.0f\n", ratio(p, IMPL_CAS, F_MOPS),
+				ratio(p, IMPL_KERNEL, F_MOPS), ratio(p, IMPL_LIMITED, F_MOPS),
+				ratio(p, IMPL_STOCK, F_MOPS), 100 * share);
+		}
+	}
+
+	fprintf(f, "\nSuccesses and failures: successful charges, Mops/s / failed tries, %% of "
+		   "tries (medians); end check at quiescence: false failures (a try of "
+		   "limit - usage failed) and overshoots (limit - usage + 1 succeeded), runs of %u\n\n",
+		opt.runs);
+	if (opt.markdown) {
+		fputs("| workload | threads", f);
+		for (unsigned int i = 0; i < NR_IMPLS; i++)
+			fprintf(f, " | %s ok / failed", charge_impl_names[i]);
+		fputs(" | end check |\n|---|--:|--:|--:|--:|--:|--:|---|\n", f);
+	} else {
+		fprintf(f, "%-11s %3s", "workload", "thr");
+		for (unsigned int i = 0; i < NR_IMPLS; i++)
+			fprintf(f, " %18s", charge_impl_names[i]);
+		fputs("  end check\n", f);
+	}
+	for (unsigned int k = 0; k < npts; k++) {
+		const struct point *p = &pts[k];
+		char check[256] = "", *c = check;
+
+		fprintf(f, opt.markdown ? "| %s | %u" : "%-11s %3u", workload_names[p->wl],
+			p->threads);
+		for (unsigned int i = 0; i < NR_IMPLS; i++) {
+			unsigned int ff = count_runs(p, i, false), os = count_runs(p, i, true);
+
+			fprintf(f, opt.markdown ? " | %.1f / %.1f%%" : " %9.1f / %5.1f%%",
+				med(p, i, F_OK_MOPS), 100 * med(p, i, F_FAIL));
+			if (ff || os)
+				c += snprintf(c, sizeof(check) - (size_t)(c - check),
+					      "%s%s: %u false failure(s), %u overshoot(s)",
+					      c == check ? "" : "; ", charge_impl_names[i], ff, os);
+		}
+		fprintf(f, opt.markdown ? " | %s |\n" : "  %s\n", check[0] ? check : "ok");
+	}
+
+	fprintf(f, "\nPer thread CPU second (corrects for a shared machine), Mops per CPU-s x "
+		   "min(threads, CPUs); ratios pcpu_charge / other\n\n");
+	if (opt.markdown)
+		fputs("| workload | threads | pcpu_charge | cas | kernel | limited_add | stock "
+		      "| vs cas | vs kernel | vs limited_add | vs stock |\n"
+		      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
+	for (unsigned int k = 0; k < npts; k++) {
+		const struct point *p = &pts[k];
+
+		fprintf(f, opt.markdown ? "| %s | %u" : "%-11s %3u", workload_names[p->wl],
+			p->threads);
+		for (unsigned int i = 0; i < NR_IMPLS; i++)
+			fprintf(f, opt.markdown ? " | %.1f" : " %9.1f", med(p, i, F_CPU_MOPS));
+		for (unsigned int i = 1; i < NR_IMPLS; i++)
+			fprintf(f, opt.markdown ? " | %.2fx" : " %8.2fx", ratio(p, i, F_CPU_MOPS));
+		fputs(opt.markdown ? " |\n" : "\n", f);
+	}
+}
+
+static const struct point *find_point(const struct point *pts, unsigned int npts,
+				      enum workload wl, unsigned int threads)
+{
+	for (unsigned int k = 0; k < npts; k++)
+		if (pts[k].wl == wl && pts[k].threads == threads)
+			return &pts[k];
+	return NULL;
+}
+
+static const char *verdict(bool met)
+{
+	return met ? "met" : "MISSED";
+}
+
+/* The issue's targets beside what this run measured (not tuned to them). */
+static void print_targets(FILE *f, const struct point *pts, unsigned int npts)
+{
+	unsigned int two = pcpu_cpu_online() < 2 ? 1 : 2;
+	const struct point *far = find_point(pts, npts, WL_FAR, two);
+
+	fprintf(f, "\nTargets (issue 9, item 5), at %u threads unless said:\n", two);
+	if (far) {
+		double c = ratio(far, IMPL_CAS, F_MOPS), s = ratio(far, IMPL_STOCK, F_MOPS);
+
+		fprintf(f, "  charge-far  pcpu_charge / cas   %7.2fx (target >= 20x):  %s\n", c,
+			verdict(c >= 20));
+		fprintf(f, "  charge-far  pcpu_charge / stock %7.2fx (target >= 0.5x): %s\n", s,
+			verdict(s >= 0.5));
+	}
+	for (unsigned int k = 0; k < npts; k++) {
+		const struct point *p = &pts[k];
+		double c;
+		unsigned int ff;
+
+		if (p->wl != WL_NEAR)
+			continue;
+		c = ratio(p, IMPL_CAS, F_MOPS);
+		ff = count_runs(p, IMPL_CHARGE, false);
+		fprintf(f, "  charge-near pcpu_charge / cas   %7.2fx at %u threads (target >= 1x, "
+			   "no false failure): %s; %u false failure(s) in %u runs; "
+			   "successes %.2fx cas's\n",
+			c, p->threads, verdict(c >= 1 && ff == 0), ff, opt.runs,
+			ratio(p, IMPL_CAS, F_OK_MOPS));
+	}
+	fputs("  limited_add far from the limit, today (a global mutex): ", f);
+	for (unsigned int k = 0; k < npts; k++)
+		if (pts[k].wl == WL_FAR)
+			fprintf(f, "%s%.1f Mops/s at %u", k ? ", " : "", med(&pts[k], IMPL_LIMITED, F_MOPS),
+				pts[k].threads);
+	fputs(" threads; the target is 10x these figures\n", f);
+}
+
+static void print_commit(FILE *f, const struct commit_point *cps, unsigned int n)
+{
+	fprintf(f, "\npercpu-bench's commit-near (add 16, compare with the value itself, "
+		   "subtract 16; unchanged), Mops/s, median of %u runs of %u ms\n\n",
+		opt.runs, opt.duration_ms);
+	if (opt.markdown)
+		fputs("| threads | percpu | atomic | kernel | thread | vs atomic | vs kernel "
+		      "| vs thread | cpu% |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n", f);
+	else
+		fprintf(f, "%3s %9s %9s %9s %9s %9s %9s %9s %5s\n", "thr", "percpu", "atomic",
+			"kernel", "thread", "vs atomic", "vs kernel", "vs thread", "cpu%");
+	for (unsigned int k = 0; k < n; k++) {
+		fprintf(f, opt.markdown ? "| %u" : "%3u", cps[k].threads);
+		for (unsigned int i = 0; i < COMMIT_IMPLS; i++)
+			fprintf(f, opt.markdown ? " | %.1f" : " %9.1f", commit_med(&cps[k], i));
+		for (unsigned int i = 1; i < COMMIT_IMPLS; i++)
+			fprintf(f, opt.markdown ? " | %.2fx" : " %8.2fx", commit_ratio(&cps[k], i));
+		fprintf(f, opt.markdown ? " | %.0f |\n" : " %5.0f\n", 100 * commit_share(&cps[k]));
+	}
+}
+
+static void write_csv(const char *path, const struct point *pts, unsigned int npts,
+		      const struct commit_point *cps, unsigned int ncps)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "percpu-charge-bench: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	fprintf(f, "workload,threads,impl,mode,runs,duration_ms,limit,median_mops,min_mops,"
+		   "max_mops,charge_ratio,ok_mops,fail_share,false_failure_runs,overshoot_runs,"
+		   "cpu_share,cpu_mops,charge_cpu_ratio\n");
+	for (unsigned int k = 0; k < npts; k++)
+		for (unsigned int i = 0; i < NR_IMPLS; i++) {
+			const struct point *p = &pts[k];
+
+			fprintf(f, "%s,%u,%s,%s,%u,%u,%lld,%.3f,%.3f,%.3f,%.4f,%.3f,%.5f,%u,%u,"
+				   "%.3f,%.3f,%.4f\n",
+				workload_names[p->wl], p->threads, charge_impl_names[i],
+				i == IMPL_CAS || i == IMPL_STOCK ? "atomic" : mode_name(), opt.runs,
+				opt.duration_ms, (long long)limit_of(p->wl, p->threads),
+				med(p, i, F_MOPS), extreme(p, i, false), extreme(p, i, true),
+				i ? ratio(p, i, F_MOPS) : 1.0, med(p, i, F_OK_MOPS), med(p, i, F_FAIL),
+				count_runs(p, i, false), count_runs(p, i, true), med(p, i, F_SHARE),
+				med(p, i, F_CPU_MOPS), i ? ratio(p, i, F_CPU_MOPS) : 1.0);
+		}
+	/* commit-near: the ratio is percpu's (pcpu_counter) to each */
+	for (unsigned int k = 0; k < ncps; k++)
+		for (unsigned int i = 0; i < COMMIT_IMPLS; i++)
+			fprintf(f, "commit-near,%u,%s,%s,%u,%u,,%.3f,,,%.4f,,,,,,,\n", cps[k].threads,
+				commit_impl_names[i], mode_name(), opt.runs, opt.duration_ms,
+				commit_med(&cps[k], i), i ? commit_ratio(&cps[k], i) : 1.0);
+	fclose(f);
+}
+
+static void write_plot(const char *path, const struct point *pts, unsigned int npts)
+{
+	unsigned int nwl = 0;
+	FILE *g;
+
+	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++)
+		nwl += opt.workloads[wl];
+	if (!nwl)
+		return;
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "percpu-charge-bench: gnuplot not found, no plot written (%s)\n",
+			path);
+		return;
+	}
+	g = popen("gnuplot", "w");
+	if (!g) {
+		fprintf(stderr, "percpu-charge-bench: cannot run gnuplot (%s)\n", path);
+		return;
+	}
+	fprintf(g, "set terminal pngcairo size 1400,900 noenhanced font ',10'\nset output '%s'\n",
+		path);
+	/* one datablock per workload: threads, 5 x Mops, 4 x ratios */
+	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
+		if (!opt.workloads[wl])
+			continue;
+		fprintf(g, "$w%u << EOD\n", wl);
+		for (unsigned int k = 0; k < npts; k++) {
+			const struct point *p = &pts[k];
+
+			if (p->wl != wl)
+				continue;
+			fprintf(g, "%u", p->threads);
+			for (unsigned int i = 0; i < NR_IMPLS; i++)
+				fprintf(g, " %.3f", med(p, i, F_MOPS));
+			for (unsigned int i = 1; i < NR_IMPLS; i++)
+				fprintf(g, " %.4f", ratio(p, i, F_MOPS));
+			fputs("\n", g);
+		}
+		fputs("EOD\n", g);
+	}
+	fprintf(g, "set multiplot layout 2,%u title 'percpu-charge-bench: charge 4 KiB, "
+		   "uncharge it (median of %u x %u ms, %u CPUs, %s)'\n",
+		nwl, opt.runs, opt.duration_ms, pcpu_cpu_online(), mode_name());
+	fputs("set grid\nset key top left\nset logscale x 2\nset xlabel 'threads'\n", g);
+	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
+		if (!opt.workloads[wl])
+			continue;
+		fprintf(g, "set title '%s: throughput (tries, wall clock)'\nset ylabel 'Mops/s'\n"
+			   "set logscale y\n",
+			workload_names[wl]);
+		fprintf(g, "plot for [i=2:6] $w%u using 1:i with linespoints lw 2 title "
+			   "word('pcpu_charge cas kernel limited_add stock', i-1)\n",
+			wl);
+	}
+	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
+		if (!opt.workloads[wl])
+			continue;
+		fprintf(g, "set title '%s: pcpu_charge / other (per-run ratios, median)'\n"
+			   "set ylabel 'ratio'\nset logscale y\n",
+			workload_names[wl]);
+		fprintf(g, "plot for [i=7:10] $w%u using 1:i with linespoints lw 2 title "
+			   "'pcpu_charge / '.word('cas kernel limited_add stock', i-6), 1 with lines "
+			   "dt 2 lc rgb 'gray' notitle\n",
+			wl);
+	}
+	fputs("unset multiplot\n", g);
+	if (pclose(g) != 0)
+		fprintf(stderr, "percpu-charge-bench: gnuplot failed, no plot written (%s)\n", path);
+}
+
+int main(int argc, char **argv)
+{
+	static struct point pts[NR_WORKLOADS * MAX_COUNTS];
+	static struct commit_point cps[MAX_COUNTS];
+	unsigned int counts[MAX_COUNTS], ncounts = 0, npts = 0, ncps = 0, bad = 0;
+
+	parse_options(argc, argv);
+	pcpu_cpu_setup();
+	if (!opt.max_threads)
+		opt.max_threads = 2 * pcpu_cpu_online();
+	if (opt.max_threads > MAX_THREADS)
+		opt.max_threads = MAX_THREADS;
+	for (unsigned int t = 1; t <= opt.max_threads && ncounts < MAX_COUNTS; t *= 2)
+		counts[ncounts++] = t;
+	if (counts[ncounts - 1] != opt.max_threads && ncounts < MAX_COUNTS)
+		counts[ncounts++] = opt.max_threads;
+
+	print_machine(stdout);
+	fflush(stdout);
+	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++)
+		for (unsigned int c = 0; opt.workloads[wl] && c < ncounts; c++) {
+			struct point *p = &pts[npts++];
+
+			p->wl = wl;
+			p->threads = counts[c];
+			for (unsigned int run = 0; run < opt.runs; run++)
+				for (unsigned int k = 0; k < NR_IMPLS; k++) {
+					enum impl impl = (k + run) % NR_IMPLS;
+
+					if (opt.impls & (1u << impl))
+						p->s[impl][run] = measure(impl, wl, p->threads);
+				}
+			for (unsigned int i = 0; i < NR_IMPLS; i++)
+				if (i != IMPL_STOCK && i != IMPL_KERNEL &&
+				    (count_runs(p, i, false) || count_runs(p, i, true)))
+					bad++;
+			fprintf(stderr, ".");
+		}
+	for (unsigned int c = 0; opt.commit && c < ncounts; c++) {
+		struct commit_point *p = &cps[ncps++];
+
+		p->threads = counts[c];
+		for (unsigned int run = 0; run < opt.runs; run++)
+			for (unsigned int k = 0; k < COMMIT_IMPLS; k++) {
+				unsigned int impl = (k + run) % COMMIT_IMPLS;
+
+				if (commit_near_measure(impl, p->threads, opt.duration_ms,
+							&p->s[impl][run]) != 0) {
+					fprintf(stderr, "percpu-charge-bench: commit-near: cannot run\n");
+					exit(1);
+				}
+				if (!p->s[impl][run].exact) {
+					fprintf(stderr, "percpu-charge-bench: commit-near/%s/%u: "
+							"wrong final value\n",
+						commit_impl_names[impl], p->threads);
+					exit(1);
+				}
+			}
+		fprintf(stderr, ".");
+	}
+	fprintf(stderr, "\n");
+	print_table(stdout, pts, npts);
+	if (ncps)
+		print_commit(stdout, cps, ncps);
+	print_targets(stdout, pts, npts);
+	if (opt.csv)
+		write_csv(opt.csv, pts, npts, cps, ncps);
+	if (opt.plot)
+		write_plot(opt.plot, pts, npts);
+	if (bad) {
+		fprintf(stderr, "percpu-charge-bench: %u point(s) with a false failure or an "
+				"overshoot at quiescence (see the end check column)\n",
+			bad);
+		return 1;
+	}
+	return 0;
+}
