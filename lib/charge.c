@@ -105,12 +105,24 @@ static void give_back(struct pcpu_charge *ch, int64_t amount)
 }
 
 /*
- * Raises this CPU's stock by up to @amount, never past the cap nor into a
- * stock being taken; returns what it added (0 without a CPU number).
+ * The stock a slow path leaves a CPU: a quarter of the room left under the
+ * limit, shared by the CPUs, within the cap (so stocks shrink as the limit
+ * nears).
  */
-static int64_t add_stock(struct pcpu_charge *ch, int64_t amount)
+static int64_t stock_target(const struct pcpu_charge *ch)
 {
-	int cpu = pcpu_cpu_current();
+	int64_t room = LOAD(&ch->limit) - LOAD(&ch->reserved);
+	int64_t t = room > 0 ? room / (4 * (int64_t)cpu_possible()) : 0;
+
+	return t < cap_of(ch) ? t : cap_of(ch);
+}
+
+/*
+ * Raises CPU @cpu's stock by up to @amount, never past @target nor into a
+ * stock being taken; returns what it added (0 for a negative @cpu).
+ */
+static int64_t add_stock(struct pcpu_charge *ch, int cpu, int64_t amount, int64_t target)
+{
 	int64_t *pair, old[2], add;
 
 	if (cpu < 0 || amount <= 0)
@@ -118,22 +130,13 @@ static int64_t add_stock(struct pcpu_charge *ch, int64_t amount)
 	pair = pair_of(ch, (unsigned int)cpu);
 	pcpu_pair_load(pair, old);
 	do {
-		int64_t room = cap_of(ch) - stock_of(ch, old);
+		int64_t room = target - stock_of(ch, old);
 
 		if (taken(ch, old) || room <= 0)
 			return 0;
 		add = amount < room ? amount : room;
 	} while (!pcpu_pair_cas(pair, old, old[0], (int64_t)((uint64_t)old[1] + (uint64_t)add)));
 	return add;
-}
-
-/* The stock a refill leaves: a quarter of the room left, shared by the CPUs, within the cap. */
-static int64_t refill_target(const struct pcpu_charge *ch)
-{
-	int64_t room = LOAD(&ch->limit) - LOAD(&ch->reserved);
-	int64_t t = room > 0 ? room / (4 * (int64_t)cpu_possible()) : 0;
-
-	return t < cap_of(ch) ? t : cap_of(ch);
 }
 
 /*
@@ -151,6 +154,7 @@ static bool take_stocks(struct pcpu_charge *ch)
 {
 	unsigned int cpus = cpu_possible(), spins = 0;
 	uint32_t idle = 0;
+	bool marked = false;
 
 	if (taking_here == ch)
 		return false;
@@ -165,11 +169,16 @@ static bool take_stocks(struct pcpu_charge *ch)
 		int64_t *pair = pair_of(ch, cpu), old[2];
 
 		pcpu_pair_load(pair, old);
-		while (stock_of(ch, old) != 0 && !taken(ch, old) &&
-		       !pcpu_pair_cas(pair, old, old[0], (int64_t)((uint64_t)old[1] - (uint64_t)TAKEN)))
-			;
+		while (stock_of(ch, old) != 0 && !taken(ch, old)) {
+			if (pcpu_pair_cas(pair, old, old[0],
+					  (int64_t)((uint64_t)old[1] - (uint64_t)TAKEN))) {
+				marked = true;
+				break;
+			}
+		}
 	}
-	if (ch->mode == PCPU_CPU_RSEQ)
+	/* the fence is a system call: only when there is a stock to take */
+	if (marked && ch->mode == PCPU_CPU_RSEQ)
 		pcpu_cpu_fence();
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
 		int64_t *pair = pair_of(ch, cpu), old[2];
@@ -198,9 +207,8 @@ static bool take_stocks(struct pcpu_charge *ch)
  * that migrated in between): the inline try then fails for amounts below
  * the excess, and only a take lowers a stock.
  */
-static bool over_full(const struct pcpu_charge *ch)
+static bool over_full(const struct pcpu_charge *ch, int cpu)
 {
-	int cpu = pcpu_cpu_current();
 	int64_t pair[2];
 
 	if (cpu < 0)
@@ -212,6 +220,7 @@ static bool over_full(const struct pcpu_charge *ch)
 PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount)
 {
 	bool took = false;
+	int cpu;
 
 	if (!usable(ch, "pcpu_charge_try"))
 		return false;
@@ -219,14 +228,16 @@ PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount)
 		pcpu_misuse("pcpu_charge_try", "negative amount");
 		return false;
 	}
-	if (over_full(ch))
+	cpu = pcpu_cpu_current(); /* any CPU's stock will do if the thread moves */
+	if (over_full(ch, cpu))
 		(void)take_stocks(ch);
 	for (;;) {
-		int64_t got = reserve(ch, amount, amount + refill_target(ch));
+		int64_t target = stock_target(ch);
+		int64_t got = reserve(ch, amount, amount + target);
 
 		if (got >= 0) {
 			__atomic_add_fetch(&ch->used, amount, __ATOMIC_SEQ_CST);
-			give_back(ch, got - amount - add_stock(ch, got - amount));
+			give_back(ch, got - amount - add_stock(ch, cpu, got - amount, target));
 			return true;
 		}
 		/* no false failure: the other CPUs' stocks may hold the room */
@@ -244,9 +255,9 @@ PCPU_EXPORT void __pcpu_charge_uncharge_slow(struct pcpu_charge *ch, int64_t amo
 		pcpu_misuse("pcpu_charge_uncharge", "negative amount");
 		return;
 	}
-	/* fill this CPU's stock to the cap, give back only the excess */
+	/* fill this CPU's stock (to the cap, far from the limit), give back only the excess */
 	__atomic_sub_fetch(&ch->used, amount, __ATOMIC_SEQ_CST);
-	give_back(ch, amount - add_stock(ch, amount));
+	give_back(ch, amount - add_stock(ch, pcpu_cpu_current(), amount, stock_target(ch)));
 }
 
 static int check_options(const struct pcpu_charge_options *o)
@@ -260,7 +271,7 @@ static int check_options(const struct pcpu_charge_options *o)
 
 static int64_t default_cap(int64_t limit)
 {
-	int64_t cap = limit / (8 * (int64_t)cpu_possible());
+	int64_t cap = limit / (2 * (int64_t)cpu_possible());
 
 	return cap < DEFAULT_CAP_MIN ? DEFAULT_CAP_MIN : cap > DEFAULT_CAP_MAX ? DEFAULT_CAP_MAX : cap;
 }

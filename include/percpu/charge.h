@@ -16,9 +16,10 @@
  *   stock, scaled to the room left under the limit (a quarter of the room,
  *   shared by the possible CPUs, at most the cap), so that stocks shrink as
  *   the limit nears and vanish at it.
- * - An uncharge that would overflow this CPU's stock fills the stock to its
- *   cap and returns only the excess (memcg's refill_obj_stock() fix), so a
- *   charge/uncharge pair near the cap does not drain and refill every time.
+ * - An uncharge that would overflow this CPU's stock fills the stock (to
+ *   the cap, or nearer the limit to what a refill would leave) and returns
+ *   only the excess (memcg's refill_obj_stock() fix), so a charge/uncharge
+ *   pair near the cap does not drain and refill every time.
  * - A charge larger than the stock is served from the central reservation
  *   with a refill, and nothing is uncharged because of it (the overfill
  *   case): the stock it leaves is kept.
@@ -90,23 +91,30 @@ struct pcpu_charge_slot {
 };
 
 /**
- * A charge object. The fields are private; the layout is ABI. Embed it
- * anywhere; initialise it with pcpu_charge_init() or zero-fill it before
- * any other call. @since 0.2
+ * A charge object, 128 bytes. The fields are private; the layout is ABI.
+ * Embed it anywhere (64-byte aligned is best: see the central fields);
+ * initialise it with pcpu_charge_init() or zero-fill it before any other
+ * call. @since 0.2
  */
 struct pcpu_charge {
-	/* read by every try and uncharge */
+	/* read by every try and uncharge; written only by init and destroy */
 	struct pcpu_charge_slot *slots; /**< CPU 0's stock; NULL when not initialised */
 	int64_t half;                   /**< half the stock cap: the fast path's window */
 	uint32_t mode;                  /**< the update path (enum pcpu_cpu_mode) */
 	uint32_t flags;                 /**< zero */
-	/* read and written by refills, returns and takes */
+	void *entry;                    /**< the library's registry entry */
+	uint64_t pad0[4];               /**< the central fields start 64 bytes in */
+	/*
+	 * Read and written by refills, returns and takes: on a cacheline of
+	 * their own when the object is 64-byte aligned, so that slow paths on
+	 * other CPUs do not take the line every inline try reads.
+	 */
 	int64_t limit;                  /**< the limit */
 	int64_t reserved;               /**< central reservation: usage + every stock */
 	int64_t used;                   /**< charged by the slow paths, not by a stock */
 	uint32_t taking;                /**< a thread is taking stocks back */
 	uint32_t reserved0;             /**< zero */
-	void *entry;                    /**< the library's registry entry */
+	uint64_t pad1[4];               /**< to 128 bytes */
 };
 
 /** Options for pcpu_charge_init(). Zero means "the default". @since 0.2 */
@@ -115,8 +123,11 @@ struct pcpu_charge_options {
 	int64_t limit;
 	/**
 	 * The most one CPU may hold in stock; amounts up to half of it are
-	 * served inline. 0: the limit / (8 * possible CPUs), at least 2 and
-	 * at most 2^32. Accepted: 0 to PCPU_CHARGE_MAX.
+	 * served inline (so it should be at least twice the usual charge).
+	 * What a CPU holds below the cap shrinks with the room left (refills
+	 * and the stock an uncharge keeps are a quarter of the room, shared by
+	 * the CPUs). 0: the limit / (2 * possible CPUs), at least 2 and at most
+	 * 2^32. Accepted: 0 to PCPU_CHARGE_MAX.
 	 */
 	int64_t stock_cap;
 };

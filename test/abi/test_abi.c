@@ -91,12 +91,14 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_charge, half, 8, 8)                                             \
 	X(pcpu_charge, mode, 16, 4)                                            \
 	X(pcpu_charge, flags, 20, 4)                                           \
-	X(pcpu_charge, limit, 24, 8)                                           \
-	X(pcpu_charge, reserved, 32, 8)                                        \
-	X(pcpu_charge, used, 40, 8)                                            \
-	X(pcpu_charge, taking, 48, 4)                                          \
-	X(pcpu_charge, reserved0, 52, 4)                                       \
-	X(pcpu_charge, entry, 56, 8)                                           \
+	X(pcpu_charge, entry, 24, 8)                                           \
+	X(pcpu_charge, pad0, 32, 32)                                           \
+	X(pcpu_charge, limit, 64, 8)                                           \
+	X(pcpu_charge, reserved, 72, 8)                                        \
+	X(pcpu_charge, used, 80, 8)                                            \
+	X(pcpu_charge, taking, 88, 4)                                          \
+	X(pcpu_charge, reserved0, 92, 4)                                       \
+	X(pcpu_charge, pad1, 96, 32)                                           \
 	X(pcpu_charge_options, limit, 0, 8)                                    \
 	X(pcpu_charge_options, stock_cap, 8, 8)
 
@@ -113,7 +115,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram, 32, 8)                                               \
 	X(pcpu_metric_sample, 96, 8)                                           \
 	X(pcpu_charge_slot, 16, 8)                                             \
-	X(pcpu_charge, 64, 8)                                                  \
+	X(pcpu_charge, 128, 8)                                                  \
 	X(pcpu_charge_options, 16, 8)
 
 #define MEMBER_OF(s, m) (((struct s *)0)->m)
