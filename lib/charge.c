@@ -271,7 +271,7 @@ static int check_options(const struct pcpu_charge_options *o)
 
 static int64_t default_cap(int64_t limit)
 {
-	int64_t cap = limit / (2 * (int64_t)cpu_possible());
+	int64_t cap = limit / (int64_t)cpu_possible();
 
 	return cap < DEFAULT_CAP_MIN ? DEFAULT_CAP_MIN : cap > DEFAULT_CAP_MAX ? DEFAULT_CAP_MAX : cap;
 }

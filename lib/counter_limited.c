@@ -19,15 +19,19 @@
  * fold that starts after the second read moves pending into count and
  * changes nothing exact; a plain add is not limited.
  *
- * Near it, the precise path decides from read() and the bound, or from
- * sum(), and commits to the central value. Two precise decisions must not
- * overlap, nor a precise one and a far one: precise adds serialise on a
- * lock hashed by counter address (folds, adds and reads never take it),
- * and shut the far path out with the gate: set the gate bit, then
- * pcpu_cpu_fence() (every far-path sequence in flight commits before it,
- * or aborts and then sees the gate). The gate stays shut after a decision
- * near the limit, so that a run of precise adds pays for one fence; a
- * precise add that finds the counter far from the limit again opens it.
+ * Otherwise (nearer the limit, or an amount above the threshold) the
+ * precise path decides and commits to the central value. Precise adds
+ * serialise on a lock hashed by counter address (folds, adds and reads
+ * never take it): two of them deciding at once could each see the other's
+ * room. One that can decide from count and the bound (room for the bound
+ * plus its amount, with no fold in flight) needs nothing more: far-path
+ * adds keep exact within count + bound, its own amount included. One that
+ * must decide from sum() shuts the far path out with the gate: set the
+ * gate bit, then pcpu_cpu_fence() (every far-path sequence in flight
+ * commits before it, or aborts and then sees the gate), else a far-path
+ * add could land after the sum read its CPU. The gate stays shut after
+ * such a decision, so that a run of them pays for one fence; a precise add
+ * that finds the counter far from the limit again opens it.
  *
  * On the atomic path (and where the kernel has no rseq fence) every limited
  * add takes the precise path.
@@ -216,17 +220,24 @@ static bool precise_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
 	int verdict;
 
 	pthread_mutex_lock(lock);
-	if (far && !(LOAD(&c->seq) & COUNTER_SEQ_GATE)) {
-		__atomic_fetch_or(&c->seq, COUNTER_SEQ_GATE, __ATOMIC_SEQ_CST);
-		pcpu_cpu_fence();
-	}
+	/*
+	 * Certain from count and the bound: as safe beside far-path adds as
+	 * they are beside each other (each keeps exact within count + bound,
+	 * and this one checked count + bound + amount), so no gate.
+	 */
 	verdict = certain(c, limit, amount);
-	if (verdict == 0)
+	if (verdict == 0) {
+		/* from sum(): no far-path add may land unseen meanwhile */
+		if (far && !(LOAD(&c->seq) & COUNTER_SEQ_GATE)) {
+			__atomic_fetch_or(&c->seq, COUNTER_SEQ_GATE, __ATOMIC_SEQ_CST);
+			pcpu_cpu_fence();
+		}
 		verdict = passes_limit(pcpu_counter_sum(c), 0, limit, amount);
+	}
 	if (verdict < 0)
 		pcpu_counter_add_central(c, amount);
 	/* far again, with room for the bound twice over: let the far path back in */
-	if (far && passes_limit(pcpu_counter_read(c), twice(LOAD(&c->bound)), limit, amount) < 0 &&
+	if (far && (LOAD(&c->seq) & COUNTER_SEQ_GATE) && passes_limit(pcpu_counter_read(c), twice(LOAD(&c->bound)), limit, amount) < 0 &&
 	    certain(c, limit, amount) < 0)
 		__atomic_fetch_and(&c->seq, ~COUNTER_SEQ_GATE, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(lock);

@@ -126,7 +126,7 @@ struct pcpu_charge_options {
 	 * served inline (so it should be at least twice the usual charge).
 	 * What a CPU holds below the cap shrinks with the room left (refills
 	 * and the stock an uncharge keeps are a quarter of the room, shared by
-	 * the CPUs). 0: the limit / (2 * possible CPUs), at least 2 and at most
+	 * the CPUs). 0: the limit / possible CPUs (a CPU's share), at least 2 and at most
 	 * 2^32. Accepted: 0 to PCPU_CHARGE_MAX.
 	 */
 	int64_t stock_cap;
