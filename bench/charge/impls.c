@@ -46,7 +46,7 @@ void obj_destroy(struct bench_obj *o)
 }
 
 int obj_init(struct bench_obj *o, enum impl impl, int64_t limit, unsigned int threads,
-	     int64_t stock_cap)
+	     int64_t stock_cap, int64_t held)
 {
 	struct pcpu_charge_options co = { .limit = limit, .stock_cap = stock_cap };
 	int err = 0;
@@ -69,7 +69,8 @@ int obj_init(struct bench_obj *o, enum impl impl, int64_t limit, unsigned int th
 		break;
 	case IMPL_LIMITED:
 		o->counter = alloc_lines(sizeof(*o->counter));
-		err = o->counter ? pcpu_counter_init(o->counter, 0) : -ENOMEM;
+		o->held = held;
+		err = o->counter ? pcpu_counter_init(o->counter, held) : -ENOMEM;
 		break;
 	case IMPL_STOCK:
 	case NR_IMPLS:
@@ -87,7 +88,7 @@ int obj_init(struct bench_obj *o, enum impl impl, int64_t limit, unsigned int th
 struct target target_of(const struct bench_obj *o, unsigned int thread)
 {
 	return (struct target){
-		.limit = o->limit,
+		.limit = o->limit + o->held, /* limited_add's counter holds more */
 		.charge = o->charge,
 		.cas = o->cas,
 		.kernel = o->kernel,
@@ -139,7 +140,7 @@ int64_t obj_usage(const struct bench_obj *o)
 	case IMPL_KERNEL:
 		return kp_counter_sum(o->kernel);
 	case IMPL_LIMITED:
-		return pcpu_counter_sum(o->counter);
+		return pcpu_counter_sum(o->counter) - o->held;
 	case IMPL_STOCK:
 	case NR_IMPLS:
 		break;

@@ -77,6 +77,7 @@ struct bench_obj {
 	struct stock_central *central;
 	struct thread_stock *stocks; /* one per thread, plus one for the main thread */
 	unsigned int nr_stocks;
+	int64_t held; /* limited_add's counter: its value besides the charges */
 };
 
 /*
@@ -98,7 +99,7 @@ struct target {
  * @stock_cap is pcpu_charge's option (0: the default). 0 or a negative errno.
  */
 int obj_init(struct bench_obj *o, enum impl impl, int64_t limit, unsigned int threads,
-	     int64_t stock_cap);
+	     int64_t stock_cap, int64_t held);
 void obj_destroy(struct bench_obj *o);
 
 /* What thread @thread uses (thread == threads: the main thread). */

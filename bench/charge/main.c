@@ -72,6 +72,7 @@ struct options {
 	bool workloads[NR_WORKLOADS];
 	unsigned int impls; /* bit i: measure implementation i */
 	int64_t stock_cap; /* pcpu_charge's option; 0: the default */
+	int64_t held;      /* what limited_add's counter holds besides the charges */
 	const char *csv;
 	const char *plot;
 };
@@ -88,7 +89,11 @@ static void usage(FILE *f)
 		"  --duration-ms N     length of one measurement (default 200)\n"
 		"  --max-threads N     largest thread count (default 2 x online CPUs)\n"
 		"  --stock-cap N       pcpu_charge's stock cap in bytes (default: the library's,\n"
-		"                      limit / (8 x possible CPUs), at most 4 GiB)\n"
+		"                      limit / possible CPUs, at most 4 GiB)\n"
+		"  --held N            limited_add's counter holds N bytes besides the charges\n"
+		"                      (its limit moves up by N): a counter of committed memory\n"
+		"                      holds a large value, and its elastic threshold with it\n"
+		"                      (default 0: threshold 32, every 4 KiB add decides centrally)\n"
 		"  --workloads LIST    comma-separated subset of charge-far,charge-near,\n"
 		"                      commit-near (default all)\n"
 		"  --no-commit         skip percpu-bench's commit-near workload\n"
@@ -164,6 +169,7 @@ static void parse_options(int argc, char **argv)
 		{ "duration-ms", required_argument, NULL, 'd' },
 		{ "max-threads", required_argument, NULL, 't' },
 		{ "stock-cap", required_argument, NULL, 's' },
+		{ "held", required_argument, NULL, 'H' },
 		{ "no-commit", no_argument, NULL, 'n' },
 		{ "workloads", required_argument, NULL, 'w' },
 		{ "impls", required_argument, NULL, 'i' },
@@ -188,6 +194,9 @@ static void parse_options(int argc, char **argv)
 		case 's':
 			opt.stock_cap = (int64_t)parse_num(optarg, "--stock-cap",
 							   (unsigned long long)PCPU_CHARGE_MAX);
+			break;
+		case 'H':
+			opt.held = (int64_t)parse_num(optarg, "--held", UINT64_C(1) << 50);
 			break;
 		case 'n': opt.commit = false; break;
 		case 'w': parse_workloads(optarg); break;
@@ -352,7 +361,7 @@ static struct sample measure(enum impl impl, enum workload wl, unsigned int thre
 	double us;
 	int err;
 
-	err = obj_init(&o, impl, limit_of(wl, threads), threads, opt.stock_cap);
+	err = obj_init(&o, impl, limit_of(wl, threads), threads, opt.stock_cap, opt.held);
 	if (err) {
 		fprintf(stderr, "percpu-charge-bench: %s: cannot set up: %s\n", charge_impl_names[impl],
 			strerror(-err));
@@ -549,9 +558,12 @@ static void print_machine(FILE *f)
 	if (opt.stock_cap)
 		fprintf(f, "pcpu_charge stock cap: %lld B (--stock-cap)\n", (long long)opt.stock_cap);
 	else
-		fprintf(f, "pcpu_charge stock cap: the default, limit / (8 x %u possible CPUs), "
+		fprintf(f, "pcpu_charge stock cap: the default, limit / %u possible CPUs, "
 			   "2 B to 4 GiB; inline while the amount <= cap / 2\n",
 			pcpu_cpu_possible());
+	if (opt.held)
+		fprintf(f, "limited_add's counter holds %lld B besides the charges (--held)\n",
+			(long long)opt.held);
 	for (unsigned int i = 0; i < NR_IMPLS; i++)
 		fprintf(f, "  %-12s %s\n", charge_impl_names[i], charge_impl_descriptions[i]);
 }
