@@ -237,7 +237,8 @@ static bool precise_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
 	if (verdict < 0)
 		pcpu_counter_add_central(c, amount);
 	/* far again, with room for the bound twice over: let the far path back in */
-	if (far && (LOAD(&c->seq) & COUNTER_SEQ_GATE) && passes_limit(pcpu_counter_read(c), twice(LOAD(&c->bound)), limit, amount) < 0 &&
+	if (far && (LOAD(&c->seq) & COUNTER_SEQ_GATE) &&
+	    passes_limit(pcpu_counter_read(c), twice(LOAD(&c->bound)), limit, amount) < 0 &&
 	    certain(c, limit, amount) < 0)
 		__atomic_fetch_and(&c->seq, ~COUNTER_SEQ_GATE, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(lock);

@@ -94,6 +94,7 @@
 #include <percpu/charge.h>
 
 #include "pcpu_test.h"
+#include "ptrace_steps.h"
 
 /* a sweep of ~1400 stops under ASan takes ~45 s on two CPUs */
 TestSuite(charge_races, .timeout = 240);
@@ -449,35 +450,6 @@ struct run_result {
 	long reruns;   /* fences after which the restarted sequence reached the stop again */
 };
 
-static long peek(pid_t pid, uintptr_t addr)
-{
-	errno = 0;
-	return ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
-}
-
-static uint64_t rip_of(pid_t pid)
-{
-	struct user_regs_struct regs;
-
-	cr_assert_eq(ptrace(PTRACE_GETREGS, pid, NULL, &regs), 0);
-	return regs.rip;
-}
-
-static void step(pid_t pid, int *status)
-{
-	cr_assert_eq(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
-	cr_assert_eq(waitpid(pid, status, 0), pid);
-	cr_assert(WIFSTOPPED(*status), "the child left while stepped (status %#x)", *status);
-}
-
-/* Does the critical section described at @cs (a struct rseq_cs) hold @ip? */
-static bool in_section(pid_t pid, uintptr_t cs, uint64_t ip)
-{
-	uint64_t start = (uint64_t)peek(pid, cs + 8), length = (uint64_t)peek(pid, cs + 16);
-
-	return ip >= start && ip < start + length;
-}
-
 /* Re-arms the sequence as it left it and steps once: did the kernel abort it? */
 static bool abort_section(pid_t pid, uintptr_t cs_field, uintptr_t armed)
 {
@@ -485,10 +457,11 @@ static bool abort_section(pid_t pid, uintptr_t cs_field, uintptr_t armed)
 	uint64_t ip;
 
 	cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, (void *)armed), 0);
-	step(pid, &status);
-	ip = rip_of(pid);
-	return !in_section(pid, armed, ip) &&
-	       ip != (uint64_t)peek(pid, armed + 8) + (uint64_t)peek(pid, armed + 16);
+	pcpu_race_step(pid, &status);
+	ip = pcpu_race_ip(pid);
+	return !pcpu_race_in_section(pid, armed, ip) &&
+	       ip != (uint64_t)pcpu_race_peek(pid, armed + 8) +
+			     (uint64_t)pcpu_race_peek(pid, armed + 16);
 }
 
 /*
@@ -505,15 +478,15 @@ static bool rerun(pid_t pid, uintptr_t cs_field, uintptr_t armed, uint64_t stop_
 	r->aborts++;
 	r->aborted += abort_section(pid, cs_field, armed);
 	for (long n = 0;; n++) {
-		uint64_t ip = rip_of(pid);
-		bool in = in_section(pid, armed, ip);
+		uint64_t ip = pcpu_race_ip(pid);
+		bool in = pcpu_race_in_section(pid, armed, ip);
 
 		entered = entered || in;
 		if (entered && (ip == stop_ip || !in))
 			return ip == stop_ip;
 		cr_assert_lt(n, 10000, "the restarted sequence never came back");
 		cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
-		step(pid, &status);
+		pcpu_race_step(pid, &status);
 	}
 }
 
@@ -543,12 +516,12 @@ static struct run_result run_once(long stop)
 	cs_field = page->rseq_area ? page->rseq_area + 8 : 0;
 
 	for (;;) {
-		uint64_t ip = rip_of(pid);
+		uint64_t ip = pcpu_race_ip(pid);
 		long cs = 0;
 
 		/* the sequence's own arming store is the only writer besides us */
 		if (cs_field) {
-			cs = peek(pid, cs_field);
+			cs = pcpu_race_peek(pid, cs_field);
 			cr_assert_eq(errno, 0);
 			if (cs)
 				armed = (uintptr_t)cs;
@@ -561,7 +534,7 @@ static struct run_result run_once(long stop)
 			int released = 0;
 
 			r.stopped = true;
-			r.in_cs = armed && in_section(pid, armed, ip);
+			r.in_cs = armed && pcpu_race_in_section(pid, armed, ip);
 			page->hold_fences = page->racer_cpu != page->traced_cpu;
 			__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST);
 			for (int ms = 0; __atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 2;) {
@@ -569,7 +542,7 @@ static struct run_result run_once(long stop)
 
 				if (held > released) {
 					/* the racer fenced from r: the sequence on q aborts now */
-					if (armed && in_section(pid, armed, rip_of(pid)))
+					if (armed && pcpu_race_in_section(pid, armed, pcpu_race_ip(pid)))
 						r.reruns += rerun(pid, cs_field, armed, ip, &r);
 					released = held;
 					__atomic_store_n(&page->fence_released, released,
@@ -580,7 +553,7 @@ static struct run_result run_once(long stop)
 				usleep(1000);
 			}
 			/* what the kernel does to the sequence now held on q */
-			if (armed && in_section(pid, armed, rip_of(pid))) {
+			if (armed && pcpu_race_in_section(pid, armed, pcpu_race_ip(pid))) {
 				if (page->racer_cpu == page->traced_cpu ||
 				    page->racer_fences > released) {
 					/* preempted, or fenced unseen: it aborts on resume */
@@ -597,7 +570,7 @@ static struct run_result run_once(long stop)
 		/* a plain step: no abort of a section the step is inside */
 		if (cs)
 			cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
-		step(pid, &status);
+		pcpu_race_step(pid, &status);
 		if (inside)
 			r.steps++;
 		cr_assert_lt(r.steps, 200000, "the traced call never returned");
@@ -608,25 +581,6 @@ static struct run_result run_once(long stop)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && page->child_ok,
 		  "child failed (status %#x)", status);
 	return r;
-}
-
-/* Appends one broken promise to @why. */
-static void broke(char *why, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void broke(char *why, size_t size, const char *fmt, ...)
-{
-	size_t used = strlen(why);
-	va_list ap;
-
-	if (used + 3 >= size)
-		return;
-	if (used)
-		strcat(why, "; ");
-	used = strlen(why);
-	va_start(ap, fmt);
-	vsnprintf(why + used, size - used, fmt, ap);
-	va_end(ap);
 }
 
 /*
@@ -689,7 +643,8 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 		  int64_t amount)
 {
 	struct run_result whole;
-	long in_cs = 0, aborts = 0, aborted = 0, reruns = 0, failed = 0, refused = 0, first = -2, last = -2;
+	long in_cs = 0, aborts = 0, aborted = 0, reruns = 0, failed = 0, refused = 0;
+	long first = -2, last = -2;
 	char why[1024], first_why[1024] = "";
 	int64_t first_exact = 0;
 	bool remote;

@@ -45,6 +45,7 @@
  * nothing), where ptrace is not allowed, and off x86_64 (the registers).
  */
 #include "helpers.h"
+#include "ptrace_steps.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -322,35 +323,6 @@ struct run_result {
 	bool aborted;  /* ... and the kernel aborted it on resume */
 };
 
-static long peek(pid_t pid, uintptr_t addr)
-{
-	errno = 0;
-	return ptrace(PTRACE_PEEKDATA, pid, (void *)addr, NULL);
-}
-
-static uint64_t rip_of(pid_t pid)
-{
-	struct user_regs_struct regs;
-
-	cr_assert_eq(ptrace(PTRACE_GETREGS, pid, NULL, &regs), 0);
-	return regs.rip;
-}
-
-static void step(pid_t pid, int *status)
-{
-	cr_assert_eq(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
-	cr_assert_eq(waitpid(pid, status, 0), pid);
-	cr_assert(WIFSTOPPED(*status), "the child left while stepped (status %#x)", *status);
-}
-
-/* Does the critical section described at @cs (a struct rseq_cs) hold @ip? */
-static bool in_section(pid_t pid, uintptr_t cs, uint64_t ip)
-{
-	uint64_t start = (uint64_t)peek(pid, cs + 8), length = (uint64_t)peek(pid, cs + 16);
-
-	return ip >= start && ip < start + length;
-}
-
 /*
  * One child: the racer acts before the traced call's instruction number
  * @stop (counted from its first), or never if @stop < 0.
@@ -376,11 +348,11 @@ static struct run_result run_once(long stop)
 	cs_field = page->rseq_area ? page->rseq_area + 8 : 0;
 
 	for (;;) {
-		uint64_t ip = rip_of(pid);
+		uint64_t ip = pcpu_race_ip(pid);
 
 		/* the sequence's own arming store is the only writer besides us */
 		if (cs_field) {
-			long cs = peek(pid, cs_field);
+			long cs = pcpu_race_peek(pid, cs_field);
 
 			cr_assert_eq(errno, 0);
 			if (cs)
@@ -392,7 +364,7 @@ static struct run_result run_once(long stop)
 			break;
 		if (inside && r.steps == stop) {
 			r.stopped = true;
-			r.in_cs = armed && in_section(pid, armed, ip);
+			r.in_cs = armed && pcpu_race_in_section(pid, armed, ip);
 			/* re-arm as the sequence left it: the kernel must abort it on resume */
 			if (r.in_cs)
 				cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field,
@@ -403,17 +375,17 @@ static struct run_result run_once(long stop)
 				usleep(1000);
 			}
 			if (r.in_cs) {
-				step(pid, &status);
-				r.aborted = !in_section(pid, armed, rip_of(pid)) &&
-					    rip_of(pid) != (uint64_t)peek(pid, armed + 8) +
-								   (uint64_t)peek(pid, armed + 16);
+				pcpu_race_step(pid, &status);
+				r.aborted = !pcpu_race_in_section(pid, armed, pcpu_race_ip(pid)) &&
+					    pcpu_race_ip(pid) != (uint64_t)pcpu_race_peek(pid, armed + 8) +
+								   (uint64_t)pcpu_race_peek(pid, armed + 16);
 			}
 			break;
 		}
 		/* a plain step: no abort of a section the step is inside */
 		if (cs_field && armed)
 			cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
-		step(pid, &status);
+		pcpu_race_step(pid, &status);
 		if (inside)
 			r.steps++;
 		cr_assert_lt(r.steps, 200000, "the traced call never returned");
@@ -424,25 +396,6 @@ static struct run_result run_once(long stop)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && page->child_ok,
 		  "child failed (status %#x)", status);
 	return r;
-}
-
-/* Appends one broken promise to @why. */
-static void broke(char *why, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void broke(char *why, size_t size, const char *fmt, ...)
-{
-	size_t used = strlen(why);
-	va_list ap;
-
-	if (used + 3 >= size)
-		return;
-	if (used)
-		strcat(why, "; ");
-	used = strlen(why);
-	va_start(ap, fmt);
-	vsnprintf(why + used, size - used, fmt, ap);
-	va_end(ap);
 }
 
 /*
@@ -461,7 +414,8 @@ static bool oracles_hold(char *why, size_t size)
 		broke(why, size, "the racer's limited_add(c, %" PRId64 ", %" PRId64 ") returned true",
 		      -2 * T, -T);
 	if (traced == TRACED_LIMITED && !p->traced_limited_ok)
-		broke(why, size, "limited_add(c, %" PRId64 ", %" PRId64 ") failed with room", 2 * T, T);
+		broke(why, size, "limited_add(c, %" PRId64 ", %" PRId64 ") failed with room", 2 * T,
+		      T);
 	if (p->sum != p->exact)
 		broke(why, size, "sum %" PRId64 " != exact %" PRId64, p->sum, p->exact);
 	if (p->max_pending > (uint64_t)T)
