@@ -140,31 +140,53 @@ static int64_t add_stock(struct pcpu_charge *ch, int cpu, int64_t amount, int64_
 }
 
 /*
- * The charge whose stocks this thread is taking: a signal handler that
- * interrupted the take must not wait for it.
+ * The charges whose stocks this thread is taking, or waiting to take (a
+ * signal handler may take another charge's stocks inside a take, so a
+ * few): a handler that interrupted the thread's own take of a charge must
+ * not wait for it.
  */
-static __thread const struct pcpu_charge *taking_here;
+#define TAKES_NESTED 4
+static __thread const struct pcpu_charge *taking_here[TAKES_NESTED];
+
+/* Notes @ch in the first free place of taking_here; -1 if it is there, or no place is free. */
+static int note_taking(const struct pcpu_charge *ch)
+{
+	int free_at = -1;
+
+	for (int i = 0; i < TAKES_NESTED; i++) {
+		if (taking_here[i] == ch)
+			return -1;
+		if (!taking_here[i] && free_at < 0)
+			free_at = i;
+	}
+	if (free_at >= 0) {
+		taking_here[free_at] = ch;
+		/* seen by a handler that interrupts what follows */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+	return free_at;
+}
 
 /*
  * Takes every CPU's stock back into R (see the file comment), waiting for
  * another thread's take to end first. Returns false, having done nothing,
- * in a signal handler that interrupted this thread's own take of @ch.
+ * in a signal handler that interrupted this thread's own take (or wait for
+ * one) of @ch.
  */
 static bool take_stocks(struct pcpu_charge *ch)
 {
 	unsigned int cpus = cpu_possible(), spins = 0;
 	uint32_t idle = 0;
 	bool marked = false;
+	int place = note_taking(ch);
 
-	if (taking_here == ch)
+	if (place < 0)
 		return false;
 	while (!__atomic_compare_exchange_n(&ch->taking, &idle, 1, false, __ATOMIC_ACQUIRE,
 					    __ATOMIC_RELAXED)) {
 		idle = 0;
 		pcpu_relax(&spins);
 	}
-	taking_here = ch;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
 		int64_t *pair = pair_of(ch, cpu), old[2];
 
@@ -197,7 +219,7 @@ static bool take_stocks(struct pcpu_charge *ch)
 	}
 	__atomic_store_n(&ch->taking, 0, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	taking_here = NULL;
+	taking_here[place] = NULL;
 	return true;
 }
 
@@ -233,7 +255,8 @@ PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount)
 		(void)take_stocks(ch);
 	for (;;) {
 		int64_t target = stock_target(ch);
-		int64_t got = reserve(ch, amount, amount + target);
+		/* no refill for an amount that would overflow with it: it fails anyway */
+		int64_t got = reserve(ch, amount, amount <= INT64_MAX - target ? amount + target : amount);
 
 		if (got >= 0) {
 			__atomic_add_fetch(&ch->used, amount, __ATOMIC_SEQ_CST);
@@ -370,10 +393,15 @@ PCPU_EXPORT int pcpu_charge_set_limit(struct pcpu_charge *ch, int64_t limit)
 }
 
 /*
- * Only this thread survives a fork: a take may have stopped with stocks
- * marked, and a slow path between its steps. Finish the take, then rebuild
- * R from the invariant (a slow path cut short in the child never returns to
- * its caller there, so it counts as never having started).
+ * Only this thread survives a fork: another thread's take may have stopped
+ * with stocks marked, and its slow path between its steps. Finish the take,
+ * then rebuild R from the invariant: a slow path cut short in the child
+ * never returns to its caller there, and whatever of it landed in U or a
+ * mark (a charge in U is a charge nobody in the child holds, as one that
+ * completed just before the fork would be) is counted as it stands. (A
+ * fork from a signal handler that interrupted this thread's own slow path
+ * is not supported: that path would go on in the child against the
+ * rebuilt R.)
  */
 static void charge_fork_child(void *obj)
 {

@@ -74,12 +74,23 @@ static void raise_bound(struct pcpu_counter *c, int64_t thresh)
 	pcpu_policy_raise(&c->thresh_max, (uint64_t)thresh);
 }
 
-/* Makes @thresh the threshold, in the policy's order (lib/policy.h). */
+/*
+ * Makes @thresh the threshold, in the policy's order (lib/policy.h). A
+ * threshold above the bound's is published inside the fold sequence: until
+ * the bound covers it, adds may already hold more than the bound says, and
+ * a limited add that decides from count and the bound must see that.
+ */
 static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 {
+	bool raise = (uint64_t)thresh > LOAD(&c->thresh_max);
+
+	if (raise)
+		__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
 	if (LOAD(&c->thresh) != thresh)
 		STORE(&c->thresh, thresh);
 	raise_bound(c, thresh);
+	if (raise)
+		__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
 }
 
 /* Moves the central value by @amount and republishes its threshold. */

@@ -16,15 +16,19 @@
 
 /*
  * The counter's seq word, read inside the far path of a limited add:
- *   bits 0-14   folds in flight (a fold changes a slot, then count)
+ *   bits 0-14   folds in flight (a fold changes a slot, then count), and
+ *               threshold raises in flight (the threshold, then the bound)
  *   bit  15     the gate: a limited add is deciding precisely, or did and
  *               found the limit near; the far path stays out while it is set
  *   bits 16-31  generation: folds completed, modulo 2^16
- * The far path reads it, then count and the bound, then it again, inside
- * one restartable sequence: equal words with the low 16 bits clear mean
- * that count was not half changed by a fold, and no precise decision was
- * under way. (The generation cannot wrap between the two reads: a sequence
- * that is preempted restarts.)
+ * The far path reads it, then count, the bound and its slot, then it
+ * again, inside one restartable sequence: equal words with the low 16 bits
+ * clear mean that nothing it read was half changed by a fold, the bound
+ * covered every threshold in force, and no precise decision was under way.
+ * (The generation could only wrap between the two reads if 65536 folds
+ * completed while the sequence ran unpreempted: a few nanoseconds, unless
+ * a hypervisor stalls the virtual CPU for milliseconds at that very point
+ * while folds run elsewhere, and then only exactly 65536 of them.)
  */
 #define COUNTER_SEQ_FOLD 1u
 #define COUNTER_SEQ_GATE (1u << 15)

@@ -8,16 +8,20 @@
  *
  * Far from the limit (the restartable-sequence path only), one sequence
  * on this CPU decides and adds, writing nothing shared: it reads the seq
- * word (no fold in flight, the gate open), count and the bound, the seq
- * word again, checks that the room between count and the limit, in the
- * amount's direction, is at least the bound, and checks and adds to this
- * CPU's slot as the plain inline add does. Why that never overshoots: with
- * no fold half done, exact = count + every CPU's pending delta, and every
- * pending delta stays within the bound's threshold, after this add too
- * (lib/policy.h); so exact stays on the limit's side of count + bound.
- * Another far-path add on another CPU is covered by the same argument; a
- * fold that starts after the second read moves pending into count and
- * changes nothing exact; a plain add is not limited.
+ * word (no fold in flight, the gate open), count and the bound, checks
+ * that the room between count and the limit, in the amount's direction, is
+ * at least the bound, checks this CPU's slot as the plain inline add does,
+ * reads the seq word again (unchanged: nothing it read was half folded, and
+ * no threshold was being raised past the bound), and adds. Why that never
+ * overshoots: with no fold half done, exact = count + every CPU's pending
+ * delta, and every pending delta stays within the bound's threshold, after
+ * this add too (lib/policy.h); so exact stays on the limit's side of
+ * count + bound. Another far-path add on another CPU is covered by the same
+ * argument; a fold that lands after the second read moves pending that was
+ * checked with this add into count and changes nothing exact; a plain add
+ * is not limited. The second read must come after the slot's: a fold of
+ * this CPU between them would otherwise hand the check an emptied slot
+ * beside the count from before the fold.
  *
  * Otherwise (nearer the limit, or an amount above the threshold) the
  * precise path decides and commits to the central value. Precise adds
@@ -99,14 +103,15 @@ PCPU_STATIC_ASSERT(offsetof(struct pcpu_counter, seq) == FAR_SEQ_OFFSET, "seq mo
 		"js %l[no_room]\n\t"                                               \
 		"cmpq " PCPU_ARCH_STR(FAR_BOUND_OFFSET) "(%[c]), %[room]\n\t"      \
 		"jb %l[no_room]\n\t"                                               \
-		"cmpl " PCPU_ARCH_STR(FAR_SEQ_OFFSET) "(%[c]), %k[seq]\n\t"        \
-		"jne %l[busy]\n\t"                                                 \
-		/* then the plain add's check: value - mark + amount within thresh */ \
+		/* the plain add's check: value - mark + amount within thresh */    \
 		"movq (%[cpu0], %[offset]), %[room]\n\t"                           \
 		"subq 8(%[cpu0], %[offset]), %[room]\n\t"                          \
 		"addq %[bias], %[room]\n\t"                                        \
 		"cmpq %[span], %[room]\n\t"                                        \
 		"ja %l[full]\n\t"                                                  \
+		/* last, after the slot: a fold of it since the first read shows */ \
+		"cmpl " PCPU_ARCH_STR(FAR_SEQ_OFFSET) "(%[c]), %k[seq]\n\t"        \
+		"jne %l[busy]\n\t"                                                 \
 		"addq %[amount], (%[cpu0], %[offset])\n\t"                         \
 		PCPU_RSEQ_ASM_END                                                  \
 		: [offset] "=&r"(offset), [room] "=&r"(room), [seq] "=&r"(seq)     \

@@ -14,8 +14,10 @@
  *
  * - A refill reserves more than the charge needs: the charge plus a new
  *   stock, scaled to the room left under the limit (a quarter of the room,
- *   shared by the possible CPUs, at most the cap), so that stocks shrink as
- *   the limit nears and vanish at it.
+ *   shared by the possible CPUs, at most the cap), so that the stocks that
+ *   refills leave shrink as the limit nears. (An inline uncharge still
+ *   keeps up to the cap: a CPU that frees what it charged keeps it for its
+ *   next charge; another CPU that needs it takes it back.)
  * - An uncharge that would overflow this CPU's stock fills the stock (to
  *   the cap, or nearer the limit to what a refill would leave) and returns
  *   only the excess (memcg's refill_obj_stock() fix), so a charge/uncharge
@@ -35,8 +37,9 @@
  *   stock back before it fails.
  * - Nothing is lost: stocks belong to CPUs, not threads, so a thread that
  *   migrates, is signalled, or exits leaves the stock where it was; usage()
- *   stays exact. A fork is safe at any point: the child finishes a drain
- *   that the fork interrupted.
+ *   stays exact. A fork is safe whatever the other threads were doing: the
+ *   child finishes a take that the fork interrupted. (Not a fork from a
+ *   signal handler that interrupted a slow path of this very thread.)
  *
  * Taking another CPU's stock. On the restartable-sequence path an owner's
  * try may be past its check and before its committing add when another
@@ -60,7 +63,9 @@
  * run in a signal handler: they never wait for the thread they interrupted
  * (a try that would have to wait for that thread's take of the stocks fails
  * instead: not at quiescence, so no promise is broken). A try may wait for
- * another thread's take, as drain and set_limit may.
+ * another thread's take, as drain and set_limit may. A thread must not
+ * leave a take by longjmp() out of a signal handler (nor be cancelled in
+ * one): the take's lock would stay held.
  */
 #ifndef PERCPU_CHARGE_H
 #define PERCPU_CHARGE_H

@@ -295,7 +295,8 @@ static inline int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
  * counter, and shuts the far path out meanwhile with an rseq fence
  * (membarrier(2)): the first precise add after far ones costs a system
  * call, the ones after it do not. On the atomic path every limited add
- * decides precisely. @since 0.1 (lock-free far from the limit since 0.2)
+ * decides precisely. Not async-signal-safe (the precise path takes a
+ * lock). @since 0.1 (lock-free far from the limit since 0.2)
  */
 PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit, int64_t amount);
 
