@@ -81,6 +81,7 @@ enum traced_call {
 	TRACED_SYNC,         /* sync_if_delta_above(c, 0) */
 	TRACED_REGISTRY,     /* pcpu_registry_fold_all() */
 	TRACED_LIMITED,      /* limited_add(c, 2T, +T): room = bound, the far path */
+	TRACED_LIMITED_FULL, /* the same from +T pending on q and r: exact is 2T, must fail */
 };
 
 enum racer_action {
@@ -88,6 +89,7 @@ enum racer_action {
 	RACER_REGISTRY, /* pcpu_registry_fold_all() */
 	RACER_ADDS,     /* +T, +T on q, then +T on r */
 	RACER_LIMITED,  /* -T on q, then limited_add(c, -2T, -T) on r: must fail */
+	RACER_REMOTE,   /* sync_if_delta_above(c, 0) from r, without preempting q */
 };
 
 /* What the child reports through a shared page. */
@@ -129,12 +131,16 @@ static struct pcpu_slot *slot_of(unsigned int cpu)
 static void *racer(void *arg)
 {
 	(void)arg;
+	/* on another CPU, where it runs beside the traced thread, not instead */
+	if (action == RACER_REMOTE && (cpu_r < 0 || !pcpu_test_pin(cpu_r)))
+		page->racer_error = 1;
 	pcpu_registry_fold_all(); /* registers this thread with urcu now, not at the stop */
 	__atomic_store_n(&page->done, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&page->go, __ATOMIC_SEQ_CST))
 		usleep(20);
 	switch (action) {
 	case RACER_SYNC:
+	case RACER_REMOTE:
 		(void)pcpu_counter_sync_if_delta_above(&c, 0);
 		break;
 	case RACER_REGISTRY:
@@ -192,6 +198,7 @@ __attribute__((noinline, noipa)) static void traced_call(void)
 		pcpu_registry_fold_all();
 		break;
 	case TRACED_LIMITED:
+	case TRACED_LIMITED_FULL:
 		page->traced_limited_ok = pcpu_counter_limited_add(&c, 2 * T, T);
 		break;
 	}
@@ -204,7 +211,7 @@ __attribute__((noinline, noipa)) static void traced_done(void)
 
 static int64_t traced_amount(void)
 {
-	if (traced == TRACED_LIMITED)
+	if (traced == TRACED_LIMITED || traced == TRACED_LIMITED_FULL)
 		return page->traced_limited_ok ? T : 0;
 	return traced == TRACED_ADD_PLUS_T ? T : traced == TRACED_ADD_MINUS_ONE ? -1 : 0;
 }
@@ -286,10 +293,24 @@ __attribute__((unused)) static void child_main(void)
 	while (__atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 1)
 		usleep(20);
 	page->done = 0;
-	pcpu_counter_add(&c, -T); /* pending -T on q: stays, |-T| <= T */
-	if (slot_of((unsigned int)cpu_q)->value - slot_of((unsigned int)cpu_q)->folded != -T ||
-	    pcpu_counter_read(&c) != 0)
-		_exit(14);
+	if (traced == TRACED_LIMITED_FULL) {
+		/* +T pending on r and on q: exact 2T, count 0, the limit reached */
+		if (cpu_r < 0 || !pcpu_test_pin(cpu_r))
+			_exit(17);
+		pcpu_counter_add(&c, T);
+		if (!pcpu_test_pin(cpu_q))
+			_exit(17);
+		pcpu_counter_add(&c, T);
+		if (slot_of((unsigned int)cpu_q)->value - slot_of((unsigned int)cpu_q)->folded != T ||
+		    slot_of((unsigned int)cpu_r)->value - slot_of((unsigned int)cpu_r)->folded != T ||
+		    pcpu_counter_read(&c) != 0)
+			_exit(14);
+	} else {
+		pcpu_counter_add(&c, -T); /* pending -T on q: stays, |-T| <= T */
+		if (slot_of((unsigned int)cpu_q)->value - slot_of((unsigned int)cpu_q)->folded != -T ||
+		    pcpu_counter_read(&c) != 0)
+			_exit(14);
+	}
 #if FOLD_RACES_HAVE_RSEQ
 	if (__rseq_size > 0) {
 		uintptr_t tp;
@@ -308,7 +329,8 @@ __attribute__((unused)) static void child_main(void)
 
 	__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST); /* if the stop was never reached */
 	pthread_join(t, NULL);
-	check_at_quiescence(-T + traced_amount() + page->racer_added);
+	check_at_quiescence((traced == TRACED_LIMITED_FULL ? 2 * T : -T) + traced_amount() +
+			    page->racer_added);
 	page->child_ok = 1;
 	_exit(0);
 }
@@ -365,16 +387,23 @@ static struct run_result run_once(long stop)
 		if (inside && r.steps == stop) {
 			r.stopped = true;
 			r.in_cs = armed && pcpu_race_in_section(pid, armed, ip);
-			/* re-arm as the sequence left it: the kernel must abort it on resume */
-			if (r.in_cs)
+			/*
+			 * Re-arm as the sequence left it: the kernel must abort it on
+			 * resume, as on a real preemption there. Not for a racer on
+			 * another CPU, which runs beside the sequence: it runs on.
+			 */
+			if (r.in_cs && action != RACER_REMOTE)
 				cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field,
 						    (void *)armed), 0);
+			if (action == RACER_REMOTE && cs_field && armed)
+				cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL),
+					     0);
 			__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST);
 			for (int ms = 0; __atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 2; ms++) {
 				cr_assert_lt(ms, 5000, "the racer is stuck at stop %ld", stop);
 				usleep(1000);
 			}
-			if (r.in_cs) {
+			if (r.in_cs && action != RACER_REMOTE) {
 				pcpu_race_step(pid, &status);
 				r.aborted = !pcpu_race_in_section(pid, armed, pcpu_race_ip(pid)) &&
 					    pcpu_race_ip(pid) != (uint64_t)pcpu_race_peek(pid, armed + 8) +
@@ -413,6 +442,9 @@ static bool oracles_hold(char *why, size_t size)
 	if (action == RACER_LIMITED && p->racer_limited_ok)
 		broke(why, size, "the racer's limited_add(c, %" PRId64 ", %" PRId64 ") returned true",
 		      -2 * T, -T);
+	if (traced == TRACED_LIMITED_FULL && p->traced_limited_ok)
+		broke(why, size, "limited_add(c, %" PRId64 ", %" PRId64 ") passed the limit at %" PRId64,
+		      2 * T, T, 2 * T);
 	if (traced == TRACED_LIMITED && !p->traced_limited_ok)
 		broke(why, size, "limited_add(c, %" PRId64 ", %" PRId64 ") failed with room", 2 * T,
 		      T);
@@ -498,9 +530,10 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 		     "%s: %ld of %ld stops broke a promise (stops %ld to %ld); at stop %ld, "
 		     "exact %" PRId64 ": %s",
 		     name, failed, whole.steps, first, last, first, first_exact, first_why);
-	/* every stop inside a sequence must have restarted it */
-	cr_assert_eq(aborted, in_cs, "%s: %ld of %ld stops inside a restartable sequence "
-		     "did not abort it", name, in_cs - aborted, in_cs);
+	/* every stop inside a sequence must have restarted it (one preempted there) */
+	if (act != RACER_REMOTE)
+		cr_assert_eq(aborted, in_cs, "%s: %ld of %ld stops inside a restartable sequence "
+			     "did not abort it", name, in_cs - aborted, in_cs);
 #if FOLD_RACES_HAVE_MODE
 	if (page->mode == PCPU_CPU_RSEQ &&
 	    (what == TRACED_ADD_PLUS_T || what == TRACED_ADD_MINUS_ONE))
@@ -580,4 +613,20 @@ PCPU_TEST(fold_races, a_limited_add_anywhere_in_a_sync_fold_never_passes_its_lim
 PCPU_TEST(fold_races, a_fold_anywhere_in_a_far_limited_add_keeps_every_bound)
 {
 	sweep("limited / sync", TRACED_LIMITED, RACER_SYNC);
+}
+
+/*
+ * A fold from another CPU while the far path runs on q, unpreempted (the
+ * sequence goes on: only preemption, migration or a signal restarts it).
+ * With +T pending on q and r the limit 2T is reached; the far path sees
+ * room 2T for a bound of 2T, and must not let a fold of q between its reads
+ * hand its slot check an emptied slot beside the count from before.
+ */
+PCPU_TEST(fold_races, a_remote_fold_anywhere_in_a_far_limited_add_never_passes_its_limit)
+{
+	int cpus[2];
+
+	if (pcpu_test_allowed_cpus(cpus, 2) < 2)
+		cr_skip_test("needs two CPUs");
+	sweep("limited at the limit / remote sync", TRACED_LIMITED_FULL, RACER_REMOTE);
 }
