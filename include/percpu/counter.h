@@ -29,7 +29,10 @@
  * Concurrency. Every call may run concurrently with every other, on the
  * same counter, from any thread, except init, destroy and set, which the
  * caller must not overlap with other calls on the same counter (as in the
- * kernel).
+ * kernel). A fork() while other threads fold or add is safe: the child
+ * rebuilds what a fold cut short. A fork() from a signal handler that
+ * interrupted this thread's own call on a counter is not supported (that
+ * call would go on in the child against the rebuilt state).
  */
 #ifndef PERCPU_COUNTER_H
 #define PERCPU_COUNTER_H
