@@ -287,8 +287,10 @@ static inline int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
  * Adds @p amount only if the result stays within @p limit: at most @p limit
  * for a positive amount, at least @p limit for a negative one (the kernel's
  * percpu_counter_limited_add()). Concurrent limited adds never take the
- * counter past @p limit (plain adds are not limited). An amount of 0
- * returns true. @return whether it added.
+ * counter past @p limit (plain adds are not limited, and a plain add still
+ * in progress, one that goes to the central value, may be ordered after a
+ * concurrent limited add). An amount of 0 returns true. @return whether it
+ * added.
  *
  * Cost. While the room between read() and @p limit is at least
  * error_bound() and the amount fits this CPU's threshold, it is one

@@ -82,6 +82,7 @@ enum traced_call {
 	TRACED_REGISTRY,     /* pcpu_registry_fold_all() */
 	TRACED_LIMITED,      /* limited_add(c, 2T, +T): room = bound, the far path */
 	TRACED_LIMITED_FULL, /* the same from +T pending on q and r: exact is 2T, must fail */
+	TRACED_RAISE,        /* add(BIG) to an elastic counter: its threshold rises */
 };
 
 enum racer_action {
@@ -90,7 +91,18 @@ enum racer_action {
 	RACER_ADDS,     /* +T, +T on q, then +T on r */
 	RACER_LIMITED,  /* -T on q, then limited_add(c, -2T, -T) on r: must fail */
 	RACER_REMOTE,   /* sync_if_delta_above(c, 0) from r, without preempting q */
+	RACER_RAISED,   /* on r: add(RAISED) under the new threshold, limited_add(BIG + 2 * CPUs * floor, 1) */
 };
+
+/*
+ * TRACED_RAISE: from 0 on an elastic counter (floor 32), add(BIG) makes the
+ * threshold BIG / (64 * CPUs), far above the bound of the floor; RAISED
+ * fits under the new threshold. A limited add that trusted count and the
+ * bound between the store of the threshold and the raise of the bound
+ * would see room for the old bound while r already holds RAISED.
+ */
+#define BIG (INT64_C(1) << 20)
+#define RAISED INT64_C(4000)
 
 /* What the child reports through a shared page. */
 struct fold_page {
@@ -102,6 +114,10 @@ struct fold_page {
 	int racer_error;
 	int64_t racer_added;
 	int racer_limited_ok, traced_limited_ok;
+	int64_t racer_sum_before; /* RACER_RAISED: the exact value its limited add met */
+	int64_t racer_read_before; /* ... and read() before it added: BIG once add(BIG) landed */
+	int64_t racer_limit;
+	uint64_t thresh_max;      /* the counter's, at quiescence: what a CPU may hold */
 	/* child's oracles at quiescence, after the traced call */
 	uint32_t mode;
 	int64_t exact, sum, read;
@@ -132,7 +148,8 @@ static void *racer(void *arg)
 {
 	(void)arg;
 	/* on another CPU, where it runs beside the traced thread, not instead */
-	if (action == RACER_REMOTE && (cpu_r < 0 || !pcpu_test_pin(cpu_r)))
+	if ((action == RACER_REMOTE || action == RACER_RAISED) &&
+	    (cpu_r < 0 || !pcpu_test_pin(cpu_r)))
 		page->racer_error = 1;
 	pcpu_registry_fold_all(); /* registers this thread with urcu now, not at the stop */
 	__atomic_store_n(&page->done, 1, __ATOMIC_SEQ_CST);
@@ -176,6 +193,16 @@ static void *racer(void *arg)
 		if (page->racer_limited_ok)
 			page->racer_added -= T;
 		break;
+	case RACER_RAISED:
+		page->racer_read_before = pcpu_counter_read(&c);
+		pcpu_counter_add(&c, RAISED);
+		page->racer_added = RAISED;
+		page->racer_sum_before = pcpu_counter_sum(&c);
+		page->racer_limit = BIG + 2 * (int64_t)pcpu_cpu_possible() * pcpu_counter_default_floor();
+		page->racer_limited_ok = pcpu_counter_limited_add(&c, page->racer_limit, 1);
+		if (page->racer_limited_ok)
+			page->racer_added += 1;
+		break;
 	}
 	__atomic_store_n(&page->done, 2, __ATOMIC_SEQ_CST);
 	return NULL;
@@ -201,6 +228,9 @@ __attribute__((noinline, noipa)) static void traced_call(void)
 	case TRACED_LIMITED_FULL:
 		page->traced_limited_ok = pcpu_counter_limited_add(&c, 2 * T, T);
 		break;
+	case TRACED_RAISE:
+		pcpu_counter_add(&c, BIG);
+		break;
 	}
 }
 
@@ -213,6 +243,8 @@ static int64_t traced_amount(void)
 {
 	if (traced == TRACED_LIMITED || traced == TRACED_LIMITED_FULL)
 		return page->traced_limited_ok ? T : 0;
+	if (traced == TRACED_RAISE)
+		return BIG;
 	return traced == TRACED_ADD_PLUS_T ? T : traced == TRACED_ADD_MINUS_ONE ? -1 : 0;
 }
 
@@ -226,6 +258,7 @@ static void check_at_quiescence(int64_t exact)
 	page->sum = pcpu_counter_sum(&c);
 	page->read = pcpu_counter_read(&c);
 	page->bound = pcpu_counter_error_bound(&c);
+	page->thresh_max = c.thresh_max;
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
 		uint64_t p = pcpu_test_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
 
@@ -263,7 +296,8 @@ static void check_at_quiescence(int64_t exact)
 /* unused off x86_64, where the sweeps skip */
 __attribute__((unused)) static void child_main(void)
 {
-	struct pcpu_counter_options o = { .batch = T + 1 };
+	/* TRACED_RAISE: the default, elastic threshold; the others: fixed */
+	struct pcpu_counter_options o = { .batch = traced == TRACED_RAISE ? 0 : T + 1 };
 	int cpus[64], n = pcpu_test_allowed_cpus(cpus, 64);
 	pthread_t t;
 
@@ -293,7 +327,10 @@ __attribute__((unused)) static void child_main(void)
 	while (__atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 1)
 		usleep(20);
 	page->done = 0;
-	if (traced == TRACED_LIMITED_FULL) {
+	if (traced == TRACED_RAISE) {
+		if (pcpu_counter_read(&c) != 0 || c.thresh != pcpu_counter_default_floor())
+			_exit(14);
+	} else if (traced == TRACED_LIMITED_FULL) {
 		/* +T pending on r and on q: exact 2T, count 0, the limit reached */
 		if (cpu_r < 0 || !pcpu_test_pin(cpu_r))
 			_exit(17);
@@ -329,8 +366,8 @@ __attribute__((unused)) static void child_main(void)
 
 	__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST); /* if the stop was never reached */
 	pthread_join(t, NULL);
-	check_at_quiescence((traced == TRACED_LIMITED_FULL ? 2 * T : -T) + traced_amount() +
-			    page->racer_added);
+	check_at_quiescence((traced == TRACED_LIMITED_FULL ? 2 * T : traced == TRACED_RAISE ? 0 : -T) +
+			    traced_amount() + page->racer_added);
 	page->child_ok = 1;
 	_exit(0);
 }
@@ -450,9 +487,19 @@ static bool oracles_hold(char *why, size_t size)
 		      T);
 	if (p->sum != p->exact)
 		broke(why, size, "sum %" PRId64 " != exact %" PRId64, p->sum, p->exact);
-	if (p->max_pending > (uint64_t)T)
-		broke(why, size, "CPU %d holds %" PRIu64 " pending > threshold %" PRId64,
-		      p->max_pending_cpu, p->max_pending, T);
+	if (p->max_pending > (traced == TRACED_RAISE ? p->thresh_max : (uint64_t)T))
+		broke(why, size, "CPU %d holds %" PRIu64 " pending > threshold %" PRIu64,
+		      p->max_pending_cpu, p->max_pending,
+		      traced == TRACED_RAISE ? p->thresh_max : (uint64_t)T);
+	/*
+	 * Past the limit only if the plain add of BIG had not reached count:
+	 * a plain add between its two central updates may be ordered after a
+	 * limited add (plain adds are not limited). Once count holds it, only
+	 * the publication of its threshold is left, and must not be missed.
+	 */
+	if (action == RACER_RAISED && p->racer_limited_ok && p->racer_read_before >= BIG)
+		broke(why, size, "limited_add(c, %" PRId64 ", 1) returned true at %" PRId64,
+		      p->racer_limit, p->racer_sum_before);
 	if (pcpu_test_distance(p->read, p->exact) > p->bound)
 		broke(why, size, "|read %" PRId64 " - exact %" PRId64 "| > error_bound %" PRIu64,
 		      p->read, p->exact, p->bound);
@@ -613,6 +660,21 @@ PCPU_TEST(fold_races, a_limited_add_anywhere_in_a_sync_fold_never_passes_its_lim
 PCPU_TEST(fold_races, a_fold_anywhere_in_a_far_limited_add_keeps_every_bound)
 {
 	sweep("limited / sync", TRACED_LIMITED, RACER_SYNC);
+}
+
+/*
+ * A limited add on r at every instruction of a plain add that raises the
+ * threshold: between the store of the new threshold and the raise of the
+ * bound, r may already hold more than the old bound says (the threshold is
+ * published inside the fold sequence for that).
+ */
+PCPU_TEST(fold_races, a_limited_add_anywhere_in_a_threshold_raise_never_passes_its_limit)
+{
+	int cpus[2];
+
+	if (pcpu_test_allowed_cpus(cpus, 2) < 2)
+		cr_skip_test("needs two CPUs");
+	sweep("add(BIG) / limited", TRACED_RAISE, RACER_RAISED);
 }
 
 /*
