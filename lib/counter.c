@@ -53,7 +53,6 @@ static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
 	return cpu_copy(c->slots, cpu);
 }
 
-
 /* The per-CPU threshold for a central value of @count. */
 static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
 {
