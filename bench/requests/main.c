@@ -35,6 +35,8 @@
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
+#include "../timing.h"
+
 #define NR_BOUNDS 13
 #define MAX_THREADS 4
 #define EXPO_METRICS 1000
@@ -360,19 +362,6 @@ static double run(enum impl impl, unsigned int n, unsigned int ms, uint64_t seed
 	return (double)ops / t / 1e6;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* ---- exposition ---- */
 
 static int bench_exposition(unsigned int runs)
@@ -442,10 +431,10 @@ static int bench_exposition(unsigned int runs)
 	       "%ld CPUs), median of %u:\n",
 	       EXPO_METRICS, bytes, sysconf(_SC_NPROCESSORS_ONLN), runs);
 	printf("| target | ms per write | us per metric |\n|---|--:|--:|\n");
-	printf("| /dev/null | %.3f | %.3f |\n", median(dn, runs) * 1e3,
-	       median(dn, runs) * 1e6 / EXPO_METRICS);
-	printf("| open_memstream | %.3f | %.3f |\n", median(dm, runs) * 1e3,
-	       median(dm, runs) * 1e6 / EXPO_METRICS);
+	printf("| /dev/null | %.3f | %.3f |\n", timing_median(dn, runs) * 1e3,
+	       timing_median(dn, runs) * 1e6 / EXPO_METRICS);
+	printf("| open_memstream | %.3f | %.3f |\n", timing_median(dm, runs) * 1e3,
+	       timing_median(dm, runs) * 1e6 / EXPO_METRICS);
 	rc = 0;
 out:
 	for (unsigned int i = 0; i < EXPO_METRICS; i++)
@@ -507,8 +496,8 @@ int main(int argc, char **argv)
 				if (v[r] < 0)
 					failed = 1;
 			}
-			res[impl][t] = median(v, runs);
-			share[impl][t] = median(c, runs);
+			res[impl][t] = timing_median(v, runs);
+			share[impl][t] = timing_median(c, runs);
 		}
 	}
 	printf("| threads | percpu | mutex per metric | shared atomics | vs mutex | vs atomics "

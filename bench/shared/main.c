@@ -32,6 +32,8 @@
 
 #include <percpu/shared.h>
 
+#include "../timing.h"
+
 #define LINE 64
 #define MAX_PROCS 256
 #define BATCH 1024
@@ -174,19 +176,6 @@ static struct result run(enum impl impl, unsigned int procs, unsigned int ms, lo
 	return res;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* ns per read of the total, each way, median of @runs. */
 static void reader_cost(unsigned int procs, unsigned int runs)
 {
@@ -240,8 +229,8 @@ static void reader_cost(unsigned int procs, unsigned int runs)
 	       pcpu_cpu_possible(), runs);
 	printf("| shared snapshot, 1 item | shared snapshot, 16 items | atomic load | "
 	       "scoreboard sum of %u slots |\n|--:|--:|--:|--:|\n", procs);
-	printf("| %.1f | %.1f | %.1f | %.1f |\n", median(v[0], runs), median(v[1], runs),
-	       median(v[2], runs), median(v[3], runs));
+	printf("| %.1f | %.1f | %.1f | %.1f |\n", timing_median(v[0], runs),
+	       timing_median(v[1], runs), timing_median(v[2], runs), timing_median(v[3], runs));
 	pcpu_shared_close(s1);
 	pcpu_shared_close(s16);
 	(void)sink;
@@ -303,9 +292,9 @@ int main(int argc, char **argv)
 				sh[r] = one.share * 100;
 				failed |= one.mops < 0;
 			}
-			res[impl][c] = median(v, runs);
-			ns[impl][c] = median(n, runs);
-			share[impl][c] = median(sh, runs);
+			res[impl][c] = timing_median(v, runs);
+			ns[impl][c] = timing_median(n, runs);
+			share[impl][c] = timing_median(sh, runs);
 		}
 	printf("\nprocesses adding +1 into one shared counter, Mops/s (wall), median of %u runs "
 	       "of %u ms, %ld CPUs, update path %s; 16 bytes per item per CPU:\n",
