@@ -180,21 +180,10 @@ static pthread_mutex_t *limit_lock_of(const struct pcpu_counter *c)
 	return &limit_locks[((uintptr_t)c >> 6) % LIMIT_LOCKS];
 }
 
-/* The rseq fence, asked for once: 1 ready, -1 not available, 0 not asked yet. */
-static int fence_ready;
-
 /* Does this counter have a far path (which the gate must then shut out)? */
 static bool has_far_path(const struct pcpu_counter *c)
 {
-	int ready = __atomic_load_n(&fence_ready, __ATOMIC_ACQUIRE);
-
-	if (!PCPU_ARCH_HAVE_RSEQ_ADD || c->mode != PCPU_CPU_RSEQ)
-		return false;
-	if (pcpu_unlikely(ready == 0)) {
-		ready = pcpu_cpu_fence_setup() == 0 ? 1 : -1;
-		__atomic_store_n(&fence_ready, ready, __ATOMIC_RELEASE);
-	}
-	return ready > 0;
+	return PCPU_ARCH_HAVE_RSEQ_ADD && c->mode == PCPU_CPU_RSEQ && pcpu_cpu_fence_setup() == 0;
 }
 
 /*
@@ -264,7 +253,7 @@ PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit,
 	if (amount == 0)
 		return true;
 	thresh = (uint64_t)LOAD(&c->thresh);
-	if (c->mode == PCPU_CPU_RSEQ && pcpu_policy_fast(amount, thresh) && has_far_path(c)) {
+	if (pcpu_policy_fast(amount, thresh) && has_far_path(c)) {
 		unsigned int spins = 0;
 
 		for (int tries = 0; tries < FAR_TRIES; tries++) {

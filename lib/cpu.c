@@ -214,7 +214,7 @@ void pcpu_cpu_disarm_rseq(void)
 #define FENCE_CMD_RSEQ (1 << 7)
 #define FENCE_CMD_REGISTER_RSEQ (1 << 8)
 
-static int fence_error = -ENOSYS;
+int pcpu_fence_state = PCPU_FENCE_UNKNOWN;
 static pthread_once_t fence_once = PTHREAD_ONCE_INIT;
 
 static long membarrier(int cmd)
@@ -225,21 +225,21 @@ static long membarrier(int cmd)
 static void setup_fence(void)
 {
 	long cmds = membarrier(FENCE_CMD_QUERY);
+	int state = 0;
 
 	if (cmds < 0)
-		fence_error = -errno;
+		state = -errno;
 	else if (!(cmds & FENCE_CMD_RSEQ))
-		fence_error = -ENOSYS;
+		state = -ENOSYS;
 	else if (membarrier(FENCE_CMD_REGISTER_RSEQ) != 0)
-		fence_error = -errno;
-	else
-		fence_error = 0;
+		state = -errno;
+	__atomic_store_n(&pcpu_fence_state, state, __ATOMIC_RELEASE);
 }
 
-int pcpu_cpu_fence_setup(void)
+int pcpu_cpu_fence_setup_once(void)
 {
 	pthread_once(&fence_once, setup_fence);
-	return fence_error;
+	return __atomic_load_n(&pcpu_fence_state, __ATOMIC_ACQUIRE);
 }
 
 void pcpu_cpu_fence(void)

@@ -42,7 +42,18 @@ void pcpu_cpu_disarm_rseq(void);
  * use the atomic path). pcpu_cpu_fence() must only be called after a
  * successful setup; it cannot fail then.
  */
-int pcpu_cpu_fence_setup(void);
+#define PCPU_FENCE_UNKNOWN 1
+extern int pcpu_fence_state; /* 0, a negative errno, or PCPU_FENCE_UNKNOWN */
+int pcpu_cpu_fence_setup_once(void);
+
+/* One load once set up: limited adds ask on every call. */
+static inline int pcpu_cpu_fence_setup(void)
+{
+	int state = __atomic_load_n(&pcpu_fence_state, __ATOMIC_ACQUIRE);
+
+	return pcpu_likely(state != PCPU_FENCE_UNKNOWN) ? state : pcpu_cpu_fence_setup_once();
+}
+
 void pcpu_cpu_fence(void);
 
 /*
