@@ -66,17 +66,21 @@ static int64_t cap_of(const struct pcpu_charge *ch)
 	return 2 * ch->half;
 }
 
-/* The stock a pair holds, whether a taker marked it or not. */
-static int64_t stock_of(const struct pcpu_charge *ch, const int64_t pair[2])
+/* mark + half - charged: the stock, or TAKEN below it once a taker marked it. */
+static int64_t marked_stock(const struct pcpu_charge *ch, const int64_t pair[2])
 {
-	int64_t s = (int64_t)((uint64_t)pair[1] + (uint64_t)ch->half - (uint64_t)pair[0]);
-
-	return s < -(TAKEN / 2) ? s + TAKEN : s;
+	return (int64_t)((uint64_t)pair[1] + (uint64_t)ch->half - (uint64_t)pair[0]);
 }
 
 static bool taken(const struct pcpu_charge *ch, const int64_t pair[2])
 {
-	return (int64_t)((uint64_t)pair[1] + (uint64_t)ch->half - (uint64_t)pair[0]) < -(TAKEN / 2);
+	return marked_stock(ch, pair) < -(TAKEN / 2);
+}
+
+/* The stock a pair holds, whether a taker marked it or not. */
+static int64_t stock_of(const struct pcpu_charge *ch, const int64_t pair[2])
+{
+	return marked_stock(ch, pair) + (taken(ch, pair) ? TAKEN : 0);
 }
 
 /*

@@ -188,8 +188,9 @@ static bool has_far_path(const struct pcpu_counter *c)
 
 /*
  * passes_limit() of read() with the bound as slack, or 0 (unsure) if a fold
- * was in flight: count may then be short of what a fold already took from
- * a slot, and that slot may have taken new adds since.
+ * or a threshold raise was in flight: count may then be short of what a
+ * fold already took from a slot (which may have taken new adds since), or
+ * adds may already hold more than the bound says.
  */
 static int certain(const struct pcpu_counter *c, int64_t limit, int64_t amount)
 {
