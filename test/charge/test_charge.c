@@ -327,6 +327,51 @@ PCPU_TEST(charge, a_forked_child_keeps_exact_usage_and_the_limit)
 	pcpu_charge_destroy(&ch);
 }
 
+/*
+ * A fork while another thread is taking the stocks back: the child has the
+ * stocks marked and the take's lock held by a thread it does not have. The
+ * state is made here as the take leaves it after its marking step (lib/
+ * charge.c: subtract TAKEN from the mark, hold ch.taking), then the fork.
+ */
+#define TAKEN (INT64_C(1) << 62)
+
+PCPU_TEST(charge, a_fork_in_the_middle_of_a_take_leaves_the_child_a_finished_take)
+{
+	struct pcpu_charge_slot *slot;
+	pid_t pid;
+	int status, cpu = pcpu_test_pin_first();
+
+	cr_assert_geq(cpu, 0);
+	init(1 << 20, 1 << 12);
+	cr_assert(pcpu_charge_try(&ch, 1000));
+	cr_assert_gt(stocks(), 0);
+	slot = (struct pcpu_charge_slot *)(void *)((char *)ch.slots + (size_t)cpu * PCPU_STRIDE);
+	slot->mark -= TAKEN; /* as the take's first step */
+	ch.taking = 1;
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* the take is finished: nothing marked, the lock free, nothing lost */
+		bool ok;
+
+		alarm(10); /* a take left held would make drain spin for ever */
+		ok = ch.taking == 0 && slot->mark + ch.half - slot->charged >= 0 &&
+			  pcpu_charge_usage(&ch) == 1000 &&
+			  pcpu_charge_reserved(&ch) <= 1 << 20;
+
+		pcpu_charge_drain(&ch);
+		ok = ok && pcpu_charge_reserved(&ch) == 1000 &&
+		     pcpu_charge_try(&ch, (1 << 20) - 1000) && !pcpu_charge_try(&ch, 1);
+		_exit(ok ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	slot->mark += TAKEN; /* the parent's take, finished by hand */
+	ch.taking = 0;
+	cr_assert_eq(pcpu_charge_usage(&ch), 1000);
+	pcpu_charge_destroy(&ch);
+}
+
 /* ---- many threads ------------------------------------------------------- */
 
 #define LIMIT (INT64_C(1) << 24)
