@@ -232,14 +232,15 @@ PCPU_EXPORT int pcpu_counter_init(struct pcpu_counter *c, int64_t value)
 	return pcpu_counter_init_opts(c, value, NULL);
 }
 
-PCPU_EXPORT int pcpu_counter_init_many(struct pcpu_counter *c, int64_t value, unsigned int n)
+PCPU_EXPORT int pcpu_counter_init_many_opts(struct pcpu_counter *c, int64_t value, unsigned int n,
+					    const struct pcpu_counter_options *opts)
 {
 	if (!c || n == 0)
 		return -EINVAL;
 	/* all or none: a failure leaves every element destroyable */
 	memset(c, 0, (size_t)n * sizeof(*c));
 	for (unsigned int i = 0; i < n; i++) {
-		int err = pcpu_counter_init(&c[i], value);
+		int err = pcpu_counter_init_opts(&c[i], value, opts);
 
 		if (err) {
 			pcpu_counter_destroy_many(c, i);
@@ -247,6 +248,11 @@ PCPU_EXPORT int pcpu_counter_init_many(struct pcpu_counter *c, int64_t value, un
 		}
 	}
 	return 0;
+}
+
+PCPU_EXPORT int pcpu_counter_init_many(struct pcpu_counter *c, int64_t value, unsigned int n)
+{
+	return pcpu_counter_init_many_opts(c, value, n, NULL);
 }
 
 PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c)
@@ -287,6 +293,16 @@ PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
 		sum += (uint64_t)__atomic_load_n(&slot_of(c, cpu)->value, __ATOMIC_ACQUIRE);
 	return (int64_t)sum;
+}
+
+PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t rhs)
+{
+	int64_t v;
+
+	if (!pcpu_counter_usable(c, "pcpu_counter_compare"))
+		return 0;
+	v = pcpu_counter_sum(c);
+	return (v > rhs) - (v < rhs);
 }
 
 /*

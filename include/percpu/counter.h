@@ -144,6 +144,15 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 PCPU_EXPORT int pcpu_counter_init_many(struct pcpu_counter *c, int64_t value, unsigned int n);
 
 /**
+ * Initialises the @p n counters of the array @p c to @p value with options
+ * (@p opts NULL means all defaults); all or none, as
+ * pcpu_counter_init_many(). @return 0; -EINVAL for NULL @p c, @p n == 0 or
+ * an option out of range; -ENOMEM. @since 0.3
+ */
+PCPU_EXPORT int pcpu_counter_init_many_opts(struct pcpu_counter *c, int64_t value, unsigned int n,
+					    const struct pcpu_counter_options *opts);
+
+/**
  * Destroys the @p n counters of the array @p c. Idempotent per counter;
  * NULL or 0 does nothing. @since 0.1
  */
@@ -261,6 +270,12 @@ PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c);
  */
 PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta);
 
+/*
+ * Internal to the headers: compare()'s precise answer, from sum(); a bad
+ * counter is reported as compare()'s misuse.
+ */
+PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t rhs);
+
 /**
  * Compares the value of @p c with @p rhs: -1, 0 or 1. Inline: answers from
  * read() and the bound when they cannot straddle @p rhs; otherwise from
@@ -268,19 +283,16 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
  */
 static inline int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
 {
-	int64_t v;
-
 	if (pcpu_likely(c != NULL && c->slots != NULL)) {
 		uint64_t bound = __atomic_load_n(&c->bound, __ATOMIC_RELAXED);
+		int64_t v = __atomic_load_n(&c->count, __ATOMIC_RELAXED);
 
-		v = __atomic_load_n(&c->count, __ATOMIC_RELAXED);
 		if (v > rhs && (uint64_t)v - (uint64_t)rhs > bound)
 			return 1;
 		if (v < rhs && (uint64_t)rhs - (uint64_t)v > bound)
 			return -1;
 	}
-	v = pcpu_counter_sum(c); /* reports a bad counter */
-	return (v > rhs) - (v < rhs);
+	return __pcpu_counter_compare_precise(c, rhs);
 }
 
 /**

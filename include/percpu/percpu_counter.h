@@ -3,26 +3,35 @@
  * @file percpu_counter.h
  * Drop-in for the Linux kernel's <linux/percpu_counter.h>: the same names,
  * signatures and semantics, so kernel-style code compiles once its include
- * line points here. percpu_counter_add() uses the elastic batch of
- * <percpu/counter.h>; percpu_counter_add_batch() honours the caller's batch.
+ * line points here.
+ *
+ * A counter behaves as the kernel's unless it was created elastic; the
+ * choice belongs to the counter, made at init, never to a call site:
+ * - percpu_counter_init() and percpu_counter_init_many() give the kernel's
+ *   fixed batch: percpu_counter_add() folds a CPU's local count once it
+ *   would reach percpu_counter_batch (read at init), so percpu_counter_read()
+ *   is within (percpu_counter_batch - 1) * CPUs of exact, as ext4's free
+ *   cluster watermark, the file table and flex_proportions assume, and
+ *   percpu_counter_compare() and limited_add() decide from that bound.
+ * - percpu_counter_init_elastic() and percpu_counter_init_many_elastic()
+ *   give the elastic batch of <percpu/counter.h>: the threshold grows with
+ *   the value (1/64 of it over all CPUs), so a large counter almost never
+ *   folds and read() may be that far off. For code that asks compare(),
+ *   limited_add() or sum() rather than trusting read().
+ * percpu_counter_add_batch() honours the caller's batch on either kind.
  *
  * Differences from the kernel, all on the safe side:
+ * - one threshold: an amount larger than the batch goes to the central
+ *   value with this CPU's local count, even if the local count would have
+ *   absorbed it (add_batch(c, 40, 64) then add_batch(c, -70, 64) reads -30
+ *   where the kernel reads 0: the read is exact, not further off);
  * - compare and limited_add decide from a true error bound (possible CPUs
- *   times the largest threshold in force) rather than batch * online CPUs;
+ *   times the largest batch in force) rather than batch * online CPUs;
  * - percpu_counter_sum() reads the slots without a lock and is exact at
  *   quiescence;
  * - init_many() with 0 counters and init() with a NULL counter return
  *   -EINVAL; the gfp argument is ignored.
  * Bad input otherwise behaves as described in <percpu/counter.h>.
- *
- * Kernel code that derives its own slack from percpu_counter_batch (ext4's
- * EXT4_FREECLUSTERS_WATERMARK = 4 * percpu_counter_batch * nr_cpu_ids
- * trusts percpu_counter_read() that far) relies on the kernel's fixed
- * batch, which the elastic batch does not keep on large values. For such
- * code define PERCPU_COUNTER_KERNEL_BATCH (before the include, or with
- * -DPERCPU_COUNTER_KERNEL_BATCH): percpu_counter_add() then folds at
- * percpu_counter_batch exactly as the kernel does. Code that asks
- * percpu_counter_compare() instead is right either way.
  *
  * The kernel types s64, s32, u32 and gfp_t and GFP_KERNEL are defined here
  * unless PERCPU_COUNTER_HAVE_KERNEL_TYPES is defined before the include.
@@ -30,6 +39,7 @@
 #ifndef PERCPU_PERCPU_COUNTER_H
 #define PERCPU_PERCPU_COUNTER_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -53,29 +63,78 @@ typedef unsigned int gfp_t;
 struct percpu_counter {
 	struct pcpu_counter pcpu;
 };
+/* init_many() hands an array of these to the native init_many_opts() */
+PCPU_STATIC_ASSERT(sizeof(struct percpu_counter) == sizeof(struct pcpu_counter),
+		   "struct percpu_counter is a struct pcpu_counter");
 
 /**
- * The default fixed batch, max(32, 2 * online CPUs): the counters' default
- * threshold floor, pcpu_counter_default_floor(). A read-only expression,
- * not a variable as in the kernel (which never lets callers write it
- * either). @since 0.1 (an expression since 0.2)
+ * The kernel's default batch, max(32, 2 * online CPUs), set when the
+ * library loads. A variable, as in the kernel: kernel code may take its
+ * address or derive slack from it. A counter created by percpu_counter_init()
+ * takes its batch from it then (values below 1 count as 1), so a write
+ * changes counters created afterwards only. @since 0.3 (an expression in 0.2)
  */
-#define percpu_counter_batch ((int)pcpu_counter_default_floor())
+PCPU_EXPORT extern int percpu_counter_batch;
 
-/** @return 0, -EINVAL (NULL) or -ENOMEM. @since 0.1 */
-static inline int percpu_counter_init(struct percpu_counter *fbc, s64 amount, gfp_t gfp)
+/** The batch of percpu_counter_add_local(): fold only past INT_MAX. @since 0.3 */
+#define PERCPU_COUNTER_LOCAL_BATCH INT_MAX
+
+/* Internal to the headers: @nr counters, fixed @batch or elastic (0). */
+static inline int __percpu_counter_init_many(struct percpu_counter *fbc, s64 amount,
+					     u32 nr_counters, int64_t batch)
 {
-	(void)gfp;
-	return pcpu_counter_init(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, amount);
+	struct pcpu_counter_options opts = { 0, 0, batch };
+
+	return pcpu_counter_init_many_opts(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, amount,
+					   nr_counters, &opts);
 }
 
-/** @return 0, -EINVAL (NULL or 0 counters) or -ENOMEM (none initialised). @since 0.1 */
+/* Internal to the headers: the fixed batch of a counter created now. */
+static inline int64_t __percpu_counter_default_batch(void)
+{
+	return percpu_counter_batch > 1 ? percpu_counter_batch : 1;
+}
+
+/**
+ * Initialises @p nr_counters counters of the array @p fbc with the kernel's
+ * fixed batch, percpu_counter_batch. All or none.
+ * @return 0, -EINVAL (NULL or 0 counters) or -ENOMEM (none initialised).
+ * @since 0.1 (fixed batch since 0.3)
+ */
 static inline int percpu_counter_init_many(struct percpu_counter *fbc, s64 amount, gfp_t gfp,
 					   u32 nr_counters)
 {
 	(void)gfp;
-	return pcpu_counter_init_many(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, amount,
-				      nr_counters);
+	return __percpu_counter_init_many(fbc, amount, nr_counters,
+					  __percpu_counter_default_batch());
+}
+
+/**
+ * Initialises @p fbc with the kernel's fixed batch, percpu_counter_batch.
+ * @return 0, -EINVAL (NULL) or -ENOMEM. @since 0.1 (fixed batch since 0.3)
+ */
+static inline int percpu_counter_init(struct percpu_counter *fbc, s64 amount, gfp_t gfp)
+{
+	return percpu_counter_init_many(fbc, amount, gfp, 1);
+}
+
+/**
+ * As percpu_counter_init_many(), but elastic: the threshold grows with the
+ * value, and read() is only as close as pcpu_counter_error_bound() says.
+ * @since 0.3
+ */
+static inline int percpu_counter_init_many_elastic(struct percpu_counter *fbc, s64 amount,
+						   gfp_t gfp, u32 nr_counters)
+{
+	(void)gfp;
+	return __percpu_counter_init_many(fbc, amount, nr_counters, 0);
+}
+
+/** As percpu_counter_init(), but elastic. @since 0.3 */
+static inline int percpu_counter_init_elastic(struct percpu_counter *fbc, s64 amount,
+					      gfp_t gfp)
+{
+	return percpu_counter_init_many_elastic(fbc, amount, gfp, 1);
 }
 
 /** Idempotent; NULL does nothing. @since 0.1 */
@@ -103,22 +162,18 @@ static inline void percpu_counter_add_batch(struct percpu_counter *fbc, s64 amou
 }
 
 /**
- * Elastic add; with PERCPU_COUNTER_KERNEL_BATCH defined, folds at
- * percpu_counter_batch as the kernel does. @since 0.1
+ * Adds at the counter's own batch: percpu_counter_batch as it was at init,
+ * or the elastic threshold of a counter created elastic. @since 0.1
  */
 static inline void percpu_counter_add(struct percpu_counter *fbc, s64 amount)
 {
-#ifdef PERCPU_COUNTER_KERNEL_BATCH
-	percpu_counter_add_batch(fbc, amount, percpu_counter_batch);
-#else
 	pcpu_counter_add(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, amount);
-#endif
 }
 
-/** Adds, folding only past INT32_MAX, as the kernel. @since 0.1 */
+/** Adds, folding only past PERCPU_COUNTER_LOCAL_BATCH, as the kernel. @since 0.1 */
 static inline void percpu_counter_add_local(struct percpu_counter *fbc, s64 amount)
 {
-	percpu_counter_add_batch(fbc, amount, INT32_MAX);
+	percpu_counter_add_batch(fbc, amount, PERCPU_COUNTER_LOCAL_BATCH);
 }
 
 /** @since 0.1 */

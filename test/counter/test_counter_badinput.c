@@ -87,6 +87,38 @@ MISUSE(limited_add_negative, cr_assert_not(pcpu_counter_limited_add(C, -10, -1))
 MISUSE(set, pcpu_counter_set(C, 5))
 MISUSE(fold_this_cpu, pcpu_counter_fold_this_cpu(C))
 
+/* compare() on a bad counter, with stderr sent to the pipe @arg */
+static int compare_on_null(void *arg)
+{
+	dup2(*(int *)arg, STDERR_FILENO);
+	return pcpu_counter_compare(null_counter(), 5) == 0 ? 0 : 1;
+}
+
+/*
+ * The message of an aborting build names the call that was misused, not
+ * the sum() that compare() answers from; a release build returns 0.
+ */
+PCPU_TEST(counter_badinput, compare_misuse_names_compare)
+{
+	char msg[256] = "";
+	int fds[2], status;
+	ssize_t n;
+
+	cr_assert_eq(pipe(fds), 0);
+	status = pcpu_test_in_child(compare_on_null, &fds[1], 10);
+	close(fds[1]);
+	n = read(fds[0], msg, sizeof(msg) - 1);
+	close(fds[0]);
+	msg[n > 0 ? n : 0] = '\0';
+	if (PCPU_TEST_MISUSE_SIGNAL) {
+		cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+		cr_assert(strstr(msg, "pcpu_counter_compare:") != NULL, "the message: %s", msg);
+	} else {
+		pcpu_test_assert_child_passed(status, "compare(NULL) returned 0");
+		cr_assert_eq(msg[0], '\0', "release builds print nothing: %s", msg);
+	}
+}
+
 /* ---- bad input that is not misuse -------------------------------------- */
 
 PCPU_TEST(counter_badinput, read_of_null_or_zero_filled_counter_returns_zero)

@@ -15,9 +15,8 @@
  * with percpu_counter_init_many(), as mm_init() does for rss_stat.
  *
  * ext4 trusts percpu_counter_read() to within EXT4_FREECLUSTERS_WATERMARK =
- * 4 * percpu_counter_batch * nr_cpu_ids, which only the kernel's fixed batch
- * keeps: so this file is built with -DPERCPU_COUNTER_KERNEL_BATCH, as
- * <percpu/percpu_counter.h> asks of such code (test/kernel/meson.build).
+ * 4 * percpu_counter_batch * nr_cpu_ids, which the kernel's fixed batch
+ * keeps: percpu_counter_init_many() gives it, with no flag.
  */
 #include <percpu/percpu_counter.h>
 #include "kshim.h"

@@ -3,8 +3,11 @@
  * The drop-in proof: kernel code compiled unchanged but for its include
  * lines (mm_util.c: overcommit accounting on vm_committed_as and shmem's
  * block accounting; fs_counters.c: ext4's free cluster counters and XFS's
- * free block counter), driven from one and from many threads, with exact
- * shadow accounting.
+ * free block counter), and code shaped after the kernel's (kernel_shapes.c:
+ * the file table's nr_files, flexible proportions), driven from one and
+ * from many threads hopping CPUs, with exact shadow accounting. Code that
+ * trusts percpu_counter_read() must decide as the kernel would: within
+ * (percpu_counter_batch - 1) per CPU.
  */
 #include "../counter/helpers.h"
 
@@ -16,6 +19,7 @@
 #include "arena.h"
 #include "kshim.h"
 #include "fs_counters.h"
+#include "kernel_shapes.h"
 #include "mm_util.h"
 
 #define NTHREADS 6
@@ -41,6 +45,39 @@ static void run_threads(int n, void *(*fn)(void *), void *args, size_t size)
 		cr_assert_eq(pthread_create(&t[i], NULL, fn, (char *)args + (size_t)i * size), 0);
 	for (int i = 0; i < n; i++)
 		cr_assert_eq(pthread_join(t[i], NULL), 0);
+}
+
+/*
+ * The kernel's promise for percpu_counter_read() of a counter updated with
+ * percpu_counter_add(): within percpu_counter_batch - 1 per CPU.
+ */
+static uint64_t kernel_read_slack(void)
+{
+	return (uint64_t)(percpu_counter_batch - 1) * pcpu_cpu_possible();
+}
+
+/* Moves the thread to the next CPU it may run on, every @every calls. */
+struct hopper {
+	int cpus[64];
+	int n, next;
+	long calls, every;
+};
+
+static struct hopper hopper(long every)
+{
+	struct hopper h = { .every = every };
+
+	h.n = pcpu_test_allowed_cpus(h.cpus, 64);
+	cr_assert_gt(h.n, 0);
+	return h;
+}
+
+static void hop(struct hopper *h)
+{
+	if (h->calls++ % h->every != 0)
+		return;
+	cr_assert(pcpu_test_pin(h->cpus[h->next]), "cannot move to CPU %d", h->cpus[h->next]);
+	h->next = (h->next + 1) % h->n;
 }
 
 /* ==== overcommit: __vm_enough_memory() on vm_committed_as =============== */
@@ -312,9 +349,9 @@ PCPU_TEST(kernel_style, ext4_claims_stop_at_the_root_reserve)
  * never further than percpu_counter_batch per CPU from exact. Here a CPU
  * frees and allocates clusters group by group (at most 32768 at a time, as
  * mballoc does) on a 4 TiB file system; the request is then checked
- * against the exact free count. fs_counters.c is built with
- * PERCPU_COUNTER_KERNEL_BATCH, which keeps that promise; with the elastic
- * add (the default) read would be 4 Mi clusters off and ext4 would say yes.
+ * against the exact free count. The counters of percpu_counter_init_many()
+ * keep the kernel's batch; elastic ones would read 4 Mi clusters off and
+ * ext4 would say yes.
  */
 PCPU_TEST(kernel_style, ext4_has_free_clusters_never_promises_clusters_that_are_not_free)
 {
@@ -417,6 +454,159 @@ PCPU_TEST(kernel_style, ext4_nonda_switch_triggers_near_exhaustion_only)
 	ext4_mb_mark_diskspace_used(&sbi, 1000000 - 100, true);
 	cr_assert_eq(ext4_nonda_switch(&sbi), 1, "below the watermark");
 	ext4_percpu_param_destroy(&sbi);
+}
+
+/*
+ * The case that ext4 with an elastic batch got wrong: one thread claiming one
+ * cluster at a time while it moves between CPUs, each CPU keeping its own
+ * dirty clusters unfolded. The kernel grants exactly what fits above the
+ * root reserve: its watermark covers what read() may lag.
+ */
+PCPU_TEST(kernel_style, ext4_claims_one_at_a_time_across_cpus_stop_exactly_at_the_reserve)
+{
+	const long total = 100000, reserved = 4096;
+	struct hopper h = hopper(pcpu_test_small() ? 64 : 3);
+	long claimed = 0;
+
+	ext4_mount((ext4_fsblk_t)total, (uint64_t)reserved);
+	for (;;) {
+		hop(&h);
+		if (ext4_claim_free_clusters(&sbi, 1, 0) != 0)
+			break;
+		claimed++;
+	}
+	cr_assert_eq(claimed, total - reserved, "granted %ld claims where %ld fit (read %lld)",
+		     claimed, total - reserved,
+		     (long long)percpu_counter_read(&sbi.s_dirtyclusters_counter));
+	cr_assert_eq(percpu_counter_sum(&sbi.s_dirtyclusters_counter), claimed);
+	cr_assert_leq(pcpu_test_distance(percpu_counter_read(&sbi.s_dirtyclusters_counter),
+					 claimed),
+		      kernel_read_slack());
+	ext4_percpu_param_destroy(&sbi);
+}
+
+/* ==== the file table: nr_files against file-max ========================== */
+
+/*
+ * alloc_empty_file() refuses once read() says max_files and the precise
+ * sum agrees; read() lags by at most the batch per CPU, so an unprivileged
+ * opener gets at most that many files past file-max.
+ */
+PCPU_TEST(kernel_style, file_table_opens_at_most_the_batch_per_cpu_past_file_max)
+{
+	const long max_files = pcpu_test_small() ? 100000 : 1000000;
+	struct hopper h = hopper(4096);
+	long opened = 0;
+
+	cr_assert_eq(files_init(), 0);
+	files_stat.max_files = (unsigned long)max_files;
+	for (;;) {
+		hop(&h);
+		if (alloc_empty_file(false) != 0)
+			break;
+		opened++;
+	}
+	cr_assert_geq(opened, max_files, "refused at %ld files", opened);
+	cr_assert_leq((uint64_t)(opened - max_files), kernel_read_slack(),
+		      "%ld files open past a file-max of %ld (the kernel allows %llu)",
+		      opened - max_files, max_files, (unsigned long long)kernel_read_slack());
+	cr_assert_eq(alloc_empty_file(true), 0, "a privileged opener may go past file-max");
+	opened++;
+	for (long i = 0; i < opened; i++) {
+		hop(&h);
+		file_free();
+	}
+	cr_assert_eq(get_nr_files(), 0);
+	cr_assert_eq(alloc_empty_file(false), 0);
+	file_free();
+	files_exit();
+}
+
+/* ==== flexible proportions ============================================== */
+
+#define FPROP_LOCALS 4
+
+struct fprop_writer {
+	struct fprop_global *p;
+	struct fprop_local_percpu *pl;
+	long events[FPROP_LOCALS]; /* the shadow tally */
+	long rounds;
+};
+
+/* local i gets i + 1 events in every 10 */
+static void *fprop_write(void *arg)
+{
+	struct fprop_writer *w = arg;
+	struct hopper h = hopper(1024);
+
+	for (long r = 0; r < w->rounds; r++) {
+		int i = r % 10 < 1 ? 0 : r % 10 < 3 ? 1 : r % 10 < 6 ? 2 : 3;
+
+		hop(&h);
+		__fprop_add_percpu(w->p, &w->pl[i], 1);
+		w->events[i]++;
+	}
+	return NULL;
+}
+
+/*
+ * Each local's fraction is its read() over the global read(): both within
+ * the kernel's slack of the shadow tallies, so the fractions are as close
+ * to exact as the kernel's, and after aging they still add up to at most 1
+ * plus that slack.
+ */
+PCPU_TEST(kernel_style, flex_proportions_are_as_close_to_exact_as_the_kernels)
+{
+	static struct fprop_global p;
+	static struct fprop_local_percpu pl[FPROP_LOCALS];
+	struct fprop_writer w[2];
+	long exact[FPROP_LOCALS] = { 0 }, global = 1;
+	uint64_t local_slack = (uint64_t)(fprop_batch() - 1) * pcpu_cpu_possible();
+	double total = 0, slack;
+
+	cr_assert_eq(fprop_global_init(&p), 0);
+	for (int i = 0; i < FPROP_LOCALS; i++)
+		cr_assert_eq(fprop_local_init_percpu(&pl[i]), 0);
+	for (int t = 0; t < 2; t++)
+		w[t] = (struct fprop_writer){ .p = &p, .pl = pl,
+					      .rounds = pcpu_test_iterations(400000) };
+	run_threads(2, fprop_write, w, sizeof(w[0]));
+	for (int i = 0; i < FPROP_LOCALS; i++) {
+		exact[i] = w[0].events[i] + w[1].events[i];
+		global += exact[i];
+	}
+	for (int i = 0; i < FPROP_LOCALS; i++) {
+		unsigned long num, den;
+
+		fprop_fraction_percpu(&p, &pl[i], &num, &den);
+		cr_assert_leq(pcpu_test_distance((int64_t)num, exact[i]), local_slack,
+			      "local %d reads %lu of %ld events", i, num, exact[i]);
+		cr_assert_leq(pcpu_test_distance((int64_t)den, global), kernel_read_slack(),
+			      "the global count reads %lu of %ld events", den, global);
+	}
+	cr_assert_leq(pcpu_test_distance(percpu_counter_read(&p.events), global),
+		      kernel_read_slack(), "the global count reads %lld of %ld events",
+		      (long long)percpu_counter_read(&p.events), global);
+
+	/* one period on: the global count halves at once, the locals when read */
+	cr_assert(fprop_new_period(&p, 1));
+	cr_assert_eq(percpu_counter_sum(&p.events), global >> 1);
+	cr_assert_leq(pcpu_test_distance(percpu_counter_read(&p.events), global >> 1),
+		      kernel_read_slack());
+	for (int i = 0; i < FPROP_LOCALS; i++) {
+		unsigned long num, den;
+
+		fprop_fraction_percpu(&p, &pl[i], &num, &den);
+		total += (double)num / (double)den;
+	}
+	/* each aged local is within twice its slack, the global within its own */
+	slack = (double)(FPROP_LOCALS * 2 * local_slack + kernel_read_slack()) /
+		(double)((global >> 1) - (long)kernel_read_slack());
+	cr_assert_leq(total, 1.0 + slack, "fractions add up to %f after aging", total);
+	cr_assert_geq(total, 1.0 - slack, "fractions add up to %f after aging", total);
+	for (int i = 0; i < FPROP_LOCALS; i++)
+		fprop_local_destroy_percpu(&pl[i]);
+	fprop_global_destroy(&p);
 }
 
 /* ==== XFS ================================================================= */

@@ -29,11 +29,6 @@ TestSuite(percpu_counter, .fini = teardown, .timeout = 30);
 /* own_types.c: the header under PERCPU_COUNTER_HAVE_KERNEL_TYPES */
 long long own_types_roundtrip(long long v);
 
-/* kernel_batch.c: percpu_counter_add() etc. under PERCPU_COUNTER_KERNEL_BATCH */
-void kernel_batch_add(struct percpu_counter *fbc, s64 amount);
-void kernel_batch_sub(struct percpu_counter *fbc, s64 amount);
-void kernel_batch_inc(struct percpu_counter *fbc);
-
 PCPU_TEST(percpu_counter, kernel_types_have_the_kernel_sizes)
 {
 	s64 a = -1;
@@ -60,6 +55,35 @@ PCPU_TEST(percpu_counter, batch_is_the_kernels_default)
 	int online = (int)pcpu_cpu_online();
 
 	cr_assert_eq(percpu_counter_batch, online * 2 > 32 ? online * 2 : 32);
+}
+
+/* Kernel code takes its address (a module parameter, a sysctl table). */
+PCPU_TEST(percpu_counter, batch_is_an_int_variable_read_at_init)
+{
+	int *batch = &percpu_counter_batch;
+	int saved = *batch;
+	struct percpu_counter before;
+
+	cr_assert_eq(percpu_counter_init(&before, 0, GFP_KERNEL), 0);
+	*batch = 100;
+	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
+	*batch = saved;
+	pcpu_test_pin_first();
+	for (int i = 0; i < 99; i++) {
+		percpu_counter_inc(&fbc);
+		percpu_counter_inc(&before);
+	}
+	cr_assert_eq(percpu_counter_read(&fbc), 0, "a counter created at batch 100 folded early");
+	cr_assert_eq(percpu_counter_read(&before) % saved, 0);
+	cr_assert_gt(percpu_counter_read(&before), 0, "the counter created before kept its batch");
+	percpu_counter_inc(&fbc);
+	cr_assert_eq(percpu_counter_read(&fbc), 100, "did not fold at batch 100");
+	percpu_counter_destroy(&before);
+}
+
+PCPU_TEST(percpu_counter, local_batch_is_int_max)
+{
+	cr_assert_eq(PERCPU_COUNTER_LOCAL_BATCH, INT_MAX);
 }
 
 PCPU_TEST(percpu_counter, init_sets_the_value_and_ignores_gfp)
@@ -143,53 +167,109 @@ PCPU_TEST(percpu_counter, set_drops_pending_deltas)
 	cr_assert_eq(percpu_counter_sum(&fbc), 1000);
 }
 
-PCPU_TEST(percpu_counter, add_is_elastic)
-{
-	cr_assert_eq(percpu_counter_init(&fbc, GiB, GFP_KERNEL), 0);
-	for (int i = 0; i < 1000; i++) {
-		percpu_counter_add(&fbc, 4096);
-		percpu_counter_add(&fbc, -4096);
-	}
-	cr_assert_eq(percpu_counter_read(&fbc), GiB, "4 KiB pairs on 1 GiB folded");
-	percpu_counter_add(&fbc, 12);
-	cr_assert_eq(percpu_counter_sum(&fbc), GiB + 12);
-}
-
 /*
- * With PERCPU_COUNTER_KERNEL_BATCH, percpu_counter_add() keeps the kernel's
- * promise whatever the value: a CPU folds once its local count reaches
- * percpu_counter_batch, all of it, so read is never further than
- * percpu_counter_batch - 1 per CPU from exact.
+ * The kernel's promise, whatever the value: a CPU folds once its local count
+ * would reach percpu_counter_batch, all of it, so read is never further
+ * than percpu_counter_batch - 1 per CPU from exact.
  */
-PCPU_TEST(percpu_counter, kernel_batch_add_folds_at_percpu_counter_batch_on_a_big_value)
+PCPU_TEST(percpu_counter, add_folds_at_percpu_counter_batch_on_a_big_value)
 {
 	s64 batch = percpu_counter_batch;
 
 	cr_assert_eq(percpu_counter_init(&fbc, GiB, GFP_KERNEL), 0);
 	pcpu_test_pin_first();
-	kernel_batch_sub(&fbc, batch - 1);
+	percpu_counter_sub(&fbc, batch - 1);
 	cr_assert_eq(percpu_counter_read(&fbc), GiB, "folded below the batch");
-	kernel_batch_sub(&fbc, 1);
+	percpu_counter_sub(&fbc, 1);
 	cr_assert_eq(percpu_counter_read(&fbc), GiB - batch, "did not fold at the batch");
 	for (int i = 0; i < 1000; i++) {
-		kernel_batch_add(&fbc, 4096);
+		percpu_counter_add(&fbc, 4096);
 		cr_assert_leq(pcpu_test_distance(percpu_counter_read(&fbc),
 						 percpu_counter_sum(&fbc)),
 			      (uint64_t)(batch - 1));
 	}
 	for (s64 i = 0; i < batch; i++)
-		kernel_batch_inc(&fbc);
+		percpu_counter_inc(&fbc);
 	cr_assert_eq(percpu_counter_sum(&fbc), GiB + 4096000);
 }
 
-/* The contrast: the elastic add keeps far more than the batch on 1 GiB. */
-PCPU_TEST(percpu_counter, elastic_add_keeps_more_than_the_batch_on_a_big_value)
+/* So are the counters of init_many(). */
+PCPU_TEST(percpu_counter, init_many_gives_the_kernels_batch_too)
 {
-	cr_assert_eq(percpu_counter_init(&fbc, GiB, GFP_KERNEL), 0);
+	struct percpu_counter many[2];
+	s64 batch = percpu_counter_batch;
+
+	cr_assert_eq(percpu_counter_init_many(many, GiB, GFP_KERNEL, 2), 0);
 	pcpu_test_pin_first();
+	for (int i = 0; i < 2; i++) {
+		percpu_counter_sub(&many[i], batch);
+		cr_assert_eq(percpu_counter_read(&many[i]), GiB - batch);
+	}
+	percpu_counter_destroy_many(many, 2);
+}
+
+/*
+ * The tight kernel bound, (batch - 1) per CPU, not the elastic one: compare
+ * and limited_add go precise only that near.
+ */
+PCPU_TEST(percpu_counter, error_bound_of_a_kernel_counter_is_the_batch_per_cpu)
+{
+	uint64_t tight = (uint64_t)(percpu_counter_batch - 1) * pcpu_cpu_possible();
+
+	cr_assert_eq(percpu_counter_init(&fbc, GiB, GFP_KERNEL), 0);
+	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), tight);
+	percpu_counter_add(&fbc, GiB);
+	percpu_counter_sub(&fbc, 12345);
+	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), tight);
+}
+
+/*
+ * The one-threshold rule (percpu_counter.h): an amount over the batch goes
+ * to the central value with the local count, where the kernel would keep
+ * -30 local. The read is exact, so no kernel check is misled.
+ */
+PCPU_TEST(percpu_counter, an_amount_over_the_batch_folds_the_local_count_with_it)
+{
+	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
+	pcpu_test_pin_first();
+	percpu_counter_add_batch(&fbc, 40, 64);
+	cr_assert_eq(percpu_counter_read(&fbc), 0);
+	percpu_counter_add_batch(&fbc, -70, 64);
+	cr_assert_eq(percpu_counter_read(&fbc), -30);
+	cr_assert_eq(percpu_counter_sum(&fbc), -30);
+}
+
+PCPU_TEST(percpu_counter, init_elastic_gives_the_elastic_batch)
+{
+	cr_assert_eq(percpu_counter_init_elastic(&fbc, GiB, GFP_KERNEL), 0);
+	pcpu_test_pin_first();
+	for (int i = 0; i < 1000; i++) {
+		percpu_counter_add(&fbc, 4096);
+		percpu_counter_add(&fbc, -4096);
+	}
+	cr_assert_eq(percpu_counter_read(&fbc), GiB, "4 KiB pairs on 1 GiB folded");
 	percpu_counter_sub(&fbc, 100 * (s64)percpu_counter_batch);
-	cr_assert_eq(percpu_counter_read(&fbc), GiB);
+	cr_assert_eq(percpu_counter_read(&fbc), GiB, "the elastic add folded at the batch");
 	cr_assert_eq(percpu_counter_sum(&fbc), GiB - 100 * (s64)percpu_counter_batch);
+	cr_assert_gt(pcpu_counter_error_bound(&fbc.pcpu),
+		     (uint64_t)percpu_counter_batch * pcpu_cpu_possible());
+}
+
+PCPU_TEST(percpu_counter, init_many_elastic_initialises_every_counter_elastic)
+{
+	struct percpu_counter many[3];
+
+	cr_assert_eq(percpu_counter_init_many_elastic(many, GiB, GFP_KERNEL, 3), 0);
+	pcpu_test_pin_first();
+	for (int i = 0; i < 3; i++) {
+		percpu_counter_sub(&many[i], 10 * (s64)percpu_counter_batch);
+		cr_assert_eq(percpu_counter_read(&many[i]), GiB);
+		cr_assert_eq(percpu_counter_sum(&many[i]), GiB - 10 * (s64)percpu_counter_batch);
+	}
+	percpu_counter_destroy_many(many, 3);
+	cr_assert_eq(percpu_counter_init_many_elastic(NULL, 0, GFP_KERNEL, 3), -EINVAL);
+	cr_assert_eq(percpu_counter_init_many_elastic(many, 0, GFP_KERNEL, 0), -EINVAL);
+	cr_assert_eq(percpu_counter_init_elastic(NULL, 0, GFP_KERNEL), -EINVAL);
 }
 
 PCPU_TEST(percpu_counter, add_batch_stays_local_below_the_batch)
