@@ -115,7 +115,7 @@ PCPU_STATIC_ASSERT(offsetof(struct pcpu_counter, seq) == FAR_SEQ_OFFSET, "seq mo
 		"addq %[amount], (%[cpu0], %[offset])\n\t"                         \
 		PCPU_RSEQ_ASM_END                                                  \
 		: [offset] "=&r"(offset), [room] "=&r"(room), [seq] "=&r"(seq)     \
-		: [rseq] "r"(__rseq_offset), [cpu0] "r"(&c->slots->value),         \
+		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(&c->slots->value),         \
 		  [c] "r"(c), [limit] "r"(limit), [amount] "r"(amount),            \
 		  [bias] "r"((uint64_t)amount + thresh), [span] "r"(2 * thresh)    \
 		: "memory", "cc"                                                   \

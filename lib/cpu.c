@@ -19,6 +19,7 @@
 #include "cpu_internal.h"
 #include "misuse.h"
 #include "pair.h"
+#include "rseq_area.h"
 
 /*
  * Two things are set up once, separately: the CPU counts (whenever first
@@ -86,11 +87,7 @@ static enum pcpu_cpu_mode choose_mode(void)
 
 	if (force && *force && strcmp(force, "0") != 0)
 		return PCPU_CPU_ATOMIC;
-#if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (__rseq_size > 0 && pcpu_arch_rseq_cpu_id() >= 0)
-		return PCPU_CPU_RSEQ;
-#endif
-	return PCPU_CPU_ATOMIC;
+	return pcpu_rseq_area_setup() != PCPU_RSEQ_NONE ? PCPU_CPU_RSEQ : PCPU_CPU_ATOMIC;
 }
 
 static void setup_counts(void)
@@ -118,7 +115,11 @@ PCPU_EXPORT enum pcpu_cpu_mode pcpu_cpu_setup(void)
 
 PCPU_EXPORT int pcpu_cpu_current(void)
 {
-	int cpu = sched_getcpu();
+	int cpu;
+
+	/* every slow path asks: a thread's first one registers its rseq area */
+	pcpu_rseq_area_register();
+	cpu = sched_getcpu();
 
 	/* a CPU number the arena has no stride for must never be used */
 	if (cpu < 0 || (unsigned int)cpu >= cpu_possible())
@@ -201,12 +202,7 @@ void pcpu_misuse_abort(const char *call, const char *what)
  */
 void pcpu_cpu_disarm_rseq(void)
 {
-#if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (__rseq_size > 0)
-		__atomic_store_n((uint64_t *)(void *)((char *)__builtin_thread_pointer() +
-						      __rseq_offset + PCPU_RSEQ_CS_OFFSET),
-				 0, __ATOMIC_RELAXED);
-#endif
+	pcpu_rseq_area_disarm();
 }
 
 /* membarrier(2)'s commands, as <linux/membarrier.h> numbers them (Linux 5.10) */

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -246,6 +248,16 @@ static inline int pcpu_test_in_child(int (*fn)(void *arg), void *arg, unsigned i
 		cr_assert_eq(WEXITSTATUS(pt_st_), 0, "%s: check %d failed in the child", \
 			     (what), WEXITSTATUS(pt_st_));                               \
 	} while (0)
+
+/*
+ * Whether the kernel serves rseq(2) to this process (not valgrind, not
+ * qemu-user): a registration with a bad length fails with EINVAL (or EBUSY
+ * style errors), not ENOSYS.
+ */
+static inline bool pcpu_test_kernel_has_rseq(void)
+{
+	return syscall(SYS_rseq, NULL, 0, 0, 0) != 0 && errno != ENOSYS;
+}
 
 /* |a - b|, exact for any two int64_t. */
 static inline uint64_t pcpu_test_distance(int64_t a, int64_t b)

@@ -58,10 +58,6 @@
 #if defined(__x86_64__)
 #include <sys/user.h>
 #endif
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-#include <sys/rseq.h>
-#define FOLD_RACES_HAVE_RSEQ 1
-#endif
 
 #include <percpu/counter.h>
 #include <percpu/registry.h>
@@ -348,13 +344,9 @@ __attribute__((unused)) static void child_main(void)
 		    pcpu_counter_read(&c) != 0)
 			_exit(14);
 	}
-#if FOLD_RACES_HAVE_RSEQ
-	if (__rseq_size > 0) {
-		uintptr_t tp;
-
-		__asm__("movq %%fs:0, %0" : "=r"(tp));
-		page->rseq_area = tp + (uintptr_t)__rseq_offset;
-	}
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	if (pcpu_cpu_setup() == PCPU_CPU_RSEQ)
+		page->rseq_area = (uintptr_t)__builtin_thread_pointer() + (uintptr_t)__pcpu_rseq_offset;
 #endif
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
 		_exit(15);

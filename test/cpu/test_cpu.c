@@ -149,7 +149,8 @@ PCPU_TEST(cpu, force_fallback_zero_or_empty_does_not_force)
 	setenv("PCPU_FORCE_FALLBACK", "0", 1);
 #if PCPU_ARCH_HAVE_RSEQ_ADD
 	if (!pcpu_test_small()) /* valgrind has no rseq */
-		cr_assert_eq(pcpu_cpu_setup(), __rseq_size > 0 ? PCPU_CPU_RSEQ : PCPU_CPU_ATOMIC);
+		cr_assert_eq(pcpu_cpu_setup(),
+			     pcpu_test_kernel_has_rseq() ? PCPU_CPU_RSEQ : PCPU_CPU_ATOMIC);
 #endif
 	cr_assert_neq(pcpu_cpu_setup(), PCPU_CPU_UNSET);
 }

@@ -23,10 +23,10 @@
 
 #include "pcpu_test.h"
 
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-#include <sys/rseq.h>
-#define HAVE_GLIBC_RSEQ 1
-#endif
+#include "rseq_area.h"
+
+/* glibc's, weak: absent before 2.35 and on other libcs */
+extern const unsigned int __rseq_size __attribute__((weak));
 
 static struct pcpu_counter counter;
 
@@ -71,11 +71,17 @@ PCPU_TEST(rseq, update_path_is_the_one_the_environment_asks_for)
 		cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
 		return;
 	}
-#if PCPU_ARCH_HAVE_RSEQ_ADD && defined(HAVE_GLIBC_RSEQ)
-	if (__rseq_size > 0)
-		cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_RSEQ, "rseq is registered but not used");
-	else
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	if (!pcpu_test_kernel_has_rseq()) {
 		cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
+		return;
+	}
+	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_RSEQ, "the kernel has rseq but it is not used");
+	/* glibc's registration where it made one, the library's own otherwise */
+	if (&__rseq_size != NULL && __rseq_size > 0)
+		cr_assert_eq(pcpu_rseq_area_owner(), PCPU_RSEQ_LIBC);
+	else
+		cr_assert_eq(pcpu_rseq_area_owner(), PCPU_RSEQ_OWN);
 #else
 	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
 #endif

@@ -4,7 +4,8 @@
  * include/rseq/arch/x86/bits.h.
  *
  * The critical section reads the current CPU number from the thread's rseq
- * area (registered by glibc >= 2.35), turns it into that CPU's stride and
+ * area (glibc's, where glibc >= 2.35 registered one, or else the library's
+ * own: lib/cpu.c), turns it into that CPU's stride and
  * adds to the slot there. The add is the committing instruction: if the
  * thread is preempted, migrated or signalled before it, the kernel restarts
  * the sequence at the abort handler, which simply tries again. No atomic
@@ -18,20 +19,27 @@
 
 #include <percpu/common.h>
 
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)) && \
-	((defined(__clang__) && __clang_major__ >= 11) || \
-	 (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
-
-#include <sys/rseq.h>
+#if (defined(__clang__) && __clang_major__ >= 11) || \
+	(!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11)
 
 #define PCPU_ARCH_HAVE_RSEQ_ADD 1
 
 /*
- * Offsets in struct rseq (linux/rseq.h), as the asm needs them: cpu_id and
- * rseq_cs. Checked against the header below.
+ * Offsets in struct rseq (linux/rseq.h, a kernel ABI), as the asm needs
+ * them: cpu_id and rseq_cs (test/rseq checks them against the kernel's
+ * header). The signature before every abort handler, as glibc registers it.
  */
 #define PCPU_RSEQ_CPU_ID_OFFSET 4
 #define PCPU_RSEQ_CS_OFFSET 8
+#define PCPU_RSEQ_SIG 0x53053053
+
+/*
+ * Internal to the headers: where this thread's rseq area lies from the
+ * thread pointer (the same in every thread): glibc's __rseq_offset, or the
+ * library's own area where libc registered none. Set by pcpu_cpu_setup()
+ * before any object takes the rseq path.
+ */
+PCPU_EXPORT extern long __pcpu_rseq_offset;
 #define PCPU_ARCH_STR_(x) #x
 #define PCPU_ARCH_STR(x) PCPU_ARCH_STR_(x)
 
@@ -71,7 +79,7 @@
 	"2:\n\t"                                                           \
 	".pushsection __rseq_failure, \"ax\"\n\t"                         \
 	".byte 0x0f, 0xb9, 0x3d\n\t"                                       \
-	".long 0x53053053\n\t"                                             \
+	".long " PCPU_ARCH_STR(PCPU_RSEQ_SIG) "\n\t"                        \
 	"4:\n\t"                                                           \
 	"jmp %l[abort]\n\t"                                                \
 	".popsection\n\t"
@@ -91,7 +99,7 @@ retry:
 		"addq %[amount], (%[cpu0], %[offset])\n\t"
 		PCPU_RSEQ_ASM_END
 		: [offset] "=&r"(offset)
-		: [rseq] "r"(__rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount)
+		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount)
 		: "memory", "cc"
 		: abort, unregistered);
 	return offset;
@@ -129,7 +137,7 @@ retry:
 		"addq %[amount], (%[cpu0], %[offset])\n\t"
 		PCPU_RSEQ_ASM_END
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
-		: [rseq] "r"(__rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount),
+		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount),
 		  [bias] "r"((uint64_t)amount + limit), [span] "r"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
@@ -168,7 +176,7 @@ retry:
 		"addl %[amount], (%[cpu0], %[offset])\n\t"
 		PCPU_RSEQ_ASM_END
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
-		: [rseq] "r"(__rseq_offset), [cpu0] "r"(cpu0), [amount] "ir"(amount),
+		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "ir"(amount),
 		  [bias] "ir"((uint32_t)amount + limit), [span] "ir"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
@@ -181,22 +189,6 @@ over:
 	return -2;
 }
 
-/* The CPU number in this thread's rseq area; negative if not registered. */
-static inline int32_t pcpu_arch_rseq_cpu_id(void)
-{
-	int32_t cpu;
-
-	__asm__ __volatile__("movl %%fs:" PCPU_ARCH_STR(PCPU_RSEQ_CPU_ID_OFFSET) "(%[rseq]), %[cpu]"
-			     : [cpu] "=r"(cpu)
-			     : [rseq] "r"(__rseq_offset));
-	return cpu;
-}
-
-PCPU_STATIC_ASSERT(PCPU_RSEQ_CPU_ID_OFFSET == __builtin_offsetof(struct rseq, cpu_id),
-	       "struct rseq: cpu_id moved");
-PCPU_STATIC_ASSERT(PCPU_RSEQ_CS_OFFSET == __builtin_offsetof(struct rseq, rseq_cs),
-	       "struct rseq: rseq_cs moved");
-
-#endif /* glibc >= 2.35 and asm goto with outputs */
+#endif /* asm goto with outputs */
 
 #endif /* PERCPU_ARCH_X86_64_H */
