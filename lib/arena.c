@@ -607,6 +607,12 @@ void pcpu_arena_fork_child(void)
 	pthread_mutex_init(&arena_lock, NULL);
 }
 
+/*
+ * The test hooks, in the test suite's internal library only (lib/meson.build:
+ * PCPU_TEST_HOOKS); the installed libraries do not carry them.
+ */
+#ifdef PCPU_TEST_HOOKS
+
 void pcpu_arena_fail_after(long successes)
 {
 	pthread_mutex_lock(&arena_lock);
@@ -640,3 +646,5 @@ unsigned int pcpu_arena_debug_chunks(void)
 	pthread_mutex_unlock(&arena_lock);
 	return n;
 }
+
+#endif /* PCPU_TEST_HOOKS */

@@ -225,7 +225,9 @@ PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *pub)
 	free_set(s);
 }
 
-/* Test-only accessors. */
+/* Test-only accessors: in the suite's internal library only. */
+#ifdef PCPU_TEST_HOOKS
+
 
 int32_t pcpu_stat_debug_pending(const struct pcpu_stat *pub, unsigned int item, unsigned int cpu)
 {
@@ -263,3 +265,5 @@ const int64_t *pcpu_stat_debug_line_words(const struct pcpu_stat *pub, unsigned 
 {
 	return &set_of(pub)->central[(size_t)line * LINE_WORDS];
 }
+
+#endif /* PCPU_TEST_HOOKS */
