@@ -53,18 +53,52 @@
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
 /*
+ * 128-bit two's complement arithmetic, enough for value + amount +- slack
+ * without overflow, on targets without __int128 too (hi stays within +-2).
+ */
+struct wide {
+	int64_t hi;
+	uint64_t lo;
+};
+
+static struct wide wide_of(int64_t v)
+{
+	return (struct wide){ v < 0 ? -1 : 0, (uint64_t)v };
+}
+
+static struct wide wide_add(struct wide a, struct wide b)
+{
+	uint64_t lo = a.lo + b.lo;
+
+	return (struct wide){ a.hi + b.hi + (lo < a.lo), lo };
+}
+
+static struct wide wide_sub(struct wide a, struct wide b)
+{
+	return (struct wide){ a.hi - b.hi - (a.lo < b.lo), a.lo - b.lo };
+}
+
+/* -1, 0 or 1 as @a compares with @b */
+static int wide_cmp(struct wide a, struct wide b)
+{
+	if (a.hi != b.hi)
+		return a.hi < b.hi ? -1 : 1;
+	return (a.lo > b.lo) - (a.lo < b.lo);
+}
+
+/*
  * Would @value + @amount pass @limit? @slack is how far @value may be from
  * exact: returns 1 (certainly passes), -1 (certainly not) or 0 (unsure).
  */
 static int passes_limit(int64_t value, uint64_t slack, int64_t limit, int64_t amount)
 {
-	__extension__ typedef __int128 s128;
-	s128 lo = (s128)value + amount - (s128)slack;
-	s128 hi = (s128)value + amount + (s128)slack;
+	struct wide sum = wide_add(wide_of(value), wide_of(amount)), s = { 0, slack };
+	int lo = wide_cmp(wide_sub(sum, s), wide_of(limit));
+	int hi = wide_cmp(wide_add(sum, s), wide_of(limit));
 
 	if (amount > 0)
-		return lo > limit ? 1 : hi <= limit ? -1 : 0;
-	return hi < limit ? 1 : lo >= limit ? -1 : 0;
+		return lo > 0 ? 1 : hi <= 0 ? -1 : 0;
+	return hi < 0 ? 1 : lo >= 0 ? -1 : 0;
 }
 
 /* ---- the far path ------------------------------------------------------- */
@@ -78,48 +112,13 @@ enum far_result {
 
 #if PCPU_ARCH_HAVE_RSEQ_ADD
 
-#define FAR_COUNT_OFFSET 0
-#define FAR_BOUND_OFFSET 24
-#define FAR_SEQ_OFFSET 68
-PCPU_STATIC_ASSERT(offsetof(struct pcpu_counter, count) == FAR_COUNT_OFFSET, "count moved");
-PCPU_STATIC_ASSERT(offsetof(struct pcpu_counter, bound) == FAR_BOUND_OFFSET, "bound moved");
-PCPU_STATIC_ASSERT(offsetof(struct pcpu_counter, seq) == FAR_SEQ_OFFSET, "seq moved");
-
-/*
- * The sequence. @ROOM turns %[room] = count - limit into the room in the
- * amount's direction (nothing for amounts below 0; a negation for amounts
- * above). Overflow anywhere is "no room": the precise path decides then.
- */
-#define FAR_ASM(ROOM)                                                              \
-	__asm__ __volatile__ goto(                                                 \
-		PCPU_RSEQ_ASM_BEGIN                                                \
-		"movl " PCPU_ARCH_STR(FAR_SEQ_OFFSET) "(%[c]), %k[seq]\n\t"        \
-		"testl $0xffff, %k[seq]\n\t"                                       \
-		"jnz %l[busy]\n\t"                                                 \
-		"movq " PCPU_ARCH_STR(FAR_COUNT_OFFSET) "(%[c]), %[room]\n\t"      \
-		"subq %[limit], %[room]\n\t"                                       \
-		"jo %l[no_room]\n\t"                                               \
-		ROOM                                                               \
-		"js %l[no_room]\n\t"                                               \
-		"cmpq " PCPU_ARCH_STR(FAR_BOUND_OFFSET) "(%[c]), %[room]\n\t"      \
-		"jb %l[no_room]\n\t"                                               \
-		/* the plain add's check: value - mark + amount within thresh */    \
-		"movq (%[cpu0], %[offset]), %[room]\n\t"                           \
-		"subq 8(%[cpu0], %[offset]), %[room]\n\t"                          \
-		"addq %[bias], %[room]\n\t"                                        \
-		"cmpq %[span], %[room]\n\t"                                        \
-		"ja %l[full]\n\t"                                                  \
-		/* last, after the slot: a fold of it since the first read shows */ \
-		"cmpl " PCPU_ARCH_STR(FAR_SEQ_OFFSET) "(%[c]), %k[seq]\n\t"        \
-		"jne %l[busy]\n\t"                                                 \
-		"addq %[amount], (%[cpu0], %[offset])\n\t"                         \
-		PCPU_RSEQ_ASM_END                                                  \
-		: [offset] "=&r"(offset), [room] "=&r"(room), [seq] "=&r"(seq)     \
-		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(&c->slots->value),         \
-		  [c] "r"(c), [limit] "r"(limit), [amount] "r"(amount),            \
-		  [bias] "r"((uint64_t)amount + thresh), [span] "r"(2 * thresh)    \
-		: "memory", "cc"                                                   \
-		: abort, unregistered, busy, no_room, full)
+/* The sequence (arch/x86_64.h), over the counter's fields. */
+#define FAR_ASM(ROOM)                                                                      \
+	PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c, offsetof(struct pcpu_counter, count),           \
+				 offsetof(struct pcpu_counter, bound),                     \
+				 offsetof(struct pcpu_counter, seq), COUNTER_SEQ_GEN - 1, \
+				 &c->slots->value, limit, amount, thresh, offset, room, seq, \
+				 abort, unregistered, busy, no_room, full)
 
 /* The far path, for |amount| <= thresh, the counter's threshold. */
 static enum far_result far_add(struct pcpu_counter *c, int64_t limit, int64_t amount,
@@ -131,9 +130,9 @@ static enum far_result far_add(struct pcpu_counter *c, int64_t limit, int64_t am
 
 retry:
 	if (amount > 0)
-		FAR_ASM("negq %[room]\n\tjo %l[no_room]\n\t");
+		FAR_ASM(PCPU_ARCH_GATED_ROOM_UP);
 	else
-		FAR_ASM("");
+		FAR_ASM(PCPU_ARCH_GATED_ROOM_DOWN);
 	return FAR_ADDED;
 abort:
 	goto retry;

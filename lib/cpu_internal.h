@@ -63,9 +63,7 @@ void pcpu_cpu_fence(void);
 static inline void pcpu_relax(unsigned int *spins)
 {
 	if (++*spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
+		pcpu_arch_relax();
 		return;
 	}
 	sched_yield();

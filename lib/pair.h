@@ -4,15 +4,29 @@
  * one operation by which anyone but a CPU's own fast path changes a counter
  * slot. Swapping both halves together is what makes a stale folder fail: it
  * read the value before an add landed, so its expected pair no longer
- * matches. On x86_64 it is cmpxchg16b in inline asm: the builtins would
- * need -mcx16 or libatomic, and ThreadSanitizer's emulation of 16-byte
- * atomics takes a lock that a plain rseq add does not respect.
+ * matches. The architecture's lock-free one (pcpu_arch_cas_pair()) where it
+ * has one; elsewhere (i386, armhf, riscv64, ...) an emulation under a lock
+ * (lib/pair_lock.c), which serialises the swaps of one process only: so
+ * there, shared segments, whose pairs other processes swap, are refused.
  */
 #ifndef PCPU_LIB_PAIR_H
 #define PCPU_LIB_PAIR_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <percpu/arch.h>
+
+/*
+ * Whether the swap is lock-free, so that processes sharing the pairs may
+ * swap them too.
+ */
+#define PCPU_PAIR_LOCK_FREE PCPU_ARCH_HAVE_CAS_PAIR
+
+#if !PCPU_ARCH_HAVE_CAS_PAIR
+/* The emulation: under a lock striped by address, with signals blocked. */
+bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int64_t mark);
+#endif
 
 /*
  * If the pair at @pair (16-byte aligned) holds {expected[0], expected[1]},
@@ -21,32 +35,10 @@
  */
 static inline bool pcpu_pair_cas(int64_t *pair, int64_t expected[2], int64_t value, int64_t mark)
 {
-#if defined(__x86_64__)
-	bool ok;
-
-	__asm__ __volatile__("lock cmpxchg16b %[mem]"
-			     : [mem] "+m"(*(int64_t(*)[2])pair), "=@ccz"(ok),
-			       "+a"(expected[0]), "+d"(expected[1])
-			     : "b"(value), "c"(mark)
-			     : "memory");
-	return ok;
+#if PCPU_ARCH_HAVE_CAS_PAIR
+	return pcpu_arch_cas_pair(pair, expected, value, mark);
 #else
-	/*
-	 * __sync, not __atomic: gcc inlines it (or calls libgcc's lock-free
-	 * outline atomics, aarch64's __aarch64_cas16_sync), where __atomic
-	 * calls libatomic, whose 16-byte operations may take a lock.
-	 */
-	__extension__ typedef unsigned __int128 u128;
-	u128 want, desired, now;
-	int64_t desired_pair[2] = { value, mark };
-
-	__builtin_memcpy(&want, expected, sizeof(want));
-	__builtin_memcpy(&desired, desired_pair, sizeof(desired));
-	now = __sync_val_compare_and_swap((u128 *)(void *)pair, want, desired);
-	if (now == want)
-		return true;
-	__builtin_memcpy(expected, &now, sizeof(now));
-	return false;
+	return pcpu_pair_cas_locked(pair, expected, value, mark);
 #endif
 }
 

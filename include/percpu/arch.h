@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Architecture dispatch. Each per-architecture file may define
- * PCPU_ARCH_HAVE_RSEQ_ADD and pcpu_arch_rseq_add(); whatever it leaves out,
- * arch/generic.h fills in with the portable atomic path.
+ * Architecture dispatch, after librseq's <rseq/arch.h>: the file of the
+ * architecture, if it has one, then arch/generic.h, which fills in what it
+ * left out (every architecture builds: the generic path is correct
+ * everywhere). The named primitives:
+ *   PCPU_ARCH_HAVE_RSEQ_ADD    restartable sequences on this architecture:
+ *     pcpu_arch_rseq_add()          plain add to this CPU's copy
+ *     pcpu_arch_rseq_add_checked()  checked add of a {value, mark} pair
+ *     pcpu_arch_rseq_add32()        checked add of a 32-bit {value, mark} word
+ *     pcpu_arch_rseq_gated_add()    the limited add's far path (checked, gated)
+ *   PCPU_ARCH_HAVE_CAS_PAIR    pcpu_arch_cas_pair(), a lock-free 16-byte CAS
+ *   pcpu_arch_relax()          one spin of a busy wait
  */
 #ifndef PERCPU_ARCH_H
 #define PERCPU_ARCH_H
@@ -11,8 +19,6 @@
 #include <percpu/arch/x86_64.h>
 #elif defined(__aarch64__)
 #include <percpu/arch/aarch64.h>
-#else
-#error "unsupported architecture"
 #endif
 
 #include <percpu/arch/generic.h>

@@ -1,12 +1,59 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Defaults for whatever the architecture file did not provide.
+ * Defaults for whatever the architecture file did not provide; an
+ * architecture without a file of its own gets all of them: the atomic
+ * update path, which is correct everywhere.
  */
 #ifndef PERCPU_ARCH_GENERIC_H
 #define PERCPU_ARCH_GENERIC_H
 
+#ifndef PERCPU_ARCH_H
+#error "Never include <percpu/arch/generic.h> directly; include <percpu/arch.h>"
+#endif
+
+#include <stdint.h>
+
+/* No restartable sequences: every add takes the atomic path. */
 #ifndef PCPU_ARCH_HAVE_RSEQ_ADD
 #define PCPU_ARCH_HAVE_RSEQ_ADD 0
+#endif
+
+/*
+ * The 16-byte compare-and-swap of a pair (see arch/x86_64.h), where the
+ * compiler has a lock-free one: __sync, not __atomic, which would call
+ * libatomic, whose 16-byte operations may take a lock. Elsewhere (i386,
+ * armhf, riscv64, ...) PCPU_ARCH_HAVE_CAS_PAIR is 0 and the library
+ * emulates it (lib/pair.h).
+ */
+#ifndef PCPU_ARCH_HAVE_CAS_PAIR
+#if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16) || defined(__aarch64__)
+#define PCPU_ARCH_HAVE_CAS_PAIR 1
+static inline int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t lo, int64_t hi)
+{
+	__extension__ typedef unsigned __int128 pcpu_u128;
+	pcpu_u128 want, desired, now;
+	int64_t desired_pair[2] = { lo, hi };
+
+	__builtin_memcpy(&want, expected, sizeof(want));
+	__builtin_memcpy(&desired, desired_pair, sizeof(desired));
+	now = __sync_val_compare_and_swap((pcpu_u128 *)(void *)pair, want, desired);
+	if (now == want)
+		return 1;
+	__builtin_memcpy(expected, &now, sizeof(now));
+	return 0;
+}
+#else
+#define PCPU_ARCH_HAVE_CAS_PAIR 0
+#endif
+#endif
+
+/* One spin of a busy wait: nothing but a compiler barrier. */
+#ifndef PCPU_ARCH_HAVE_RELAX
+#define PCPU_ARCH_HAVE_RELAX 1
+static inline void pcpu_arch_relax(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
 #endif
 
 #endif /* PERCPU_ARCH_GENERIC_H */

@@ -19,6 +19,39 @@
 
 #include <percpu/common.h>
 
+#ifndef PERCPU_ARCH_H
+#error "Never include <percpu/arch/x86_64.h> directly; include <percpu/arch.h>"
+#endif
+
+/*
+ * Internal to the library: a 16-byte compare-and-swap of the 16-byte
+ * aligned pair {int64_t, int64_t} at @pair: if it holds {expected[0],
+ * expected[1]}, stores {@lo, @hi} and returns 1; otherwise stores what it
+ * holds in @expected and returns 0. A full barrier either way. cmpxchg16b
+ * in asm: the builtins would need -mcx16 or libatomic, and
+ * ThreadSanitizer's emulation of 16-byte atomics takes a lock that a plain
+ * rseq add does not respect.
+ */
+#define PCPU_ARCH_HAVE_CAS_PAIR 1
+static inline int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t lo, int64_t hi)
+{
+	unsigned char ok;
+
+	__asm__ __volatile__("lock cmpxchg16b %[mem]"
+			     : [mem] "+m"(*(int64_t(*)[2])pair), "=@ccz"(ok),
+			       "+a"(expected[0]), "+d"(expected[1])
+			     : "b"(lo), "c"(hi)
+			     : "memory");
+	return ok;
+}
+
+/* Internal to the library: one spin of a busy wait. */
+#define PCPU_ARCH_HAVE_RELAX 1
+static inline void pcpu_arch_relax(void)
+{
+	__builtin_ia32_pause();
+}
+
 #if (defined(__clang__) && __clang_major__ >= 11) || \
 	(!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11)
 
@@ -188,6 +221,59 @@ unregistered:
 over:
 	return -2;
 }
+
+/*
+ * Internal to the library: the limited add's far path (lib/counter_limited.c
+ * says why it never overshoots), as one restartable sequence on this CPU:
+ * reads the 32-bit seq word at @seq_off(@c) (busy if any of the bits
+ * @busy is set), the int64_t count at @count_off(@c) and the uint64_t bound
+ * at @bound_off(@c); checks that the room between count and @limit in the
+ * amount's direction (@ROOM: PCPU_ARCH_GATED_ROOM_UP for amounts above 0,
+ * PCPU_ARCH_GATED_ROOM_DOWN below) is at least the bound; checks this CPU's
+ * pair at @cpu0 as pcpu_arch_rseq_add_checked() does with @thresh; reads
+ * the seq word again, last (unchanged: nothing it read was half folded),
+ * and commits the add. Leaves by @abort (restart), @unregistered, @busy,
+ * @no_room (overflow anywhere counts as no room) or @full (the pair's
+ * check failed), or falls through having added. The offsets and @busy are
+ * constant expressions; @offset, @room and @seq are the caller's
+ * scratch variables (long, int64_t, uint32_t).
+ */
+#define PCPU_ARCH_GATED_ROOM_UP "negq %[room]\n\tjo %l[no_room]\n\t"
+#define PCPU_ARCH_GATED_ROOM_DOWN ""
+#define PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c_, count_off_, bound_off_, seq_off_, busy_, cpu0_,        \
+				 limit_, amount_, thresh_, offset_, room_, seq_, abort_,          \
+				 unregistered_, busy_label_, no_room_, full_)                     \
+	__asm__ __volatile__ goto(                                                        \
+		PCPU_RSEQ_ASM_BEGIN                                                       \
+		"movl %c[seq_off](%[c]), %k[seq]\n\t"                                     \
+		"testl %[busy_bits], %k[seq]\n\t"                                              \
+		"jnz %l[" #busy_label_ "]\n\t"                                             \
+		"movq %c[count_off](%[c]), %[room]\n\t"                                   \
+		"subq %[limit], %[room]\n\t"                                              \
+		"jo %l[no_room]\n\t"                                                      \
+		ROOM                                                                      \
+		"js %l[no_room]\n\t"                                                      \
+		"cmpq %c[bound_off](%[c]), %[room]\n\t"                                   \
+		"jb %l[no_room]\n\t"                                                      \
+		/* the plain add's check: value - mark + amount within thresh */           \
+		"movq (%[cpu0], %[offset]), %[room]\n\t"                                  \
+		"subq 8(%[cpu0], %[offset]), %[room]\n\t"                                 \
+		"addq %[bias], %[room]\n\t"                                               \
+		"cmpq %[span], %[room]\n\t"                                               \
+		"ja %l[full]\n\t"                                                         \
+		/* last, after the pair: a fold of it since the first read shows */        \
+		"cmpl %c[seq_off](%[c]), %k[seq]\n\t"                                     \
+		"jne %l[" #busy_label_ "]\n\t"                                             \
+		"addq %[amount], (%[cpu0], %[offset])\n\t"                                \
+		PCPU_RSEQ_ASM_END                                                         \
+		: [offset] "=&r"(offset_), [room] "=&r"(room_), [seq] "=&r"(seq_)         \
+		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0_), [c] "r"(c_),         \
+		  [count_off] "i"(count_off_), [bound_off] "i"(bound_off_),               \
+		  [seq_off] "i"(seq_off_), [busy_bits] "i"(busy_), [limit] "r"(limit_),        \
+		  [amount] "r"(amount_), [bias] "r"((uint64_t)(amount_) + (thresh_)),     \
+		  [span] "r"(2 * (thresh_))                                               \
+		: "memory", "cc"                                                          \
+		: abort_, unregistered_, busy_label_, no_room_, full_)
 
 #endif /* asm goto with outputs */
 

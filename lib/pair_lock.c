@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pair swap where the architecture has no lock-free 16-byte
+ * compare-and-swap (lib/pair.h): the compare and the stores under a spin
+ * lock striped by the pair's address. Every writer of a pair swaps it (on
+ * these architectures there is no rseq add: the atomic path's add is a
+ * swap too), so the swaps of one process are serialised per pair; readers
+ * load each half atomically, and a swap changes one half in each use of it
+ * (an add its value, a fold its mark), so they never see a torn half.
+ *
+ * Signals are blocked while a lock is held: a handler that adds to a
+ * counter would otherwise spin for ever on a lock its own thread holds.
+ * fork() takes every lock first, so that the child finds none held by a
+ * thread that did not come along.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "cpu_internal.h"
+#include "pair.h"
+
+#if !PCPU_ARCH_HAVE_CAS_PAIR
+
+#define PAIR_LOCKS 64
+
+static unsigned char locks[PAIR_LOCKS];
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void lock(unsigned char *l)
+{
+	unsigned int spins = 0;
+
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		pcpu_relax(&spins);
+}
+
+static void unlock(unsigned char *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+static void fork_prepare(void)
+{
+	for (int i = 0; i < PAIR_LOCKS; i++)
+		lock(&locks[i]);
+}
+
+static void fork_release(void)
+{
+	for (int i = PAIR_LOCKS - 1; i >= 0; i--)
+		unlock(&locks[i]);
+}
+
+static void setup_fork(void)
+{
+	pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
+bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int64_t mark)
+{
+	unsigned char *l = &locks[((uintptr_t)pair >> 4) % PAIR_LOCKS];
+	sigset_t all, old;
+	int64_t now[2];
+	bool ok;
+
+	pthread_once(&fork_once, setup_fork);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	lock(l);
+	pcpu_pair_load(pair, now);
+	ok = now[0] == expected[0] && now[1] == expected[1];
+	if (ok) {
+		if (value != now[0])
+			__atomic_store_n(&pair[0], value, __ATOMIC_SEQ_CST);
+		if (mark != now[1])
+			__atomic_store_n(&pair[1], mark, __ATOMIC_SEQ_CST);
+	} else {
+		expected[0] = now[0];
+		expected[1] = now[1];
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	unlock(l);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ok;
+}
+
+#endif
