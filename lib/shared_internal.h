@@ -113,9 +113,10 @@ struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable,
 bool pcpu_shared_utf8(const char *s, size_t len);
 
 /*
- * 0, or -ENXIO if the segment's file is now shorter than the mapping (a
- * process with write access truncated it): a load past its end would raise
- * SIGBUS. One fstat(); an anonymous segment has no file to cut.
+ * On a read-only handle: 0, or -ENXIO if the segment's file is now shorter
+ * than the mapping (a process with write access truncated it): a load past
+ * its end would raise SIGBUS. One fstat(). Always 0 on a writer's handle
+ * (writers trust each other) and on an anonymous segment (no file to cut).
  */
 int pcpu_shared_intact(const struct shared_handle *h);
 

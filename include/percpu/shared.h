@@ -57,15 +57,16 @@
  *
  * A segment cut short. A process with write access to the segment's file
  * can also truncate it, and a load from a page past its new end raises
- * SIGBUS. sum(), snapshot(), write() and sync_if_delta_above() past its
- * bound, which load from every CPU's row (the end of the file), check the
- * file's size first (one fstat(): a named segment's handle keeps its file
- * open, close-on-exec) and report ENXIO instead. What still faults: a
- * truncation between that check and their loads; read() and error_bound()
- * (one load each, no check; sync_if_delta_above() starts with them) once
- * the file is cut into its first pages; a writer's adds and fold_all(). A
- * reader that must survive even that handles SIGBUS, as percpu-stat does.
- * An anonymous segment has no file to cut.
+ * SIGBUS. On a read-only handle, sum(), snapshot(), write() and
+ * sync_if_delta_above() past its bound, which load from every CPU's row
+ * (the end of the file), check the file's size first (one fstat(), a system
+ * call; a named segment's handle keeps its file open, close-on-exec)
+ * and report ENXIO instead. What still faults: a truncation between that
+ * check and their loads; read() and error_bound() (one load each, no check;
+ * sync_if_delta_above() starts with them) once the file is cut into its
+ * first pages; every call on a writer's handle (writers trust each other).
+ * A reader that must survive even that handles SIGBUS, as percpu-stat
+ * does. An anonymous segment has no file to cut.
  *
  * Permissions. A named segment is created with O_EXCL and mode 0600 (the
  * creator's user only), whatever the umask. To share with a group, set
@@ -231,8 +232,9 @@ PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsign
  * wait-free, read-only. Exact at quiescence; while updates run, between
  * the total of the adds completed before the call and that of those
  * started before it returned. Monotone while every update has one sign.
- * If the segment's file was cut short (see the top), returns 0 with errno
- * ENXIO (snapshot() tells it from a value of 0). @since 0.2
+ * On a read-only handle of a segment whose file was cut short (see the
+ * top), returns 0 with errno ENXIO (snapshot() tells it from a value of
+ * 0). @since 0.2
  */
 PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int item);
 
@@ -241,8 +243,8 @@ PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int it
  * open for writing, folds every CPU's pending delta of the item under the
  * lock and returns the exact sum (read() is then within @p delta of exact
  * until the next update); on a read-only handle, returns the exact sum
- * without folding (read() stays as it was). The sum is sum()'s (0 with
- * errno ENXIO for a segment cut short). @since 0.2
+ * without folding (read() stays as it was), or 0 with errno ENXIO for a
+ * segment cut short, as sum(). @since 0.2
  */
 PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsigned int item,
 						    uint64_t delta);
@@ -251,8 +253,9 @@ PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsig
  * Every item at once, in one walk over the CPUs: values[i] is what sum()
  * returns, bounds[i] (if @p bounds is not NULL) error_bound(). Each array
  * holds pcpu_shared_count() elements.
- * @return 0; -EINVAL if @p s or @p values is NULL; -ENXIO if the segment's
- *         file was cut short (see the top): @p values is then unchanged.
+ * @return 0; -EINVAL if @p s or @p values is NULL; -ENXIO on a read-only
+ *         handle of a segment whose file was cut short (see the top): @p
+ *         values is then unchanged.
  * @since 0.2
  */
 PCPU_EXPORT int pcpu_shared_snapshot(const struct pcpu_shared *s, int64_t *values,
@@ -299,7 +302,7 @@ PCPU_EXPORT int pcpu_shared_lookup(const struct pcpu_shared *s, const char *name
  * Writes every item's exact value to @p out as Prometheus text 0.0.4 or
  * OpenMetrics 1.0.0 (counters as NAME_total), as pcpu_metrics_write().
  * @return 0; -EINVAL for NULL arguments or an unknown format; -ENOMEM;
- *         -ENXIO if the segment's file was cut short (nothing written); or
+ *         -ENXIO as snapshot() (nothing written); or
  *         the negative errno of a failed write. @since 0.2
  */
 PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
