@@ -66,7 +66,24 @@ static void publish_threshold(struct shared_handle *h, unsigned int item, int64_
 		__atomic_store_n(&h->thresh[item], t, __ATOMIC_RELEASE);
 }
 
-static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int row);
+/* Under the lock: moves the pending delta of @item in @row; true if it moved any. */
+static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int row)
+{
+	int64_t *pair = shared_pair(h, item, row), old[2], moved;
+	int64_t *central = &h->central[item].value;
+
+	pcpu_pair_load(pair, old);
+	do {
+		moved = (int64_t)((uint64_t)old[0] - (uint64_t)old[1]);
+		if (moved == 0)
+			return false;
+	} while (!pcpu_pair_cas(pair, old, old[0], old[0]));
+	if (pcpu_unlikely(pcpu_shared_fold_hook != NULL))
+		pcpu_shared_fold_hook();
+	__atomic_store_n(central, (int64_t)((uint64_t)LOAD(central) + (uint64_t)moved),
+			 __ATOMIC_SEQ_CST);
+	return true;
+}
 
 /*
  * Under the lock, after a holder died: central = sum of marks (a fold half
@@ -102,25 +119,6 @@ static bool lock(struct shared_handle *h)
 static void unlock(struct shared_handle *h)
 {
 	pthread_mutex_unlock(&h->hdr->lock);
-}
-
-/* Under the lock: moves the pending delta of @item in @row; true if it moved any. */
-static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int row)
-{
-	int64_t *pair = shared_pair(h, item, row), old[2], moved;
-	int64_t *central = &h->central[item].value;
-
-	pcpu_pair_load(pair, old);
-	do {
-		moved = (int64_t)((uint64_t)old[0] - (uint64_t)old[1]);
-		if (moved == 0)
-			return false;
-	} while (!pcpu_pair_cas(pair, old, old[0], old[0]));
-	if (pcpu_unlikely(pcpu_shared_fold_hook != NULL))
-		pcpu_shared_fold_hook();
-	__atomic_store_n(central, (int64_t)((uint64_t)LOAD(central) + (uint64_t)moved),
-			 __ATOMIC_SEQ_CST);
-	return true;
 }
 
 /* Under the lock: every row of @item. */
