@@ -62,7 +62,8 @@
  * (the end of the file), check the file's size first (one fstat(), a system
  * call; a named segment's handle keeps its file open, close-on-exec)
  * and report ENXIO instead. What still faults: a truncation between that
- * check and their loads; read() and error_bound() (one load each, no check;
+ * check and their loads, or during pcpu_shared_open() (between its fstat()
+ * and its copies); read() and error_bound() (one load each, no check;
  * sync_if_delta_above() starts with them) once the file is cut into its
  * first pages; every call on a writer's handle (writers trust each other).
  * A reader that must survive even that handles SIGBUS, as percpu-stat
