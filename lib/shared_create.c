@@ -37,7 +37,8 @@ static int check_desc(const struct pcpu_shared_desc *d, uint64_t *strings)
 		return -EINVAL;
 	for (uint32_t i = 0; i < d->nr_items; i++) {
 		const struct pcpu_stat_item *it = &d->items[i];
-		size_t help = it->help ? strlen(it->help) : 0;
+		const char *text = it->help ? it->help : "";
+		size_t help = strlen(text);
 
 		if (!it->name || strlen(it->name) > PCPU_STAT_MAX_NAME)
 			return -EINVAL;
@@ -46,8 +47,9 @@ static int check_desc(const struct pcpu_shared_desc *d, uint64_t *strings)
 			return -EINVAL;
 		if (pcpu_metrics_check_name(NULL, it->name, NULL, kind_of(it)) != 0)
 			return -EINVAL;
-		if (help > PCPU_SHARED_MAX_HELP || it->accuracy < 0 ||
-		    it->accuracy > PCPU_STAT_MAX_ACCURACY || it->floor < 0 ||
+		/* both exposition formats are UTF-8 */
+		if (help > PCPU_SHARED_MAX_HELP || !pcpu_shared_utf8(text, help) ||
+		    it->accuracy < 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY || it->floor < 0 ||
 		    it->floor > PCPU_SHARED_MAX_THRESH)
 			return -EINVAL;
 		/* nor may two write the same sample ("x_total" beside a counter "x") */
@@ -178,11 +180,9 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
 		errno = -err;
 		goto fail;
 	}
-	h = pcpu_shared_attach(base, proto.total_size, true);
+	h = pcpu_shared_attach(base, proto.total_size, true, fd);
 	if (!h)
 		goto fail;
-	if (fd >= 0)
-		close(fd);
 	return &h->pub;
 fail:
 	err = errno;

@@ -66,9 +66,10 @@ PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
 	values = calloc(pcpu_shared_count(s), sizeof(*values));
 	if (!values)
 		return -ENOMEM;
-	pcpu_shared_snapshot(s, values, NULL);
+	err = pcpu_shared_snapshot(s, values, NULL);
 	w.values = values;
-	err = pcpu_exposition_write(out, f, walk_items, &w);
+	if (!err)
+		err = pcpu_exposition_write(out, f, walk_items, &w);
 	free(values);
 	return err;
 }

@@ -12,14 +12,27 @@
  * centrals, thresholds and their maxima are written only under the lock,
  * a process-shared robust mutex; values are never written by a fold.
  *
- * Death. A process may die anywhere, holding the lock included: between
- * the swap and the central update its fold is half done. The robust mutex
- * hands the next locker EOWNERDEAD; as no other fold can run, it rebuilds
- * every central value from the marks (the invariant above), republishes
- * the thresholds, and marks the mutex consistent. A process that dies
- * before it unlocks just leaves the mutex to be recovered the same way. An
- * add that completed is a committed instruction in a value: nothing a fold
- * or a death does can take it back, so sum() stays exact.
+ * Death. A process may die anywhere. Everything a death can leave stale
+ * happens under the lock: the slow path takes it before its unchecked add
+ * (a pending delta past the threshold), a fold swaps and then updates the
+ * central value (half done between), a threshold is published in two
+ * stores. The robust mutex hands the next locker, whatever it came to do,
+ * EOWNERDEAD; as no other fold can run, it rebuilds every central value
+ * from the marks (the invariant above), folds every row of every item (the
+ * dead writer's pending delta), republishes the thresholds, and marks the
+ * mutex consistent. So a death is repaired by the next fold of any writer,
+ * as the header says. An add that completed is a committed instruction in
+ * a value: nothing a fold or a death does can take it back, so sum() stays
+ * exact.
+ *
+ * Order of publication: the maximum, then the threshold. The adds check
+ * against the threshold and error_bound() is built on the maximum, so a
+ * process killed between the two stores must leave the maximum raised and
+ * the threshold old (a loose bound), never the threshold raised over the
+ * maximum (a bound that lies until the next locker recovers). lib/policy.h
+ * gives the other order for units whose set() lowers the maximum; here
+ * nothing lowers it (the largest threshold since creation) and every
+ * publication runs under the lock, so that reason does not apply.
  */
 #define _GNU_SOURCE /* pthread_mutex_consistent, robust mutexes */
 #include <errno.h>
@@ -42,46 +55,15 @@ uint64_t pcpu_shared_threshold(const struct shared_handle *h, const struct share
 				     (uint64_t)it->floor, PCPU_SHARED_MAX_THRESH);
 }
 
-/* Under the lock: the item's threshold for its central value, store then raise. */
+/* Under the lock: the item's threshold for its central value, raise then store. */
 static void publish_threshold(struct shared_handle *h, unsigned int item, int64_t central)
 {
 	uint64_t t = pcpu_shared_threshold(h, &h->items[item], central);
 
-	if (LOAD(&h->thresh[item]) != t)
-		__atomic_store_n(&h->thresh[item], t, __ATOMIC_RELAXED);
 	if (LOAD(&h->central[item].thresh_max) < t)
 		__atomic_store_n(&h->central[item].thresh_max, t, __ATOMIC_SEQ_CST);
-}
-
-/* Under the lock, after a holder died: central = sum of marks, for every item. */
-static void recover(struct shared_handle *h)
-{
-	for (unsigned int item = 0; item < h->nr_items; item++) {
-		uint64_t central = 0;
-
-		for (unsigned int row = 0; row < h->rows; row++)
-			central += (uint64_t)LOAD(shared_pair(h, item, row) + 1);
-		__atomic_store_n(&h->central[item].value, (int64_t)central, __ATOMIC_SEQ_CST);
-		publish_threshold(h, item, (int64_t)central);
-	}
-}
-
-/* Takes the segment's lock; false if it cannot be had (the fold is skipped). */
-static bool lock(struct shared_handle *h)
-{
-	int err = pthread_mutex_lock(&h->hdr->lock);
-
-	if (err == EOWNERDEAD) {
-		recover(h);
-		pthread_mutex_consistent(&h->hdr->lock);
-		return true;
-	}
-	return err == 0;
-}
-
-static void unlock(struct shared_handle *h)
-{
-	pthread_mutex_unlock(&h->hdr->lock);
+	if (LOAD(&h->thresh[item]) != t)
+		__atomic_store_n(&h->thresh[item], t, __ATOMIC_RELEASE);
 }
 
 /* Under the lock: moves the pending delta of @item in @row; true if it moved any. */
@@ -101,6 +83,42 @@ static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int ro
 	__atomic_store_n(central, (int64_t)((uint64_t)LOAD(central) + (uint64_t)moved),
 			 __ATOMIC_SEQ_CST);
 	return true;
+}
+
+/*
+ * Under the lock, after a holder died: central = sum of marks (a fold half
+ * done), then every row folded (an unchecked add not folded), for every item.
+ */
+static void recover(struct shared_handle *h)
+{
+	for (unsigned int item = 0; item < h->nr_items; item++) {
+		uint64_t central = 0;
+
+		for (unsigned int row = 0; row < h->rows; row++)
+			central += (uint64_t)LOAD(shared_pair(h, item, row) + 1);
+		__atomic_store_n(&h->central[item].value, (int64_t)central, __ATOMIC_SEQ_CST);
+		for (unsigned int row = 0; row < h->rows; row++)
+			fold_row(h, item, row);
+		publish_threshold(h, item, LOAD(&h->central[item].value));
+	}
+}
+
+/* Takes the segment's lock; false if it cannot be had (the fold is skipped). */
+static bool lock(struct shared_handle *h)
+{
+	int err = pthread_mutex_lock(&h->hdr->lock);
+
+	if (err == EOWNERDEAD) {
+		recover(h);
+		pthread_mutex_consistent(&h->hdr->lock);
+		return true;
+	}
+	return err == 0;
+}
+
+static void unlock(struct shared_handle *h)
+{
+	pthread_mutex_unlock(&h->hdr->lock);
 }
 
 /* Under the lock: every row of @item. */
@@ -150,10 +168,11 @@ static bool usable(const struct pcpu_shared *s, unsigned int item, const char *c
 
 /*
  * The fast path refused: the amount is over the threshold, this CPU's
- * pending delta would pass it, or the thread has no CPU number. The amount
- * goes to this CPU's value, then that pair is folded. Between the two the
- * pending delta may pass the threshold: a process that dies there leaves it
- * so until the next fold (the header says so).
+ * pending delta would pass it, or the thread has no CPU number. Under the
+ * lock, the amount goes to this CPU's value, then that pair is folded.
+ * Between the two the pending delta may pass the threshold: taking the lock
+ * first makes a death there one the next locker repairs (see the top). The
+ * cost: an add that waits for the lock is not in sum() until it has it.
  */
 PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item, int64_t amount)
 {
@@ -166,9 +185,11 @@ PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item
 		pcpu_misuse("pcpu_shared_add", "segment opened read-only");
 		return;
 	}
+	if (!lock(h)) {
+		add_unchecked(h, item, amount); /* the next fold moves it */
+		return;
+	}
 	row = add_unchecked(h, item, amount);
-	if (!lock(h))
-		return; /* added; the next fold moves it */
 	if (fold_row(h, item, row))
 		publish_threshold(h, item, LOAD(&h->central[item].value));
 	unlock(h);
@@ -178,11 +199,18 @@ PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsig
 						    uint64_t delta)
 {
 	struct shared_handle *h = shared_handle(s);
+	int err;
 
 	if (!usable(s, item, "pcpu_shared_sync_if_delta_above"))
 		return 0;
 	if (pcpu_shared_error_bound(s, item) <= delta)
 		return pcpu_shared_read(s, item);
+	/* the fold loads every row too: not on a segment cut short */
+	err = pcpu_shared_intact(h);
+	if (err) {
+		errno = -err;
+		return 0;
+	}
 	if (h->writable && lock(h)) {
 		fold_item(h, item);
 		unlock(h);

@@ -13,8 +13,11 @@
  *   cpus     (possible + 1) strides of PCPU_STRIDE bytes: per CPU, nr_items
  *            pairs {value, mark}; the extra last stride is the row of a thread
  *            with no CPU number, which only atomic adds write
- * The creator fills it, then sets ready (a release store); open() refuses a
- * segment that is not ready yet (EAGAIN).
+ * The creator sizes the file (zeros), fills it, then sets ready (a release
+ * store). open() loads ready first (acquire) and reads nothing it covers
+ * before: a segment whose ready is 0 and whose magic is zero or (part of)
+ * ours is one being made (EAGAIN); one whose ready is not 0 nor
+ * SHARED_READY, or whose magic is another, is not ours (EBADMSG).
  */
 #ifndef PCPU_LIB_SHARED_INTERNAL_H
 #define PCPU_LIB_SHARED_INTERNAL_H
@@ -76,6 +79,7 @@ struct shared_handle {
 	struct pcpu_shared pub;
 	struct shared_header *hdr;      /* the mapping */
 	size_t map_size;
+	int fd;                         /* a named segment's file, for its size; else -1 */
 	bool writable;
 	uint32_t nr_items;
 	uint32_t rows;                  /* possible CPUs + the row without a CPU */
@@ -101,9 +105,20 @@ static inline int64_t *shared_pair(const struct shared_handle *h, unsigned int i
 /*
  * Validates the mapping @base of @size bytes and makes a handle on it.
  * Returns NULL with errno set (EINVAL, EBADMSG, EAGAIN, EPROTO, ENOMEM).
- * On success the handle owns the mapping.
+ * On success the handle owns the mapping and @fd (-1: none).
  */
-struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable);
+struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable, int fd);
+
+/* Is @s, of @len bytes, UTF-8 (no overlong form, surrogate, or code point past U+10FFFF)? */
+bool pcpu_shared_utf8(const char *s, size_t len);
+
+/*
+ * On a read-only handle: 0, or -ENXIO if the segment's file is now shorter
+ * than the mapping (a process with write access truncated it): a load past
+ * its end would raise SIGBUS. One fstat(). Always 0 on a writer's handle
+ * (writers trust each other) and on an anonymous segment (no file to cut).
+ */
+int pcpu_shared_intact(const struct shared_handle *h);
 
 /* The threshold for the central value @central of @it (lib/policy.h). */
 uint64_t pcpu_shared_threshold(const struct shared_handle *h, const struct shared_item *it,

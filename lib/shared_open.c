@@ -5,7 +5,8 @@
  * header, the item table, the strings), so that another process changing
  * the segment afterwards cannot make this one read out of bounds. After
  * that only numbers are read from the segment: values, marks, centrals,
- * thresholds.
+ * thresholds. A named segment's handle keeps its file open, so that the
+ * reads can see its size (pcpu_shared_intact()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,16 +28,29 @@ static bool range_ok(const struct shared_range *r, uint64_t from, uint64_t size,
 	       (r->off & (align - 1)) == 0;
 }
 
-/* The header's fixed fields: -EBADMSG for what is not ours, -EAGAIN if unfinished. */
-static int check_header(const struct shared_header *hdr, uint64_t size)
+/* Is each byte of @magic 0 or ours? A creator may be writing it, in any order. */
+static bool magic_being_written(const char *magic)
+{
+	for (size_t i = 0; i < sizeof(((struct shared_header *)0)->magic); i++)
+		if (magic[i] != 0 && magic[i] != SHARED_MAGIC[i])
+			return false;
+	return true;
+}
+
+/*
+ * The header's fixed fields, copied after @ready was loaded (acquire):
+ * -EAGAIN if a creator may still be making it (lib/shared_internal.h),
+ * -EBADMSG for what is not ours, -EINVAL for what does not fit.
+ */
+static int check_header(const struct shared_header *hdr, uint32_t ready, uint64_t size)
 {
 	uint64_t n;
 
+	if (ready != SHARED_READY)
+		return ready == 0 && magic_being_written(hdr->magic) ? -EAGAIN : -EBADMSG;
 	if (memcmp(hdr->magic, SHARED_MAGIC, sizeof(hdr->magic)) != 0 ||
 	    hdr->version != SHARED_VERSION)
 		return -EBADMSG;
-	if (hdr->ready != SHARED_READY)
-		return hdr->ready == 0 ? -EAGAIN : -EBADMSG;
 	if (hdr->header_size != sizeof(*hdr) || hdr->total_size != size ||
 	    hdr->stride != PCPU_STRIDE || hdr->mutex_size != sizeof(pthread_mutex_t))
 		return -EINVAL;
@@ -62,6 +76,39 @@ static int check_header(const struct shared_header *hdr, uint64_t size)
 	return 0;
 }
 
+bool pcpu_shared_utf8(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str, *end = s + len;
+
+	while (s < end) {
+		unsigned char c = *s++;
+		uint32_t cp, min;
+		size_t more;
+
+		if (c < 0x80)
+			continue;
+		if (c >= 0xc2 && c <= 0xdf) {
+			more = 1, cp = c & 0x1fu, min = 0x80;
+		} else if ((c & 0xf0) == 0xe0) {
+			more = 2, cp = c & 0x0fu, min = 0x800;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			more = 3, cp = c & 0x07u, min = 0x10000;
+		} else {
+			return false; /* a continuation byte, or a lead of an overlong form */
+		}
+		if ((size_t)(end - s) < more)
+			return false;
+		for (; more; more--, s++) {
+			if ((*s & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (*s & 0x3fu);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+	}
+	return true;
+}
+
 /* A string of @len bytes at @off in @strings of @size bytes, NUL-terminated there. */
 static bool string_ok(const char *strings, uint64_t size, uint32_t off, uint32_t len)
 {
@@ -79,7 +126,8 @@ static int check_items(const struct shared_item *items, uint32_t n, const char *
 		if (it->name_len == 0 || it->name_len > PCPU_STAT_MAX_NAME ||
 		    it->help_len > PCPU_SHARED_MAX_HELP ||
 		    !string_ok(strings, size, it->name_off, it->name_len) ||
-		    !string_ok(strings, size, it->help_off, it->help_len))
+		    !string_ok(strings, size, it->help_off, it->help_len) ||
+		    !pcpu_shared_utf8(strings + it->help_off, it->help_len))
 			return -EBADMSG;
 		if ((it->kind != PCPU_METRIC_COUNTER && it->kind != PCPU_METRIC_GAUGE) ||
 		    it->accuracy == 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY || it->floor < 0 ||
@@ -103,20 +151,21 @@ static void free_handle(struct shared_handle *h)
 	free(h);
 }
 
-struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable)
+struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable, int fd)
 {
 	struct shared_header hdr;
 	struct shared_handle *h;
+	uint32_t ready;
 	int err;
 
 	if (size < sizeof(hdr)) {
 		errno = EINVAL;
 		return NULL;
 	}
+	/* the creator's release store of ready, before anything it covers is read */
+	ready = __atomic_load_n(&((struct shared_header *)base)->ready, __ATOMIC_ACQUIRE);
 	memcpy(&hdr, base, offsetof(struct shared_header, lock));
-	/* the creator's release store of ready, before anything it covers */
-	hdr.ready = __atomic_load_n(&((struct shared_header *)base)->ready, __ATOMIC_ACQUIRE);
-	err = check_header(&hdr, size);
+	err = check_header(&hdr, ready, size);
 	if (!err && writable && hdr.possible != pcpu_cpu_possible())
 		err = -EINVAL; /* a CPU number could pass the last row */
 	if (!err && writable && hdr.update_path != (uint32_t)pcpu_cpu_setup())
@@ -145,6 +194,7 @@ struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable)
 	}
 	h->hdr = base;
 	h->map_size = size;
+	h->fd = fd;
 	h->writable = writable;
 	h->nr_items = hdr.nr_items;
 	h->rows = hdr.possible + 1;
@@ -169,11 +219,24 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_open(const char *name, unsigned int 
 		errno = EINVAL;
 		return NULL;
 	}
-	fd = shm_open(name, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0);
-	if (fd < 0)
+	/*
+	 * O_NONBLOCK: a FIFO planted at the name would block open(2) until a
+	 * writer came. What open(2) refuses as not a regular file is not a
+	 * segment either: a symbolic link (shm_open() adds O_NOFOLLOW: ELOOP),
+	 * a socket or a device (ENXIO), a directory opened for writing (EISDIR).
+	 */
+	fd = shm_open(name, (writable ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC, 0);
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENXIO || errno == EISDIR)
+			errno = EBADMSG;
 		return NULL;
+	}
 	if (fstat(fd, &st) != 0)
 		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EBADMSG;
+		goto fail;
+	}
 	if (st.st_size == 0) {
 		errno = EAGAIN; /* created, not sized yet */
 		goto fail;
@@ -187,11 +250,11 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_open(const char *name, unsigned int 
 		    MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		goto fail;
-	close(fd);
-	h = pcpu_shared_attach(base, (size_t)st.st_size, writable);
+	h = pcpu_shared_attach(base, (size_t)st.st_size, writable, fd);
 	if (!h) {
 		err = errno;
 		munmap(base, (size_t)st.st_size);
+		close(fd);
 		errno = err;
 		return NULL;
 	}
@@ -210,6 +273,8 @@ PCPU_EXPORT void pcpu_shared_close(struct pcpu_shared *s)
 	if (!s)
 		return;
 	munmap(h->hdr, h->map_size);
+	if (h->fd >= 0)
+		close(h->fd);
 	free_handle(h);
 }
 

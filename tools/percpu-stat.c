@@ -11,12 +11,18 @@
  * Plain output, one line per item: the name, the exact value (the sum over
  * the CPUs), and the approximate value the writers' read() returns with
  * its error bound. Exit status: 0; 1 if the segment cannot be attached or
- * written out; 2 for a usage error.
+ * written out, or is cut short while it reads it; 2 for a usage error.
+ *
+ * A segment still being made (EAGAIN) is waited for, up to WAIT_MS. A
+ * process with write access may truncate the segment: the library sees it
+ * before each report (ENXIO); a truncation in the middle of one raises
+ * SIGBUS, which is reported the same way, not died of.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +32,13 @@
 #include <percpu/shared.h>
 
 enum format { PLAIN, PROMETHEUS, OPENMETRICS };
+
+/* How long a segment whose creator has not finished it is waited for. */
+#define WAIT_MS 2000
+#define WAIT_STEP_MS 20
+
+static const char cut_short[] = "its file was truncated (by a process with write access)";
+static const char *seg_name; /* for the SIGBUS handler */
 
 static void usage(FILE *out)
 {
@@ -38,7 +51,8 @@ static void usage(FILE *out)
 		"  -n COUNT        stop after COUNT reports (default: 1, or for ever with -i)\n"
 		"  --prometheus    Prometheus text format 0.0.4\n"
 		"  --openmetrics   OpenMetrics 1.0.0\n"
-		"  -h, --help      this text\n");
+		"  -h, --help      this text\n"
+		"A segment that its creator has not finished is waited for, up to 2 s.\n");
 }
 
 static int print_plain(const struct pcpu_shared *s)
@@ -46,10 +60,10 @@ static int print_plain(const struct pcpu_shared *s)
 	unsigned int n = pcpu_shared_count(s);
 	int64_t values[PCPU_SHARED_MAX_ITEMS];
 	uint64_t bounds[PCPU_SHARED_MAX_ITEMS];
-	int width = 4;
+	int width = 4, err = pcpu_shared_snapshot(s, values, bounds);
 
-	if (pcpu_shared_snapshot(s, values, bounds) != 0)
-		return -EINVAL;
+	if (err)
+		return err;
 	for (unsigned int i = 0; i < n; i++)
 		if ((int)strlen(pcpu_shared_name(s, i)) > width)
 			width = (int)strlen(pcpu_shared_name(s, i));
@@ -63,12 +77,46 @@ static int print_plain(const struct pcpu_shared *s)
 /* Attaches read-only; a segment whose creator is still filling it is worth a short wait. */
 static struct pcpu_shared *attach(const char *name)
 {
-	for (int tries = 0;; tries++) {
+	for (int waited = 0;; waited += WAIT_STEP_MS) {
 		struct pcpu_shared *s = pcpu_shared_open(name, PCPU_SHARED_RDONLY);
 
-		if (s || errno != EAGAIN || tries == 50)
+		if (s || errno != EAGAIN || waited >= WAIT_MS)
 			return s;
-		usleep(20000);
+		usleep(WAIT_STEP_MS * 1000);
+	}
+}
+
+/* To stderr, from a signal handler. */
+static void say(const char *text)
+{
+	ssize_t r = write(2, text, strlen(text));
+
+	(void)r;
+}
+
+/* A load past the end of a segment cut short under a report: say so, exit 1. */
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	say("percpu-stat: ");
+	say(seg_name);
+	say(": ");
+	say(cut_short);
+	say("\n");
+	_exit(1);
+}
+
+/* Why @name could not be attached: errno @err. */
+static const char *attach_error(int err)
+{
+	switch (err) {
+	case EBADMSG:
+		return "not a percpu shared segment (or a corrupt one)";
+	case EAGAIN:
+		return "not ready after 2 s: its creator has not finished making it, died "
+		       "doing so, or it is not a percpu shared segment";
+	default:
+		return strerror(err);
 	}
 }
 
@@ -83,7 +131,8 @@ int main(int argc, char **argv)
 	enum format format = PLAIN;
 	double interval = 0;
 	long count = -1;
-	char name[256], *end;
+	struct sigaction sa = { .sa_handler = on_sigbus };
+	char *name, *end;
 	struct pcpu_shared *s;
 	int opt, err = 0;
 
@@ -122,15 +171,22 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	snprintf(name, sizeof(name), "%s%s", argv[optind][0] == '/' ? "" : "/", argv[optind]);
+	/* the name whole, however long: shm_open() says if it is too long */
+	name = malloc(strlen(argv[optind]) + 2);
+	if (!name) {
+		perror("percpu-stat");
+		return 1;
+	}
+	sprintf(name, "%s%s", argv[optind][0] == '/' ? "" : "/", argv[optind]);
+	seg_name = name;
 	if (count < 0)
 		count = interval > 0 ? 0 : 1; /* 0: for ever */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
 	s = attach(name);
 	if (!s) {
-		fprintf(stderr, "percpu-stat: %s: %s\n", name,
-			errno == EBADMSG ? "not a percpu shared segment (or a corrupt one)" :
-			errno == EAGAIN ? "its creator has not finished making it" :
-					  strerror(errno));
+		fprintf(stderr, "percpu-stat: %s: %s\n", name, attach_error(errno));
+		free(name);
 		return 1;
 	}
 	for (long k = 0; !err && (count == 0 || k < count); k++) {
@@ -149,8 +205,11 @@ int main(int argc, char **argv)
 							    PCPU_METRICS_PROMETHEUS :
 							    PCPU_METRICS_OPENMETRICS);
 	}
-	if (err)
+	if (err == -ENXIO)
+		fprintf(stderr, "percpu-stat: %s: %s\n", name, cut_short);
+	else if (err)
 		fprintf(stderr, "percpu-stat: writing: %s\n", strerror(-err));
 	pcpu_shared_close(s);
+	free(name);
 	return err ? 1 : 0;
 }

@@ -27,27 +27,47 @@
  *
  * A process that dies. A process killed at any instruction (SIGKILL in an
  * add or a fold included) loses none of the adds it completed (each is one
- * committing instruction), and sum() stays exact. What it can leave stale:
+ * committing instruction), and sum() stays exact; error_bound() stays at
+ * least what any CPU may hold under its threshold. What it can leave stale,
+ * always while it held the segment's lock:
  * - if it died in a fold, the item's central value, short (or over) by
  *   that fold's amount: read() may be off by up to one CPU's pending delta
  *   beyond error_bound();
  * - if it died between the unchecked add of its slow path and that add's
  *   fold, that CPU's pending delta of the item, beyond the threshold.
- * Until when: the next fold of the segment by any writer (a slow-path add,
- * sync_if_delta_above(), fold_all()). The lock is robust: the next writer
- * to take it rebuilds every central value from the marks and goes on, so
- * nothing blocks. A writer stopped (SIGSTOP, a debugger) while folding
- * makes other writers' slow paths wait for it; fast-path adds and every
- * read never wait.
+ * Until when: the next time any writer takes the lock, for any item (a
+ * slow-path add, a sync_if_delta_above() that folds, fold_all()). The lock
+ * is robust: that writer rebuilds every central value from the marks, folds
+ * every CPU's pending delta of every item, and goes on, so nothing blocks.
+ * A read-only handle never takes the lock: it sees the staleness until a
+ * writer does. A writer stopped (SIGSTOP, a debugger) while holding the
+ * lock makes other writers' slow-path adds wait for it (an add waiting so
+ * is not in sum() yet); fast-path adds and every read never wait.
  *
  * Bad input from outside. pcpu_shared_open() validates everything it uses
- * (magic, layout version, sizes, every offset and length against the
- * mapping, the item table and the strings, which it copies) before using
- * any of it: a truncated, foreign or corrupted segment gives NULL and
- * errno EINVAL or EBADMSG, never a crash. What a process reads after that
- * (values, marks, thresholds) can only give wrong numbers. Writers trust
- * each other: a process that may write the segment can stop the others'
- * folds (through the lock) or make their numbers wrong.
+ * (what is at the name is a regular file, its magic, layout version, sizes,
+ * every offset and length against the mapping, the item table and the
+ * strings, which it copies) before using any of it: a truncated, foreign
+ * or corrupted segment, or a FIFO, socket, directory or symbolic link at
+ * the name, gives NULL and errno EINVAL or EBADMSG at once, never a crash
+ * or a wait. What a process reads after that (values, marks, thresholds)
+ * can only give wrong numbers. Writers trust each other: a process that
+ * may write the segment can stop the others' folds (through the lock) or
+ * make their numbers wrong.
+ *
+ * A segment cut short. A process with write access to the segment's file
+ * can also truncate it, and a load from a page past its new end raises
+ * SIGBUS. On a read-only handle, sum(), snapshot(), write() and
+ * sync_if_delta_above() past its bound, which load from every CPU's row
+ * (the end of the file), check the file's size first (one fstat(), a system
+ * call; a named segment's handle keeps its file open, close-on-exec)
+ * and report ENXIO instead. What still faults: a truncation between that
+ * check and their loads, or during pcpu_shared_open() (between its fstat()
+ * and its copies); read() and error_bound() (one load each, no check;
+ * sync_if_delta_above() starts with them) once the file is cut into its
+ * first pages; every call on a writer's handle (writers trust each other).
+ * A reader that must survive even that handles SIGBUS, as percpu-stat
+ * does. An anonymous segment has no file to cut.
  *
  * Permissions. A named segment is created with O_EXCL and mode 0600 (the
  * creator's user only), whatever the umask. To share with a group, set
@@ -95,8 +115,8 @@ struct pcpu_shared_desc {
 	/**
 	 * @c nr_items items, as for a stat set; each name must be a valid
 	 * metric name for its kind (it is what percpu-stat exposes), help
-	 * at most PCPU_SHARED_MAX_HELP bytes, floor at most
-	 * PCPU_SHARED_MAX_THRESH.
+	 * UTF-8 (as both exposition formats require) of at most
+	 * PCPU_SHARED_MAX_HELP bytes, floor at most PCPU_SHARED_MAX_THRESH.
 	 */
 	const struct pcpu_stat_item *items;
 	uint32_t nr_items; /**< 1 to PCPU_SHARED_MAX_ITEMS */
@@ -124,9 +144,9 @@ struct pcpu_shared {
  * a shm_open() name ("/myd-stats"), created with O_EXCL and mode
  * @c d->mode (0600 by default); NULL makes an anonymous segment, shared with
  * the children forked afterwards (they use the same handle).
- * @return the handle; NULL with errno EINVAL (a bad descriptor or name),
- *         EEXIST (the name exists), ENOMEM, or what shm_open(), ftruncate()
- *         or mmap() set. @since 0.2
+ * @return the handle; NULL with errno EINVAL (a bad descriptor, help that
+ *         is not UTF-8, or a bad name), EEXIST (the name exists), ENOMEM,
+ *         or what shm_open(), ftruncate() or mmap() set. @since 0.2
  */
 PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
 						   const struct pcpu_shared_desc *d);
@@ -135,22 +155,32 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
  * Attaches to the segment @p name, for writing, or read-only with
  * PCPU_SHARED_RDONLY (mapped without write access; a reader never writes
  * the segment nor takes its lock).
- * @return the handle; NULL with errno: ENOENT, EACCES (from shm_open());
- *         EAGAIN (its creator has not finished it yet: try again); EBADMSG
- *         (not a percpu segment: magic, layout version or ready mark wrong,
- *         or its item table or strings corrupt); EINVAL (a bad flag, or a
- *         truncated segment: a size, offset or length that does not fit;
- *         or, for writing, a segment made for another number of possible
- *         CPUs); EPROTO (for writing: the segment was made on the other
- *         update path than this process's, see pcpu_cpu_setup()); ENOMEM.
+ * @return the handle; NULL with errno:
+ *         - ENOENT, EACCES, ENAMETOOLONG, EMFILE, ENFILE (from shm_open());
+ *         - EAGAIN: its creator has not finished it yet (the file is empty,
+ *           or zero-filled, or its header is unfinished): try again. A file
+ *           that stays so was not made by pcpu_shared_create(), or its
+ *           creator died making it: bound the retries;
+ *         - EBADMSG: not a percpu segment: not a regular file (a FIFO, a
+ *           socket, a directory, a symbolic link, a device), or its magic,
+ *           layout version or ready mark wrong, or its item table or
+ *           strings corrupt (help that is not UTF-8 included);
+ *         - EINVAL: a NULL name or a bad flag; a name shm_open() refuses
+ *           (glibc's says so of a directory opened for writing); a
+ *           truncated segment (a size, offset or length that does not
+ *           fit); or, for writing, a segment made for another number of
+ *           possible CPUs;
+ *         - EPROTO: for writing, the segment was made on the other update
+ *           path than this process's (see pcpu_cpu_setup());
+ *         - ENOMEM: no memory or address space for the handle or mapping.
  * @since 0.2
  */
 PCPU_EXPORT struct pcpu_shared *pcpu_shared_open(const char *name, unsigned int flags);
 
 /**
- * Detaches @p s and frees the handle; the segment lives on until it is
- * unlinked and every process has closed it. NULL does nothing. Must not
- * overlap any other call on @p s. @since 0.2
+ * Detaches @p s (unmaps it, closes its file) and frees the handle; the
+ * segment lives on until it is unlinked and every process has closed it.
+ * NULL does nothing. Must not overlap any other call on @p s. @since 0.2
  */
 PCPU_EXPORT void pcpu_shared_close(struct pcpu_shared *s);
 
@@ -194,7 +224,7 @@ PCPU_EXPORT int64_t pcpu_shared_read(const struct pcpu_shared *s, unsigned int i
 
 /**
  * Possible CPUs (the segment's) times the largest threshold of the item
- * since creation. O(1). @since 0.2
+ * since creation. O(1), one load. @since 0.2
  */
 PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsigned int item);
 
@@ -203,7 +233,9 @@ PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsign
  * wait-free, read-only. Exact at quiescence; while updates run, between
  * the total of the adds completed before the call and that of those
  * started before it returned. Monotone while every update has one sign.
- * @since 0.2
+ * On a read-only handle of a segment whose file was cut short (see the
+ * top), returns 0 with errno ENXIO (snapshot() tells it from a value of
+ * 0). @since 0.2
  */
 PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int item);
 
@@ -212,7 +244,8 @@ PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int it
  * open for writing, folds every CPU's pending delta of the item under the
  * lock and returns the exact sum (read() is then within @p delta of exact
  * until the next update); on a read-only handle, returns the exact sum
- * without folding (read() stays as it was). @since 0.2
+ * without folding (read() stays as it was), or 0 with errno ENXIO for a
+ * segment cut short, as sum(). @since 0.2
  */
 PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsigned int item,
 						    uint64_t delta);
@@ -221,7 +254,10 @@ PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsig
  * Every item at once, in one walk over the CPUs: values[i] is what sum()
  * returns, bounds[i] (if @p bounds is not NULL) error_bound(). Each array
  * holds pcpu_shared_count() elements.
- * @return 0; -EINVAL if @p s or @p values is NULL. @since 0.2
+ * @return 0; -EINVAL if @p s or @p values is NULL; -ENXIO on a read-only
+ *         handle of a segment whose file was cut short (see the top): @p
+ *         values is then unchanged.
+ * @since 0.2
  */
 PCPU_EXPORT int pcpu_shared_snapshot(const struct pcpu_shared *s, int64_t *values,
 				     uint64_t *bounds);
@@ -266,7 +302,8 @@ PCPU_EXPORT int pcpu_shared_lookup(const struct pcpu_shared *s, const char *name
 /**
  * Writes every item's exact value to @p out as Prometheus text 0.0.4 or
  * OpenMetrics 1.0.0 (counters as NAME_total), as pcpu_metrics_write().
- * @return 0; -EINVAL for NULL arguments or an unknown format; -ENOMEM; or
+ * @return 0; -EINVAL for NULL arguments or an unknown format; -ENOMEM;
+ *         -ENXIO as snapshot() (nothing written); or
  *         the negative errno of a failed write. @since 0.2
  */
 PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,

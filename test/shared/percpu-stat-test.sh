@@ -4,14 +4,20 @@
 # percpu-stat against a segment that another process made (shared-peer
 # create: requests 12345, bytes 2^20, depth -3): plain output, repeats,
 # both exposition formats (parsed by prometheus_client and promtool when
-# installed), and its errors and exit codes.
+# installed), its errors and exit codes, a name of 255 bytes, and what a
+# hostile or unlucky /dev/shm holds: a FIFO at the name, a segment still
+# being made (zeros), one that is never finished, one cut short while
+# percpu-stat -i reads it.
 # usage: percpu-stat-test.sh PERCPU-STAT SHARED-PEER
 set -u
 stat=$1
 peer=$2
 name=/pcpu-stat-test-$$
 tmp=$(mktemp -d) || exit 1
-trap '"$peer" unlink "$name" 2>/dev/null; rm -rf "$tmp"' EXIT
+long=/pcpu-stat-long-$$-$(printf '%0255d' 0 | tr 0 x)
+long=$(printf '%.256s' "$long") # a slash and 255 bytes: the longest name
+trap '"$peer" unlink "$name" 2>/dev/null; "$peer" unlink "$long" 2>/dev/null;
+      rm -f /dev/shm/pcpu-stat-*-$$; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$peer" create "$name" >/dev/null || fail "shared-peer create"
@@ -64,4 +70,44 @@ head -c 8192 /dev/urandom > /dev/shm/pcpu-stat-junk-$$ 2>/dev/null &&
 "$stat" -i 0 "$name" 2>/dev/null; [ $? -eq 2 ] || fail "-i 0: exit 2"
 "$stat" 2>/dev/null; [ $? -eq 2 ] || fail "no NAME: exit 2"
 "$stat" --help | grep -q '^usage: percpu-stat' || fail "--help"
+# a name of 255 bytes (after the slash) is read whole, with or without its slash
+"$peer" create "$long" >/dev/null || fail "shared-peer create (a 255-byte name)"
+"$stat" "$long" > "$tmp/long" 2> "$tmp/err" || fail "a 255-byte name: $(cat "$tmp/err")"
+grep -Eq '^requests +12345 ' "$tmp/long" || fail "a 255-byte name: requests"
+"$stat" "${long#/}" > "$tmp/long" 2> "$tmp/err" || fail "a 255-byte name without its slash"
+grep -Eq '^requests +12345 ' "$tmp/long" || fail "a 255-byte name without its slash: requests"
+
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	# a FIFO planted at the name: refused at once, not waited on for ever
+	mkfifo /dev/shm/pcpu-stat-fifo-$$ || fail "mkfifo"
+	timeout 20 "$stat" /pcpu-stat-fifo-$$ 2> "$tmp/err"; rc=$?
+	[ $rc -eq 1 ] || fail "a FIFO: exit $rc (124: it hung)"
+	grep -q 'not a percpu shared segment' "$tmp/err" || fail "a FIFO: message"
+
+	# a segment its creator has sized but not filled (zeros): waited for; here
+	# it becomes a finished segment (renamed over it) while percpu-stat waits
+	head -c 8192 /dev/zero > /dev/shm/pcpu-stat-zero-$$
+	"$peer" create /pcpu-stat-done-$$ >/dev/null || fail "shared-peer create"
+	"$stat" /pcpu-stat-zero-$$ > "$tmp/zero" 2> "$tmp/err" & pid=$!
+	sleep 0.3
+	mv /dev/shm/pcpu-stat-done-$$ /dev/shm/pcpu-stat-zero-$$
+	wait $pid || fail "a segment being made: exit $?: $(cat "$tmp/err")"
+	grep -Eq '^requests +12345 ' "$tmp/zero" || fail "a segment being made: requests"
+
+	# one that is never finished: a bounded wait, then a message that says so
+	head -c 8192 /dev/zero > /dev/shm/pcpu-stat-never-$$
+	timeout 20 "$stat" /pcpu-stat-never-$$ 2> "$tmp/err"; rc=$?
+	[ $rc -eq 1 ] || fail "a segment never finished: exit $rc (124: it waited for ever)"
+	grep -q 'not ready' "$tmp/err" || fail "a segment never finished: $(cat "$tmp/err")"
+
+	# cut short while percpu-stat -i reads it: an error and exit 1, not SIGBUS
+	"$peer" create /pcpu-stat-cut-$$ >/dev/null || fail "shared-peer create"
+	"$stat" -i 0.02 /pcpu-stat-cut-$$ > "$tmp/cut" 2> "$tmp/err" & pid=$!
+	for k in $(seq 100); do grep -q '^requests' "$tmp/cut" && break; sleep 0.05; done
+	grep -q '^requests' "$tmp/cut" || fail "percpu-stat -i never reported"
+	truncate -s 4096 /dev/shm/pcpu-stat-cut-$$
+	wait $pid; rc=$?
+	[ $rc -eq 1 ] || fail "a segment cut short: exit $rc (135: SIGBUS)"
+	grep -q 'truncated' "$tmp/err" || fail "a segment cut short: $(cat "$tmp/err")"
+fi
 echo "percpu-stat: ok"

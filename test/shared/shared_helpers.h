@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers for the shared-segment tests: unique names (pid-based, so that
- * parallel test processes never meet), a small descriptor, and running the
- * exec'd peer (shared_peer.c) with its output captured.
+ * parallel test processes never meet), a small descriptor, running the
+ * exec'd peer (shared_peer.c) with its output captured, and running it
+ * traced, one instruction at a time.
  */
 #ifndef PCPU_TEST_SHARED_HELPERS_H
 #define PCPU_TEST_SHARED_HELPERS_H
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 
 #include <percpu/shared.h>
@@ -77,6 +79,51 @@ static inline int shared_test_peer(const char *arg1, const char *arg2, char *con
 	close(fds[0]);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * Runs the peer with @cmd @name traced; returns once it has stopped itself
+ * (its first SIGSTOP: the part to step comes next).
+ */
+static inline pid_t shared_test_start_stopped(const char *cmd, const char *name)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		char *argv[] = { (char *)SHARED_PEER, (char *)cmd, (char *)name, NULL };
+		extern char **environ;
+
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execve(SHARED_PEER, argv, environ);
+		_exit(127);
+	}
+	/* the exec's SIGTRAP, then its own SIGSTOP */
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP, "status %#x", status);
+	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP, "status %#x", status);
+	return pid;
+}
+
+/* Steps @pid @steps instructions; false if it stopped itself (SIGSTOP) first. */
+static inline bool shared_test_step(pid_t pid, long steps)
+{
+	int status;
+
+	for (long k = 0; k < steps; k++) {
+		cr_assert_eq(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFSTOPPED(status), "status %#x", status);
+		if (WSTOPSIG(status) == SIGSTOP)
+			return false;
+		cr_assert_eq(WSTOPSIG(status), SIGTRAP);
+	}
+	return true;
 }
 
 #endif /* PCPU_TEST_SHARED_HELPERS_H */

@@ -9,6 +9,11 @@
  *   shared-peer create NAME  creates NAME with the helpers' three items holding
  *                            requests 12345, bytes 2^20, depth -3, and leaves it
  *   shared-peer unlink NAME  removes NAME
+ *   shared-peer create-stopped NAME
+ *                            sets up its update path and CPU count, stops
+ *                            itself (SIGSTOP), creates NAME as create does
+ *                            (no adds), and stops again: a tracer steps the
+ *                            create and opens NAME at every instruction
  *   shared-peer die NAME     attaches for writing, stops itself (SIGSTOP), then
  *                            adds twice the largest threshold to item 0 (always
  *                            the slow path: add, lock,
@@ -68,6 +73,18 @@ int main(int argc, char **argv)
 		raise(SIGSTOP);
 		pcpu_shared_add(s, 0, 2 * PCPU_SHARED_MAX_THRESH);
 		raise(SIGSTOP); /* done: the tracer kills it here */
+	} else if (strcmp(argv[1], "create-stopped") == 0) {
+		struct pcpu_shared_desc d = { .items = items, .nr_items = 3 };
+
+		/* what a daemon did long before: the stepped part is the create */
+		pcpu_cpu_setup();
+		pcpu_cpu_possible();
+		pcpu_cpu_online();
+		raise(SIGSTOP);
+		s = pcpu_shared_create(argv[2], &d);
+		raise(SIGSTOP); /* done: the tracer lets it go on */
+		if (!s)
+			return 1;
 	} else if (strcmp(argv[1], "unlink") == 0) {
 		return pcpu_shared_unlink(argv[2]) == 0 ? 0 : 1;
 	} else if (strcmp(argv[1], "write") == 0) {

@@ -104,6 +104,63 @@ ParameterizedTest(struct bad_case *bad, shared, create_rejects_bad_input_with_ei
 	cr_assert_eq(errno, EINVAL, "%s: errno %d", bad->what, errno);
 }
 
+/* Held in the parameter (Criterion copies it to the test's process), not pointed to. */
+struct utf8_case {
+	char help[32];
+};
+
+ParameterizedTestParameters(shared, help_that_is_not_utf8_is_refused)
+{
+	static struct utf8_case cases[] = {
+		{ "latin-1 \xe9t\xe9" },          /* a lone lead byte */
+		{ "stray \x80 continuation" },   /* a continuation without a lead */
+		{ "overlong \xc0\xaf slash" },   /* '/' in two bytes */
+		{ "overlong \xe0\x80\xaf" },     /* and in three */
+		{ "surrogate \xed\xa0\x80" },    /* U+D800 */
+		{ "past U+10FFFF \xf4\x90\x80\x80" },
+		{ "cut short \xe2\x82" },        /* the euro sign without its last byte */
+		{ "\xff\xfe" },
+	};
+
+	return cr_make_param_array(struct utf8_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* Both exposition formats are UTF-8: a help text that is not cannot go out. */
+ParameterizedTest(struct utf8_case *c, shared, help_that_is_not_utf8_is_refused)
+{
+	struct pcpu_stat_item items[] = { { .name = "fine", .help = "Fine." },
+					  { .name = "bad", .help = c->help } };
+	struct pcpu_shared_desc d = { .items = items, .nr_items = 2 };
+	struct pcpu_shared *s;
+
+	errno = 0;
+	s = pcpu_shared_create(NULL, &d);
+	pcpu_shared_close(s);
+	cr_assert_null(s, "help \"%s\" accepted", c->help);
+	cr_assert_eq(errno, EINVAL);
+}
+
+PCPU_TEST(shared, help_in_utf8_goes_out_as_it_came)
+{
+	static const char help[] = "Bytes in \xe2\x82\xac, \xe6\x97\xa5\xe6\x9c\xac and "
+				   "\xf0\x9d\x84\x9e; \xc3\xa9t\xc3\xa9 \xef\xbf\xbd \xf4\x8f\xbf\xbf";
+	struct pcpu_stat_item items[] = { { .name = "bytes", .help = help } };
+	struct pcpu_shared_desc d = { .items = items, .nr_items = 1 };
+	struct pcpu_shared *s = pcpu_shared_create(NULL, &d);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	cr_assert_not_null(s, "errno %d", errno);
+	cr_assert_str_eq(pcpu_shared_help(s, 0), help);
+	out = open_memstream(&text, &len);
+	cr_assert_eq(pcpu_shared_write(s, out, PCPU_METRICS_OPENMETRICS), 0);
+	fclose(out);
+	cr_assert(strstr(text, help), "%s", text);
+	free(text);
+	pcpu_shared_close(s);
+}
+
 PCPU_TEST(shared, max_items_fit_one_stride)
 {
 	static struct pcpu_stat_item items[PCPU_SHARED_MAX_ITEMS];
@@ -358,6 +415,57 @@ PCPU_TEST(shared, exposition_has_help_type_and_total)
 	free(text);
 	cr_assert_eq(pcpu_shared_write(s, NULL, PCPU_METRICS_PROMETHEUS), -EINVAL);
 	pcpu_shared_close(s);
+}
+
+/* ---- a segment cut short under its readers --------------------------------- */
+
+/*
+ * A process with write access may truncate the segment's file: loads from
+ * the pages past its new end would raise SIGBUS. On a reader's handle, the
+ * calls that walk the CPUs' rows (sum, snapshot, write, a sync past the
+ * bound) see the size first and give ENXIO; after it grows back they work.
+ * (Writers trust each other: the creator's handle does not check.)
+ */
+PCPU_TEST(shared, reads_of_a_truncated_segment_give_enxio_not_sigbus)
+{
+	struct pcpu_shared_desc d = shared_test_desc();
+	int64_t values[3];
+	uint64_t bounds[3];
+	char name[64];
+	struct pcpu_shared *w = pcpu_shared_create(shared_test_name(name, sizeof(name), "cut"), &d);
+	struct pcpu_shared *r = pcpu_shared_open(name, PCPU_SHARED_RDONLY);
+	size_t size = shared_handle(w)->map_size, rows = shared_handle(w)->hdr->cpus.off;
+	int fd = shm_open(name, O_RDWR, 0);
+	FILE *out = fopen("/dev/null", "w");
+
+	pcpu_shared_unlink(name);
+	cr_assert(w && r && fd >= 0 && out);
+	pcpu_shared_add(w, 0, 5);
+	cr_assert_eq(pcpu_shared_sum(r, 0), 5);
+	cr_assert_eq(pcpu_shared_snapshot(r, values, bounds), 0);
+	cr_assert_eq(values[0], 5);
+	/* cut where the rows start, then to nothing */
+	for (int cut = 0; cut < 2; cut++) {
+		cr_assert_eq(ftruncate(fd, cut ? 0 : (off_t)rows), 0);
+		errno = 0;
+		cr_assert_eq(pcpu_shared_sum(r, 0), 0);
+		cr_assert_eq(errno, ENXIO);
+		cr_assert_eq(pcpu_shared_snapshot(r, values, bounds), -ENXIO);
+		cr_assert_eq(pcpu_shared_write(r, out, PCPU_METRICS_PROMETHEUS), -ENXIO);
+		if (cut == 0) { /* its first step, error_bound(), loads from a first page */
+			errno = 0;
+			cr_assert_eq(pcpu_shared_sync_if_delta_above(r, 0, 0), 0);
+			cr_assert_eq(errno, ENXIO);
+		}
+	}
+	/* grown back (zeros): every read works again, as on a segment that lost its values */
+	cr_assert_eq(ftruncate(fd, (off_t)size), 0);
+	cr_assert_eq(pcpu_shared_snapshot(r, values, bounds), 0);
+	cr_assert_eq(pcpu_shared_sum(r, 0), 0);
+	fclose(out);
+	close(fd);
+	pcpu_shared_close(r);
+	pcpu_shared_close(w);
 }
 
 /* ---- misuse ------------------------------------------------------------------ */

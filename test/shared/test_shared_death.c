@@ -2,13 +2,20 @@
 /*
  * A writer SIGKILLed at every instruction of a slow-path add (every tenth
  * under valgrind's PCPU_TEST_SMALL: each kill steps the writer from its
- * start, so the run is quadratic; PCPU_SHARED_DEATH_STRIDE sets it): the unchecked
- * add, taking the robust lock, the fold's swap, the central update, the
- * threshold, the unlock. After each kill: the exact value has the add or
- * not (it is one instruction), the next sync repairs read() to exact and
- * does not hang on the lock the dead writer may hold, and the segment goes
- * on working. The writer is shared-peer (exec'd, its own address space),
- * single-stepped by ptrace from its stop before the add.
+ * start, so the run is quadratic; PCPU_SHARED_DEATH_STRIDE sets it): taking
+ * the robust lock, the unchecked add, the fold's swap, the central update,
+ * the threshold and its maximum, the unlock. After each kill, before
+ * anything repairs the segment, one test checks one promise:
+ * - the exact value has the add or not (it is one instruction), the next
+ *   sync repairs read() to exact and does not hang on the lock the dead
+ *   writer may hold, and the segment goes on working;
+ * - error_bound() covers what fast-path adds made after the death hold
+ *   (beyond what the death itself left stale): the dead writer never
+ *   leaves a threshold above the bound's maximum;
+ * - the next fold by any writer, a slow-path add of another item, repairs
+ *   the dead writer's item to within error_bound(), as the header says.
+ * The writer is shared-peer (exec'd, its own address space), single-stepped
+ * by ptrace from its stop before the add.
  *
  * On the atomic path (this test forces it before making the segment): a
  * restartable sequence restarts at every single step (the kernel sees a
@@ -18,107 +25,150 @@
  */
 #include "shared_helpers.h"
 
-#include <sys/ptrace.h>
-
 TestSuite(shared_death, .timeout = 240);
 
 /* The kernel's mark on a robust futex whose owner died (linux/futex.h). */
 #define OWNER_DIED 0x40000000
 
-static pid_t start_stopped(const char *name)
+/* What the peer adds to item 0: never fast, and a threshold of the cap after it. */
+static const int64_t big = 2 * PCPU_SHARED_MAX_THRESH;
+
+/* What one sweep saw, over its kills. */
+struct sweep {
+	long kills, in_lock, stale, thresh_moved;
+};
+
+/* A fresh named segment of two items with small floors: every kill starts from 0. */
+static struct pcpu_shared *death_segment(const char *name)
 {
-	int status;
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	cr_assert_neq(pid, -1);
-	if (pid == 0) {
-		char *argv[] = { (char *)SHARED_PEER, (char *)"die", (char *)name, NULL };
-		extern char **environ;
-
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		execve(SHARED_PEER, argv, environ);
-		_exit(127);
-	}
-	/* the exec's SIGTRAP, then its own SIGSTOP before the add */
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP, "status %#x", status);
-	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP, "status %#x", status);
-	return pid;
-}
-
-/* Steps @pid @steps instructions; false if it stopped itself (the add returned) first. */
-static bool step(pid_t pid, long steps)
-{
-	int status;
-
-	for (long k = 0; k < steps; k++) {
-		cr_assert_eq(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
-		cr_assert_eq(waitpid(pid, &status, 0), pid);
-		cr_assert(WIFSTOPPED(status), "status %#x", status);
-		if (WSTOPSIG(status) == SIGSTOP)
-			return false;
-		cr_assert_eq(WSTOPSIG(status), SIGTRAP);
-	}
-	return true;
-}
-
-PCPU_TEST(shared_death, killed_at_every_instruction_of_a_slow_add)
-{
-	static const struct pcpu_stat_item items[] = { { .name = "bytes", .floor = 16 } };
-	struct pcpu_shared_desc d = { .items = items, .nr_items = 1 };
-	const int64_t big = 2 * PCPU_SHARED_MAX_THRESH; /* what the peer adds: never fast */
+	static const struct pcpu_stat_item items[] = { { .name = "bytes", .floor = 16 },
+						       { .name = "other", .floor = 16 } };
+	struct pcpu_shared_desc d = { .items = items, .nr_items = 2 };
 	struct pcpu_shared *s;
-	struct shared_handle *h;
-	char name[64];
-	int64_t before = 0;
+
+	pcpu_shared_unlink(name);
+	s = pcpu_shared_create(name, &d);
+	cr_assert_not_null(s, "errno %d", errno);
+	return s;
+}
+
+/*
+ * Kills the peer at every stride-th instruction of its slow add of @big to
+ * item 0 of a fresh segment; after each kill calls @check(segment, step,
+ * exact value of item 0), then repairs with a sync, which must make read()
+ * exact, and checks that the segment goes on working. Returns what it saw.
+ */
+static struct sweep sweep(const char *tag,
+			  void (*check)(struct pcpu_shared *s, long k, int64_t exact))
+{
 	const char *env = getenv("PCPU_SHARED_DEATH_STRIDE");
-	long k, in_lock = 0, stale = 0, stride = env ? atol(env) : 1;
+	long stride = env ? atol(env) : 1;
+	struct sweep sw = { 0 };
+	char name[64];
 
 	if (pcpu_test_on_valgrind() || getenv("PCPU_TEST_UNDER_QEMU"))
 		cr_skip_test("no ptrace single-stepping here");
 	setenv("PCPU_FORCE_FALLBACK", "1", 1); /* before the first pcpu_cpu_setup() */
 	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC, "the update path was chosen earlier");
-	s = pcpu_shared_create(shared_test_name(name, sizeof(name), "death"), &d);
-	cr_assert_not_null(s);
-	h = shared_handle(s);
+	shared_test_name(name, sizeof(name), tag);
 	if (stride < 1)
 		stride = 1;
 	if (pcpu_test_small())
 		stride *= 10;
-	for (k = 0;; k += stride) {
-		pid_t pid = start_stopped(name);
-		bool killed = step(pid, k);
+	for (long k = 0;; k += stride) {
+		struct pcpu_shared *s = death_segment(name);
+		struct shared_handle *h = shared_handle(s);
+		uint64_t thresh = __atomic_load_n(&h->thresh[0], __ATOMIC_RELAXED);
+		pid_t pid = shared_test_start_stopped("die", name);
+		bool killed = shared_test_step(pid, k);
 		int status;
 		int64_t exact;
 
 		cr_assert_eq(kill(pid, SIGKILL), 0);
 		cr_assert_eq(waitpid(pid, &status, 0), pid);
 		exact = pcpu_shared_sum(s, 0);
-		cr_assert(exact == before || exact == before + big, "step %ld: sum %" PRId64, k,
-			  exact);
-		in_lock += (__atomic_load_n(&h->hdr->lock.__data.__lock, __ATOMIC_RELAXED) &
-			    OWNER_DIED) != 0;
-		stale += pcpu_shared_read(s, 0) != exact;
+		cr_assert(exact == 0 || exact == big, "step %ld: sum %" PRId64, k, exact);
+		sw.kills++;
+		sw.in_lock += (__atomic_load_n(&h->hdr->lock.__data.__lock, __ATOMIC_RELAXED) &
+			       OWNER_DIED) != 0;
+		sw.stale += pcpu_shared_read(s, 0) != exact;
+		sw.thresh_moved += __atomic_load_n(&h->thresh[0], __ATOMIC_RELAXED) != thresh;
+		if (check)
+			check(s, k, exact);
 		/* the next fold takes the dead writer's lock if it held it, and repairs */
+		exact = pcpu_shared_sum(s, 0);
 		cr_assert_eq(pcpu_shared_sync_if_delta_above(s, 0, 0), exact, "step %ld", k);
 		cr_assert_eq(pcpu_shared_read(s, 0), exact, "step %ld: read not repaired", k);
-		before = exact;
+		/* and the segment still works: a slow add, a fold_all */
+		pcpu_shared_add(s, 0, big);
+		pcpu_shared_fold_all(s);
+		cr_assert_eq(pcpu_shared_read(s, 0), exact + big, "step %ld", k);
+		pcpu_shared_close(s);
 		if (!killed)
 			break;
 		cr_assert_lt(k, 1000000, "the add never returned");
 	}
-	/* and the segment still works: a slow add, a fold_all */
-	pcpu_shared_add(s, 0, big);
-	pcpu_shared_fold_all(s);
-	cr_assert_eq(pcpu_shared_read(s, 0), before + big);
 	pcpu_shared_unlink(name);
-	pcpu_shared_close(s);
-	cr_assert_gt(in_lock, 0, "no kill landed while the lock was held");
-	cr_assert_gt(stale, 0, "no kill left read() stale: the test proves nothing");
-	cr_log_info("about %ld instructions, a kill every %ld: %ld with the lock held, %ld left "
-		    "read() stale", k, stride, in_lock, stale);
+	return sw;
+}
+
+PCPU_TEST(shared_death, killed_at_every_instruction_of_a_slow_add)
+{
+	struct sweep sw = sweep("death", NULL);
+
+	cr_assert_gt(sw.in_lock, 0, "no kill landed while the lock was held");
+	cr_assert_gt(sw.stale, 0, "no kill left read() stale: the test proves nothing");
+	cr_log_info("%ld kills: %ld with the lock held, %ld left read() stale", sw.kills,
+		    sw.in_lock, sw.stale);
+}
+/*
+ * After a kill: fast-path adds of item 0 as large as its threshold now
+ * allows, on each of (up to) two CPUs. What they hold must be within
+ * error_bound(), beyond the staleness the death left (sum - read before).
+ */
+static void fast_adds_stay_within_the_bound(struct pcpu_shared *s, long k, int64_t exact)
+{
+	const struct shared_handle *h = shared_handle(s);
+	int64_t left = exact - pcpu_shared_read(s, 0), now;
+	int cpus[2], n = pcpu_test_allowed_cpus(cpus, 2);
+	cpu_set_t all;
+
+	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	for (int c = 0; c < n; c++) {
+		if (!pcpu_test_pin(cpus[c]))
+			continue;
+		pcpu_shared_add(s, 0, (int64_t)__atomic_load_n(&h->thresh[0], __ATOMIC_RELAXED));
+	}
+	cr_assert_eq(sched_setaffinity(0, sizeof(all), &all), 0);
+	now = pcpu_shared_sum(s, 0) - pcpu_shared_read(s, 0);
+	cr_assert_leq(pcpu_test_distance(now, 0),
+		      pcpu_test_distance(left, 0) + pcpu_shared_error_bound(s, 0),
+		      "step %ld: read() %" PRId64 " off after the adds, %" PRId64
+		      " before them, bound %" PRIu64,
+		      k, now, left, pcpu_shared_error_bound(s, 0));
+}
+
+PCPU_TEST(shared_death, a_writer_killed_publishing_a_threshold_leaves_a_true_bound)
+{
+	struct sweep sw = sweep("bound", fast_adds_stay_within_the_bound);
+
+	cr_assert_gt(sw.thresh_moved, 0, "no kill came after the new threshold: proves nothing");
+	cr_assert_lt(sw.thresh_moved, sw.kills, "every kill came after it: proves nothing");
+}
+
+/* After a kill: another writer's slow-path add of another item repairs item 0. */
+static void next_fold_of_another_item_repairs(struct pcpu_shared *s, long k, int64_t exact)
+{
+	pcpu_shared_add(s, 1, big);
+	cr_assert_leq(pcpu_test_distance(pcpu_shared_read(s, 0), exact),
+		      pcpu_shared_error_bound(s, 0),
+		      "step %ld: read() %" PRId64 ", exact %" PRId64 ", bound %" PRIu64, k,
+		      pcpu_shared_read(s, 0), exact, pcpu_shared_error_bound(s, 0));
+}
+
+PCPU_TEST(shared_death, the_next_fold_by_any_writer_repairs_a_dead_writers_item)
+{
+	struct sweep sw = sweep("stale", next_fold_of_another_item_repairs);
+
+	cr_assert_gt(sw.stale, 0, "no kill left read() stale: the test proves nothing");
 }

@@ -5,8 +5,13 @@
  * header, item table, strings, central and threshold arrays must give NULL
  * with errno EINVAL, EBADMSG or EAGAIN, or a handle that works; never a
  * crash or a read out of bounds (the ASan build and valgrind would see one).
+ * The states a create passes through give EAGAIN; what is not a regular
+ * file at the name gives EBADMSG at once.
  */
 #include "shared_helpers.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
 
 TestSuite(shared_fuzz, .timeout = 120);
 
@@ -150,21 +155,172 @@ PCPU_TEST(shared_fuzz, flipped_bytes_are_refused_or_harmless)
 	cr_assert_lt(opened, n, "every flip opened: validation checks nothing");
 }
 
-PCPU_TEST(shared_fuzz, unfinished_segment_gives_eagain)
+/* Opens @name read-only, expecting NULL; returns the errno. */
+static int open_errno(const char *name)
+{
+	struct pcpu_shared *s;
+
+	errno = 0;
+	s = pcpu_shared_open(name, PCPU_SHARED_RDONLY);
+	cr_assert_null(s, "%s opened", name);
+	return errno;
+}
+
+/*
+ * What a reader may find while another process creates a segment: an empty
+ * file (before ftruncate), a zero-filled one (after it), the header being
+ * written (the magic first, part of it, or all of it), everything but the
+ * ready mark. Each is "not finished yet": EAGAIN, which a reader retries.
+ * What a create never leaves (another magic, or the ready mark on a zero
+ * magic) is not ours: EBADMSG.
+ */
+PCPU_TEST(shared_fuzz, every_state_of_an_unfinished_create_gives_eagain)
 {
 	char name[64], fname[64];
 	struct image im = make_image(shared_test_name(name, sizeof(name), "ready"));
+	unsigned char *state = calloc(1, im.size);
+	size_t ready = offsetof(struct shared_header, ready);
 
-	memset(im.bytes + offsetof(struct shared_header, ready), 0, sizeof(uint32_t));
-	put_segment(shared_test_name(fname, sizeof(fname), "ready-f"), im.bytes, im.size);
-	errno = 0;
-	cr_assert_null(pcpu_shared_open(fname, PCPU_SHARED_RDONLY));
-	cr_assert_eq(errno, EAGAIN);
-	memcpy(im.bytes, "notours!", 8);
+	shared_test_name(fname, sizeof(fname), "ready-f");
+	put_segment(fname, state, 0);
+	cr_assert_eq(open_errno(fname), EAGAIN, "empty");
+	put_segment(fname, state, im.size);
+	cr_assert_eq(open_errno(fname), EAGAIN, "zero-filled");
+	for (size_t n = 1; n <= 8; n++) {
+		memcpy(state, im.bytes, n);
+		put_segment(fname, state, im.size);
+		cr_assert_eq(open_errno(fname), EAGAIN, "%zu bytes of the magic", n);
+	}
+	memcpy(state, im.bytes, im.size);
+	memset(state + ready, 0, sizeof(uint32_t));
+	put_segment(fname, state, im.size);
+	cr_assert_eq(open_errno(fname), EAGAIN, "all but the ready mark");
+
+	memcpy(state, "notours!", 8);
+	put_segment(fname, state, im.size);
+	cr_assert_eq(open_errno(fname), EBADMSG, "another magic");
+	memcpy(state, im.bytes, im.size);
+	memset(state, 0, 8);
+	put_segment(fname, state, im.size);
+	cr_assert_eq(open_errno(fname), EBADMSG, "the ready mark on a zero magic");
+	pcpu_shared_unlink(fname);
+	free(state);
+	free(im.bytes);
+}
+
+/* A help text changed to bytes that are not UTF-8 is refused: EBADMSG. */
+PCPU_TEST(shared_fuzz, help_that_is_not_utf8_is_refused)
+{
+	char name[64], fname[64];
+	struct image im = make_image(shared_test_name(name, sizeof(name), "utf8"));
+	const struct shared_item *items = (const void *)(im.bytes + im.hdr.items.off);
+	unsigned char *help = im.bytes + im.hdr.strings.off + items[0].help_off;
+
+	cr_assert_geq(items[0].help_len, 2);
+	put_segment(shared_test_name(fname, sizeof(fname), "utf8-f"), im.bytes, im.size);
+	cr_assert_eq(try_open(fname, "intact", 0), 2);
+	help[0] = 0xc3; /* a lead byte, then an ASCII letter */
 	put_segment(fname, im.bytes, im.size);
-	errno = 0;
-	cr_assert_null(pcpu_shared_open(fname, PCPU_SHARED_RDONLY));
-	cr_assert_eq(errno, EBADMSG);
+	cr_assert_eq(open_errno(fname), EBADMSG);
 	pcpu_shared_unlink(fname);
 	free(im.bytes);
+}
+
+/* ---- what is at the name is not a file ------------------------------------- */
+
+enum not_file { NOT_FIFO, NOT_DIR, NOT_SOCKET, NOT_SYMLINK };
+
+struct not_file_case {
+	const char *name;
+	bool dir;
+};
+
+static int open_both_ways(void *arg)
+{
+	const struct not_file_case *c = arg;
+
+	/* read-only first: that is the open a FIFO would block */
+	for (int ro = 1; ro >= 0; ro--) {
+		errno = 0;
+		if (pcpu_shared_open(c->name, ro ? PCPU_SHARED_RDONLY : 0) != NULL)
+			return 1;
+		/*
+		 * glibc's shm_open() turns open(2)'s EISDIR into EINVAL (a
+		 * directory's is no name for a segment): the header says so
+		 */
+		if (errno != EBADMSG && !(errno == EINVAL && !ro && c->dir))
+			return 10 + errno; /* the errno, for the message */
+	}
+	return 0;
+}
+
+ParameterizedTestParameters(shared_fuzz, what_is_not_a_regular_file_is_refused_at_once)
+{
+	static enum not_file kinds[] = { NOT_FIFO, NOT_DIR, NOT_SOCKET, NOT_SYMLINK };
+
+	return cr_make_param_array(enum not_file, kinds, sizeof(kinds) / sizeof(kinds[0]));
+}
+
+/*
+ * Any local user may plant a FIFO, a directory, a socket or a symbolic link
+ * at a segment's name: open() gives EBADMSG (not a segment) at once, both
+ * ways (but EINVAL for a directory opened for writing on glibc), and never
+ * waits for a FIFO's other end.
+ */
+ParameterizedTest(enum not_file *kind, shared_fuzz, what_is_not_a_regular_file_is_refused_at_once)
+{
+	static const char *const what[] = { "a FIFO", "a directory", "a socket", "a symlink" };
+	char name[64], path[96], target[96];
+	int status, fd = -1;
+
+	shared_test_name(name, sizeof(name), "notfile");
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	if (access("/dev/shm", W_OK) != 0)
+		cr_skip_test("no /dev/shm to plant things in");
+	switch (*kind) {
+	case NOT_FIFO:
+		cr_assert_eq(mkfifo(path, 0600), 0);
+		break;
+	case NOT_DIR:
+		cr_assert_eq(mkdir(path, 0700), 0);
+		break;
+	case NOT_SOCKET: {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		cr_assert_geq(fd, 0);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+		cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		break;
+	}
+	case NOT_SYMLINK: {
+		/* to a real segment: still not one at this name */
+		struct pcpu_shared_desc d = shared_test_desc();
+		char tname[64];
+		struct pcpu_shared *t = pcpu_shared_create(
+			shared_test_name(tname, sizeof(tname), "notfile-t"), &d);
+
+		cr_assert_not_null(t);
+		pcpu_shared_close(t);
+		snprintf(target, sizeof(target), "/dev/shm%s", tname);
+		cr_assert_eq(symlink(target, path), 0);
+		break;
+	}
+	}
+	status = pcpu_test_in_child(open_both_ways,
+				    &(struct not_file_case){ name, *kind == NOT_DIR }, 10);
+	if (*kind == NOT_DIR)
+		rmdir(path);
+	else
+		unlink(path);
+	if (*kind == NOT_SYMLINK)
+		unlink(target);
+	if (fd >= 0)
+		close(fd);
+	cr_assert(!WIFSIGNALED(status) || WTERMSIG(status) != SIGALRM, "%s: open hung", what[*kind]);
+	cr_assert(WIFEXITED(status), "%s: open died of signal %d", what[*kind],
+		  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	cr_assert(WEXITSTATUS(status) != 1, "%s: it opened", what[*kind]);
+	cr_assert_eq(WEXITSTATUS(status), 0, "%s: errno %d (%s), not EBADMSG", what[*kind],
+		     WEXITSTATUS(status) - 10, strerror(WEXITSTATUS(status) - 10));
 }
