@@ -15,6 +15,7 @@
 
 #include "cpu_internal.h"
 #include "metrics_internal.h"
+#include "pair.h"
 #include "policy.h"
 #include "shared_internal.h"
 
@@ -146,6 +147,10 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
 	void *base = MAP_FAILED;
 	int fd = -1, err = check_desc(d, &strings);
 
+	if (!PCPU_PAIR_LOCK_FREE) {
+		errno = ENOTSUP;
+		return NULL;
+	}
 	if (err || (name && name[0] != '/')) {
 		errno = EINVAL;
 		return NULL;

@@ -42,6 +42,7 @@
 #include "misuse.h"
 #include "pair.h"
 #include "policy.h"
+#include "rseq_area.h"
 #include "shared_internal.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -142,16 +143,17 @@ static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, in
 {
 	int cpu;
 
-#if PCPU_ARCH_HAVE_RSEQ_ADD
 	if (h->pub.mode == PCPU_CPU_RSEQ) {
 		long offset = pcpu_arch_rseq_add(shared_pair(h, item, 0), amount);
 
 		if (offset >= 0)
 			return (unsigned int)(offset >> PCPU_STRIDE_SHIFT);
+		/* no area yet (lib/rseq_area.c): this add goes to the last row */
+		pcpu_rseq_area_register();
 		cpu = -1;
-	} else
-#endif
+	} else {
 		cpu = pcpu_cpu_current();
+	}
 	if (cpu < 0)
 		cpu = (int)h->rows - 1;
 	__atomic_add_fetch(shared_pair(h, item, (unsigned int)cpu), amount, __ATOMIC_SEQ_CST);

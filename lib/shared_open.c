@@ -19,6 +19,7 @@
 
 #include "cpu_internal.h"
 #include "metrics_internal.h"
+#include "pair.h"
 #include "shared_internal.h"
 
 /* @r lies in [@from, @size), and starts on a multiple of @align. */
@@ -217,6 +218,10 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_open(const char *name, unsigned int 
 
 	if (!name || (flags & ~PCPU_SHARED_RDONLY)) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if (!PCPU_PAIR_LOCK_FREE) {
+		errno = ENOTSUP;
 		return NULL;
 	}
 	/*

@@ -81,12 +81,8 @@ PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, ui
 static inline int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
 					    unsigned int mode)
 {
-#if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (pcpu_likely(mode == PCPU_CPU_RSEQ))
+	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ))
 		return pcpu_arch_rseq_add_checked(cpu0, amount, limit);
-#else
-	(void)mode;
-#endif
 	return __pcpu_cpu_add_checked_atomic(cpu0, amount, limit);
 }
 
@@ -103,17 +99,13 @@ static inline int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint6
 static inline uint64_t *pcpu_this_cpu_add32(uint64_t *cpu0, int32_t amount, uint32_t limit,
 					    unsigned int mode)
 {
-#if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (pcpu_likely(mode == PCPU_CPU_RSEQ)) {
+	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ)) {
 		long offset = pcpu_arch_rseq_add32(cpu0, amount, limit);
 
 		if (pcpu_unlikely(offset < 0))
 			return (uint64_t *)0;
 		return (uint64_t *)(void *)((char *)cpu0 + offset);
 	}
-#else
-	(void)mode;
-#endif
 	return __pcpu_cpu_add32_atomic(cpu0, amount, limit);
 }
 

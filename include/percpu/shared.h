@@ -146,7 +146,8 @@ struct pcpu_shared {
  * the children forked afterwards (they use the same handle).
  * @return the handle; NULL with errno EINVAL (a bad descriptor, help that
  *         is not UTF-8, or a bad name), EEXIST (the name exists), ENOMEM,
- *         or what shm_open(), ftruncate() or mmap() set. @since 0.2
+ *         ENOTSUP (as for pcpu_shared_open()), or what shm_open(),
+ *         ftruncate() or mmap() set. @since 0.2
  */
 PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
 						   const struct pcpu_shared_desc *d);
@@ -172,7 +173,11 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
  *           possible CPUs;
  *         - EPROTO: for writing, the segment was made on the other update
  *           path than this process's (see pcpu_cpu_setup());
- *         - ENOMEM: no memory or address space for the handle or mapping.
+ *         - ENOMEM: no memory or address space for the handle or mapping;
+ *         - ENOTSUP: this architecture has no lock-free 16-byte
+ *           compare-and-swap (i386, armhf, riscv64, ...): the library swaps
+ *           pairs under a lock of its process, which other processes
+ *           sharing the segment would not respect.
  * @since 0.2
  */
 PCPU_EXPORT struct pcpu_shared *pcpu_shared_open(const char *name, unsigned int flags);

@@ -13,9 +13,29 @@
 
 #include <stdint.h>
 
-/* No restartable sequences: every add takes the atomic path. */
+/*
+ * No restartable sequences: every add takes the atomic path. The sequences
+ * answer "no rseq area", so that callers need no conditional of their own.
+ */
 #ifndef PCPU_ARCH_HAVE_RSEQ_ADD
 #define PCPU_ARCH_HAVE_RSEQ_ADD 0
+static inline long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
+{
+	(void)cpu0, (void)amount;
+	return -1;
+}
+
+static inline int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
+{
+	(void)cpu0, (void)amount, (void)limit;
+	return 0;
+}
+
+static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+{
+	(void)cpu0, (void)amount, (void)limit;
+	return -1;
+}
 #endif
 
 /*
