@@ -25,6 +25,24 @@
  * marking commits or aborts), then move what is left to R. On the atomic
  * path every update of a pair is a checked compare-and-swap, so the fence
  * is not needed there.
+ *
+ * Above the limit. set_limit() may leave R above the limit: the usage alone
+ * above it, or a refill or an uncharge in flight whose amount R still
+ * counts. An open stock there would let the inline uncharge refill it (R
+ * unchanged) and the inline try spend it. So a take that leaves R above the
+ * limit closes every stock: it marks the empty ones too (fencing again: an
+ * inline uncharge may be past its check on an empty stock) and leaves each
+ * marked and empty. A closed stock fails both inline checks and refuses
+ * add_stock(), so the slow paths give back. Stocks are open only while
+ * R <= limit, and R grows only by reserve(), within the limit: an open
+ * stock never takes usage past the limit. They open again once R is within
+ * the limit: at the end of a take or of set_limit(), or at the end of a
+ * slow path that finds its CPU's stock closed and the lock free. One lock
+ * (taking) serialises takes, openings and limit changes, so the limit an
+ * opening checks is the one that any later set_limit() closes against.
+ * reserve() reads the limit again after its compare-and-swap and gives back
+ * a reservation that a lower limit overtook (set_limit() stores the limit,
+ * then reads R: one of the two sees the other).
  */
 #include <errno.h>
 #include <string.h>

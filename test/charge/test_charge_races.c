@@ -28,7 +28,13 @@
  *       taker), the other thread tries 4 and uncharges 4 on q (4 fits in
  *       the room, so it never needs the taking lock the traced call holds);
  *   traced drain from r (the take itself: mark, fence, take), the other
- *       thread tries 8 and uncharges 8 on q, the CPU being taken.
+ *       thread tries 8 and uncharges 8 on q, the CPU being taken;
+ *   traced try(24), uncharge(50) (slow) or uncharge(8) (inline) on q, the
+ *       other thread lowers the limit from r (set_limit, a take when it is
+ *       below reserved()), and the reverse: traced set_limit from r, the
+ *       other thread tries 24 or uncharges 50 or 8 on q (1000 charged
+ *       first, so that usage stays above the uncharge; the limit is set
+ *       from the reservation R0 or the usage U0 the setup left).
  *
  * The restartable sequence. Every ptrace stop preempts the tracee, and the
  * kernel aborts a critical section that was preempted, so single-stepping
@@ -75,6 +81,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -171,6 +178,7 @@ static int64_t base_usage;          /* charged first by the setup (room for unch
 static int cpu_q = -1, cpu_r = -1;
 static long fences;            /* membarrier rseq fences made through syscall(2) */
 static __thread bool in_racer; /* this thread is the racer, acting */
+static volatile sig_atomic_t signal_at_fence; /* raise SIGUSR1 after the next fence */
 
 #if defined(__x86_64__)
 
@@ -186,6 +194,10 @@ static void hold_after_fence(void)
 	int n;
 
 	__atomic_add_fetch(&fences, 1, __ATOMIC_SEQ_CST);
+	if (signal_at_fence) {
+		signal_at_fence = 0;
+		raise(SIGUSR1);
+	}
 	if (!in_racer || !page->hold_fences)
 		return;
 	n = __atomic_add_fetch(&page->fence_held, 1, __ATOMIC_SEQ_CST);
@@ -888,4 +900,48 @@ PCPU_TEST(charge_races,
 {
 	sweep_limit("set_limit(U0 - 4) / uncharge(8)", TRACED_SET_LIMIT, RACER_UNCHARGE, 8,
 		    (struct new_limit){ .of_usage = true, .plus = -4 });
+}
+
+static int handler_rc;
+static int64_t handler_limit;
+
+static void set_limit_in_handler(int sig)
+{
+	(void)sig;
+	handler_rc = pcpu_charge_set_limit(&ch, 5);
+	handler_limit = pcpu_charge_limit(&ch);
+}
+
+/*
+ * set_limit() in a signal handler that interrupted this thread's own take
+ * (at its fence, with the take's lock held) cannot wait for the take: it
+ * says so and changes nothing, rather than leave the stocks open under a
+ * lower limit.
+ */
+PCPU_TEST(charge_races, set_limit_in_a_handler_that_interrupted_a_take_changes_nothing)
+{
+	struct pcpu_charge_options o = { .limit = LIMIT, .stock_cap = CAP };
+	struct sigaction sa = { .sa_handler = set_limit_in_handler };
+
+#if !defined(__x86_64__)
+	cr_skip_test("the fence is seen through the x86_64 syscall(2) interposer");
+#endif
+	pcpu_test_pin_first();
+	cr_assert_eq(pcpu_charge_init(&ch, &o), 0);
+	if (ch.mode != PCPU_CPU_RSEQ)
+		cr_skip_test("a take fences only on the restartable-sequence path");
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	cr_assert(pcpu_charge_try(&ch, 5)); /* a refill: a stock to take */
+	handler_rc = 1;
+	signal_at_fence = 1;
+	pcpu_charge_drain(&ch);
+	cr_assert_eq(signal_at_fence, 0, "the drain made no fence");
+	cr_assert_eq(handler_rc, -EDEADLK);
+	cr_assert_eq(handler_limit, LIMIT);
+	cr_assert_eq(pcpu_charge_limit(&ch), LIMIT);
+	cr_assert_eq(pcpu_charge_reserved(&ch), 5);
+	cr_assert_eq(pcpu_charge_set_limit(&ch, 5), 0);
+	cr_assert_not(pcpu_charge_try(&ch, 1));
+	pcpu_charge_destroy(&ch);
 }
