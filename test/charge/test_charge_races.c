@@ -103,7 +103,7 @@
 #include "pcpu_test.h"
 #include "ptrace_steps.h"
 
-/* a sweep of ~1400 stops under ASan takes ~45 s on two CPUs */
+/* a sweep of ~1400 stops under ASan takes ~45 s on two CPUs (~140 s on busy ones) */
 TestSuite(charge_races, .timeout = 240);
 
 #define LIMIT (INT64_C(1) << 20)
