@@ -6,8 +6,8 @@
  * shadow tallies; a drainer takes the stocks back and moves the limit up
  * and down (mostly above what the chargers may hold, sometimes below it:
  * the stocks close, and open again once usage is back under it); a
- * watcher samples reserved() against the limit. At the end: exact usage, the limit never
- * passed, and no false failure.
+ * watcher samples reserved() against the limit. At the end: exact usage,
+ * the limit never passed, and no false failure.
  */
 #define _GNU_SOURCE
 #include <limits.h>
