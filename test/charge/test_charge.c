@@ -398,6 +398,34 @@ PCPU_TEST(charge, a_forked_child_keeps_exact_usage_and_the_limit)
 	pcpu_charge_destroy(&ch);
 }
 
+/* A child forked while the stocks are closed (above the limit) keeps them closed. */
+PCPU_TEST(charge, a_child_forked_above_the_limit_keeps_the_stocks_closed)
+{
+	pid_t pid;
+	int status;
+
+	pcpu_test_pin_first();
+	init(1000, 100);
+	cr_assert(pcpu_charge_try(&ch, 600));
+	cr_assert_eq(pcpu_charge_set_limit(&ch, 500), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		bool ok = !pcpu_charge_try(&ch, 0);
+
+		pcpu_charge_uncharge(&ch, 20);
+		ok = ok && !pcpu_charge_try(&ch, 20) && pcpu_charge_usage(&ch) == 580 &&
+		     pcpu_charge_reserved(&ch) == 580;
+		pcpu_charge_uncharge(&ch, 100);
+		ok = ok && pcpu_charge_try(&ch, 20) && !pcpu_charge_try(&ch, 1);
+		_exit(ok ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	cr_assert_eq(pcpu_charge_usage(&ch), 600);
+	pcpu_charge_destroy(&ch);
+}
+
 /*
  * A fork while another thread is taking the stocks back: the child has the
  * stocks marked and the take's lock held by a thread it does not have. The
