@@ -25,6 +25,24 @@
  * marking commits or aborts), then move what is left to R. On the atomic
  * path every update of a pair is a checked compare-and-swap, so the fence
  * is not needed there.
+ *
+ * Above the limit. set_limit() may leave R above the limit: the usage alone
+ * above it, or a refill or an uncharge in flight whose amount R still
+ * counts. An open stock there would let the inline uncharge refill it (R
+ * unchanged) and the inline try spend it. So a take that leaves R above the
+ * limit closes every stock: it marks the empty ones too (fencing again: an
+ * inline uncharge may be past its check on an empty stock) and leaves each
+ * marked and empty. A closed stock fails both inline checks and refuses
+ * add_stock(), so the slow paths give back. Stocks are open only while
+ * R <= limit, and R grows only by reserve(), within the limit: an open
+ * stock never takes usage past the limit. They open again once R is within
+ * the limit: at the end of a take or of set_limit(), or at the end of a
+ * slow path that finds its CPU's stock closed and the lock free. One lock
+ * (taking) serialises takes, openings and limit changes, so the limit an
+ * opening checks is the one that any later set_limit() closes against.
+ * reserve() reads the limit again after its compare-and-swap and gives back
+ * a reservation that a lower limit overtook (set_limit() stores the limit,
+ * then reads R: one of the two sees the other).
  */
 #include <errno.h>
 #include <string.h>
@@ -83,29 +101,45 @@ static int64_t stock_of(const struct pcpu_charge *ch, const int64_t pair[2])
 	return marked_stock(ch, pair) + (taken(ch, pair) ? TAKEN : 0);
 }
 
+static void give_back(struct pcpu_charge *ch, int64_t amount)
+{
+	if (amount)
+		__atomic_sub_fetch(&ch->reserved, amount, __ATOMIC_SEQ_CST);
+}
+
 /*
  * Reserves between @min and @want (>= min) from the limit: returns what it
  * reserved, or -1 if not even @min fits.
  */
 static int64_t reserve(struct pcpu_charge *ch, int64_t min, int64_t want)
 {
-	int64_t r = LOAD(&ch->reserved), got;
+	for (;;) {
+		int64_t r = LOAD(&ch->reserved), got;
 
-	do {
-		int64_t room = LOAD(&ch->limit) - r;
+		do {
+			int64_t room = LOAD(&ch->limit) - r;
 
-		if (room < min)
-			return -1;
-		got = want < room ? want : room;
-	} while (!__atomic_compare_exchange_n(&ch->reserved, &r, r + got, true, __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	return got;
+			if (room < min)
+				return -1;
+			got = want < room ? want : room;
+		} while (!__atomic_compare_exchange_n(&ch->reserved, &r, r + got, true,
+						      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+		/*
+		 * The limit read above may be gone: set_limit() stores the new
+		 * one, then reads R (both sequentially consistent), so either it
+		 * saw this reservation or this load sees its limit.
+		 */
+		if (r + got <= __atomic_load_n(&ch->limit, __ATOMIC_SEQ_CST))
+			return got;
+		give_back(ch, got);
+	}
 }
 
-static void give_back(struct pcpu_charge *ch, int64_t amount)
+/* R within the limit: the stocks may be open (see the file comment). */
+static bool within_limit(const struct pcpu_charge *ch)
 {
-	if (amount)
-		__atomic_sub_fetch(&ch->reserved, amount, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&ch->reserved, __ATOMIC_SEQ_CST) <=
+	       __atomic_load_n(&ch->limit, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -172,30 +206,54 @@ static int note_taking(const struct pcpu_charge *ch)
 }
 
 /*
- * Takes every CPU's stock back into R (see the file comment), waiting for
- * another thread's take to end first. Returns false, having done nothing,
- * in a signal handler that interrupted this thread's own take (or wait for
- * one) of @ch.
+ * Takes the lock that serialises takes, openings and limit changes, waiting
+ * for another thread's hold if @wait. Returns this thread's place in
+ * taking_here, or -1 without the lock: in a signal handler that interrupted
+ * this thread's own hold of it (or wait for it), or, without @wait, while
+ * another thread holds it.
  */
-static bool take_stocks(struct pcpu_charge *ch)
+static int lock_stocks(struct pcpu_charge *ch, bool wait)
 {
-	unsigned int cpus = cpu_possible(), spins = 0;
+	unsigned int spins = 0;
 	uint32_t idle = 0;
-	bool marked = false;
 	int place = note_taking(ch);
 
 	if (place < 0)
-		return false;
+		return -1;
 	while (!__atomic_compare_exchange_n(&ch->taking, &idle, 1, false, __ATOMIC_ACQUIRE,
 					    __ATOMIC_RELAXED)) {
+		if (!wait) {
+			taking_here[place] = NULL;
+			return -1;
+		}
 		idle = 0;
 		pcpu_relax(&spins);
 	}
+	return place;
+}
+
+static void unlock_stocks(struct pcpu_charge *ch, int place)
+{
+	__atomic_store_n(&ch->taking, 0, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	taking_here[place] = NULL;
+}
+
+/*
+ * Marks the stocks that hold something, or with @all every stock, unless
+ * marked already: every later check fails on them. Returns whether it
+ * marked one.
+ */
+static bool mark_stocks(struct pcpu_charge *ch, bool all)
+{
+	unsigned int cpus = cpu_possible();
+	bool marked = false;
+
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
 		int64_t *pair = pair_of(ch, cpu), old[2];
 
 		pcpu_pair_load(pair, old);
-		while (stock_of(ch, old) != 0 && !taken(ch, old)) {
+		while ((all || stock_of(ch, old) != 0) && !taken(ch, old)) {
 			if (pcpu_pair_cas(pair, old, old[0],
 					  (int64_t)((uint64_t)old[1] - (uint64_t)TAKEN))) {
 				marked = true;
@@ -203,28 +261,112 @@ static bool take_stocks(struct pcpu_charge *ch)
 			}
 		}
 	}
-	/* the fence is a system call: only when there is a stock to take */
-	if (marked && ch->mode == PCPU_CPU_RSEQ)
-		pcpu_cpu_fence();
+	return marked;
+}
+
+/*
+ * Moves what every marked stock holds to R, and leaves it open (empty:
+ * mark + half == charged) while R is within the limit, closed (the empty
+ * stock marked) otherwise. Lock held.
+ */
+static void take_marked(struct pcpu_charge *ch)
+{
+	unsigned int cpus = cpu_possible();
+
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
 		int64_t *pair = pair_of(ch, cpu), old[2];
 
 		pcpu_pair_load(pair, old);
 		while (taken(ch, old)) {
 			int64_t s = stock_of(ch, old);
+			/* R still counts s: within the limit now, within it after */
+			uint64_t closed = within_limit(ch) ? 0 : (uint64_t)TAKEN;
 
-			/* an empty stock: mark + half == charged */
+			if (s == 0 && closed)
+				break;
 			if (pcpu_pair_cas(pair, old, old[0],
-					  (int64_t)((uint64_t)old[0] - (uint64_t)ch->half))) {
+					  (int64_t)((uint64_t)old[0] - (uint64_t)ch->half - closed))) {
 				give_back(ch, s);
 				break;
 			}
 		}
 	}
-	__atomic_store_n(&ch->taking, 0, __ATOMIC_RELEASE);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	taking_here[place] = NULL;
+}
+
+/* Opens every closed stock, keeping what it holds. Lock held, R within the limit. */
+static void open_stocks(struct pcpu_charge *ch)
+{
+	unsigned int cpus = cpu_possible();
+
+	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+		int64_t *pair = pair_of(ch, cpu), old[2];
+
+		pcpu_pair_load(pair, old);
+		while (taken(ch, old) &&
+		       !pcpu_pair_cas(pair, old, old[0], (int64_t)((uint64_t)old[1] + (uint64_t)TAKEN)))
+			;
+	}
+}
+
+/*
+ * Takes every CPU's stock back into R (see the file comment); lock held.
+ * If R is still above the limit, closes every stock, the empty ones too,
+ * and fences again: an inline uncharge that passed its check on an empty
+ * stock before it was marked must not leave a stock behind. If R is back
+ * within the limit at the end, opens them.
+ */
+static void take_stocks_locked(struct pcpu_charge *ch)
+{
+	/* the fence is a system call: only when a stock was marked */
+	if (mark_stocks(ch, false) && ch->mode == PCPU_CPU_RSEQ)
+		pcpu_cpu_fence();
+	take_marked(ch);
+	if (!within_limit(ch)) {
+		if (mark_stocks(ch, true) && ch->mode == PCPU_CPU_RSEQ)
+			pcpu_cpu_fence();
+		take_marked(ch);
+	}
+	if (within_limit(ch))
+		open_stocks(ch);
+}
+
+/*
+ * Takes every CPU's stock back into R, waiting for another thread's take to
+ * end first. Returns false, having done nothing, in a signal handler that
+ * interrupted this thread's own take (or wait for one) of @ch.
+ */
+static bool take_stocks(struct pcpu_charge *ch)
+{
+	int place = lock_stocks(ch, true);
+
+	if (place < 0)
+		return false;
+	take_stocks_locked(ch);
+	unlock_stocks(ch, place);
 	return true;
+}
+
+/*
+ * A slow path's end on @cpu: if that CPU's stock is closed and R is back
+ * within the limit, opens every stock, unless another thread holds the lock
+ * (a later slow path opens them then): the inline paths work again.
+ */
+static void reopen_stocks(struct pcpu_charge *ch, int cpu)
+{
+	int64_t pair[2];
+	int place;
+
+	if (cpu < 0)
+		return;
+	pcpu_pair_load(pair_of(ch, (unsigned int)cpu), pair);
+	if (!taken(ch, pair) || !within_limit(ch))
+		return;
+	place = lock_stocks(ch, false);
+	if (place < 0)
+		return;
+	if (within_limit(ch))
+		open_stocks(ch);
+	unlock_stocks(ch, place);
 }
 
 /*
@@ -265,6 +407,7 @@ PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount)
 		if (got >= 0) {
 			__atomic_add_fetch(&ch->used, amount, __ATOMIC_SEQ_CST);
 			give_back(ch, got - amount - add_stock(ch, cpu, got - amount, target));
+			reopen_stocks(ch, cpu);
 			return true;
 		}
 		/* no false failure: the other CPUs' stocks may hold the room */
@@ -276,6 +419,8 @@ PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount)
 
 PCPU_EXPORT void __pcpu_charge_uncharge_slow(struct pcpu_charge *ch, int64_t amount)
 {
+	int cpu;
+
 	if (!usable(ch, "pcpu_charge_uncharge"))
 		return;
 	if (amount < 0) {
@@ -283,8 +428,10 @@ PCPU_EXPORT void __pcpu_charge_uncharge_slow(struct pcpu_charge *ch, int64_t amo
 		return;
 	}
 	/* fill this CPU's stock (to the cap, far from the limit), give back only the excess */
+	cpu = pcpu_cpu_current();
 	__atomic_sub_fetch(&ch->used, amount, __ATOMIC_SEQ_CST);
-	give_back(ch, amount - add_stock(ch, pcpu_cpu_current(), amount, stock_target(ch)));
+	give_back(ch, amount - add_stock(ch, cpu, amount, stock_target(ch)));
+	reopen_stocks(ch, cpu);
 }
 
 static int check_options(const struct pcpu_charge_options *o)
@@ -388,11 +535,20 @@ PCPU_EXPORT void pcpu_charge_drain(struct pcpu_charge *ch)
 
 PCPU_EXPORT int pcpu_charge_set_limit(struct pcpu_charge *ch, int64_t limit)
 {
+	int place;
+
 	if (!ch || !LOAD(&ch->slots) || limit < 0 || limit > PCPU_CHARGE_MAX)
 		return -EINVAL;
+	place = lock_stocks(ch, true);
+	if (place < 0)
+		return -EDEADLK;
+	/* then R, sequentially consistent: see reserve() */
 	__atomic_store_n(&ch->limit, limit, __ATOMIC_SEQ_CST);
-	if (LOAD(&ch->reserved) > limit)
-		(void)take_stocks(ch);
+	if (within_limit(ch))
+		open_stocks(ch);
+	else
+		take_stocks_locked(ch);
+	unlock_stocks(ch, place);
 	return 0;
 }
 
@@ -419,6 +575,16 @@ static void charge_fork_child(void *obj)
 		if (taken(ch, pair))
 			pair[1] = (int64_t)((uint64_t)pair[1] + (uint64_t)TAKEN);
 		r += (uint64_t)pair[1] + (uint64_t)ch->half;
+	}
+	/* above the limit the stocks are closed, empty, as a take leaves them */
+	if ((int64_t)r > ch->limit) {
+		r = (uint64_t)LOAD(&ch->used);
+		for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+			int64_t *pair = pair_of(ch, cpu);
+
+			pair[1] = (int64_t)((uint64_t)pair[0] - (uint64_t)ch->half - (uint64_t)TAKEN);
+			r += (uint64_t)pair[0];
+		}
 	}
 	__atomic_store_n(&ch->reserved, (int64_t)r, __ATOMIC_RELAXED);
 	__atomic_store_n(&ch->taking, 0, __ATOMIC_RELAXED);

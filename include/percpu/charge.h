@@ -29,12 +29,19 @@
  * Promises, under any concurrency and interleaving:
  * - reserved() (usage plus every stock) never exceeds the limit: the
  *   central reservation only grows by a compare-and-swap that checks it.
- *   The one exception is pcpu_charge_set_limit() below the current
- *   reservation: then nothing is reserved until the reservation is back
- *   under the new limit.
+ *   The exception is pcpu_charge_set_limit() below the reservation (or
+ *   below a refill in flight, which then gives its reservation back): it
+ *   takes the stocks back, and while reserved() is still above the limit
+ *   every stock stays closed and empty (try and uncharge go to the
+ *   central reservation) and nothing is reserved, until the reservation
+ *   is back under the limit.
+ * - Once pcpu_charge_set_limit(L) has returned, no try takes usage above
+ *   L, whatever was in flight (a try whose reservation was made under the
+ *   old limit counts as one that returned before the call).
  * - No false failure at quiescence: try(a) succeeds if and only if
- *   usage + a <= limit. A CPU that cannot refill takes every other CPU's
- *   stock back before it fails.
+ *   usage + a <= limit, for a = 0 too (try(0) fails while usage is above
+ *   the limit). A CPU that cannot refill takes every other CPU's stock
+ *   back before it fails.
  * - Nothing is lost: stocks belong to CPUs, not threads, so a thread that
  *   migrates, is signalled, or exits leaves the stock where it was; usage()
  *   stays exact. A fork is safe whatever the other threads were doing: the
@@ -180,7 +187,8 @@ static inline bool pcpu_charge_try(struct pcpu_charge *ch, int64_t amount)
 
 /**
  * Uncharges @p amount (>= 0): into this CPU's stock inline, up to the cap;
- * what overflows the cap goes back to the central reservation. @since 0.2
+ * what overflows the cap goes back to the central reservation, and all of
+ * it while reserved() is above the limit (the stocks are closed). @since 0.2
  */
 static inline void pcpu_charge_uncharge(struct pcpu_charge *ch, int64_t amount)
 {
@@ -207,16 +215,22 @@ PCPU_EXPORT int64_t pcpu_charge_limit(const struct pcpu_charge *ch);
 
 /**
  * Takes every CPU's stock back into the central reservation: afterwards,
- * until the next charge, reserved() == usage(). @since 0.2
+ * until the next try or uncharge, reserved() == usage() (an uncharge may
+ * keep what it frees in its CPU's stock again, unless reserved() is above
+ * the limit). May wait for another thread's take. @since 0.2
  */
 PCPU_EXPORT void pcpu_charge_drain(struct pcpu_charge *ch);
 
 /**
- * Sets the limit. A limit below reserved() takes the stocks back; if the
- * usage alone is above the new limit, every try fails until uncharges
- * bring usage + amount under it.
+ * Sets the limit. A limit below reserved() takes the stocks back and, while
+ * reserved() stays above it, keeps them closed; if the usage alone is above
+ * the new limit, every try fails (try(0) too) until uncharges bring
+ * usage + amount under it. Once it returns, no try takes usage above
+ * @p limit. May wait for another thread's take.
  * @return 0; -EINVAL for a NULL or uninitialised @p ch, or @p limit out of
- *         0 to PCPU_CHARGE_MAX. @since 0.2
+ *         0 to PCPU_CHARGE_MAX; -EDEADLK, changing nothing, in a signal
+ *         handler that interrupted this thread's own take of @p ch (or its
+ *         wait for one). @since 0.2
  */
 PCPU_EXPORT int pcpu_charge_set_limit(struct pcpu_charge *ch, int64_t limit);
 

@@ -4,9 +4,10 @@
  * program: exit status 0 or the number of the failed check). Chargers try
  * and uncharge random amounts (inline and above the inline window) and keep
  * shadow tallies; a drainer takes the stocks back and moves the limit up
- * and down (never below what the chargers may hold); a watcher samples
- * reserved() against the limit. At the end: exact usage, the limit never
- * passed, and no false failure.
+ * and down (mostly above what the chargers may hold, sometimes below it:
+ * the stocks close, and open again once usage is back under it); a
+ * watcher samples reserved() against the limit. At the end: exact usage,
+ * the limit never passed, and no false failure.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -24,7 +25,8 @@
 
 enum { CHARGERS = 4, HELD = 8 };
 #define LIMIT (INT64_C(1) << 22)
-#define LOW_LIMIT (LIMIT / 2) /* the drainer's other limit */
+#define LOW_LIMIT (LIMIT / 2) /* the drainer's other limits */
+#define TIGHT_LIMIT (INT64_C(1) << 16)
 
 static struct pcpu_charge ch;
 static atomic_bool stop;
@@ -65,8 +67,10 @@ static void *drainer(void *arg)
 {
 	(void)arg;
 	for (unsigned int i = 0; !atomic_load(&stop); i++) {
+		int64_t limit = i % 8 ? LIMIT : i % 32 ? LOW_LIMIT : TIGHT_LIMIT;
+
 		if (i % 4 == 0)
-			CHECK(2, pcpu_charge_set_limit(&ch, i % 8 ? LIMIT : LOW_LIMIT) == 0);
+			CHECK(2, pcpu_charge_set_limit(&ch, limit) == 0);
 		else
 			pcpu_charge_drain(&ch);
 	}

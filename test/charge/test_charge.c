@@ -272,6 +272,77 @@ PCPU_TEST(charge, a_limit_below_the_usage_refuses_every_charge_until_uncharges)
 	pcpu_charge_destroy(&ch);
 }
 
+/*
+ * Above the limit the stocks are closed: an uncharge gives back what it
+ * frees and keeps no stock that a try could spend, before and after a
+ * drain, and try(0) fails like every other try until usage is back under
+ * the limit.
+ */
+PCPU_TEST(charge, above_the_limit_an_uncharge_keeps_no_stock_for_a_try)
+{
+	pcpu_test_pin_first();
+	init(1000, 100);
+	cr_assert(pcpu_charge_try(&ch, 600));
+	cr_assert_eq(pcpu_charge_set_limit(&ch, 500), 0);
+	for (int round = 0; round < 3; round++) {
+		pcpu_charge_uncharge(&ch, 20);
+		cr_assert_not(pcpu_charge_try(&ch, 20), "round %d: try(20) at usage %ld of 500",
+			      round, (long)pcpu_charge_usage(&ch));
+		cr_assert_not(pcpu_charge_try(&ch, 0), "round %d: try(0) at usage %ld of 500",
+			      round, (long)pcpu_charge_usage(&ch));
+		cr_assert_eq(pcpu_charge_usage(&ch), 580 - 20 * round);
+		cr_assert_eq(pcpu_charge_reserved(&ch), pcpu_charge_usage(&ch),
+			     "round %d: a stock kept above the limit", round);
+		if (round == 1)
+			pcpu_charge_drain(&ch);
+	}
+	/* back to the limit: try(0) fits again, one more does not */
+	pcpu_charge_uncharge(&ch, 40);
+	cr_assert(pcpu_charge_try(&ch, 0));
+	cr_assert_not(pcpu_charge_try(&ch, 1));
+	pcpu_charge_uncharge(&ch, 50);
+	cr_assert(pcpu_charge_try(&ch, 50));
+	cr_assert_not(pcpu_charge_try(&ch, 1));
+	cr_assert_eq(pcpu_charge_usage(&ch), 500);
+	cr_assert_leq(pcpu_charge_reserved(&ch), 500);
+	pcpu_charge_destroy(&ch);
+}
+
+/*
+ * The same with uncharges on every CPU, in pieces the inline path takes,
+ * until usage is just under the lowered limit: no CPU kept a stock that
+ * would take usage past it.
+ */
+PCPU_TEST(charge, uncharges_on_every_cpu_above_the_limit_leave_no_stock_past_it)
+{
+	int cpus[8], n = pcpu_test_allowed_cpus(cpus, 8);
+	int64_t exact = 600000;
+
+	cr_assert_gt(n, 0);
+	cr_assert(pcpu_test_pin(cpus[0]));
+	init(1 << 20, 4096);
+	cr_assert(pcpu_charge_try(&ch, exact));
+	cr_assert_eq(pcpu_charge_set_limit(&ch, 400000), 0);
+	for (int i = 0; exact > 399000; i++) {
+		int64_t a = exact - 399000 < 2048 ? exact - 399000 : 2048;
+
+		cr_assert(pcpu_test_pin(cpus[i % n]));
+		pcpu_charge_uncharge(&ch, a);
+		exact -= a;
+	}
+	cr_assert_eq(pcpu_charge_usage(&ch), exact);
+	for (int i = 0; i < n; i++) {
+		cr_assert(pcpu_test_pin(cpus[i]));
+		cr_assert_not(pcpu_charge_try(&ch, 2048), "try(2048) on CPU %d at usage %ld",
+			      cpus[i], (long)pcpu_charge_usage(&ch));
+	}
+	cr_assert_leq(pcpu_charge_reserved(&ch), 400000);
+	cr_assert(pcpu_charge_try(&ch, 1000));
+	cr_assert_not(pcpu_charge_try(&ch, 1));
+	cr_assert_eq(pcpu_charge_usage(&ch), 400000);
+	pcpu_charge_destroy(&ch);
+}
+
 PCPU_TEST(charge, a_zero_limit_refuses_all_but_zero)
 {
 	init(0, 0);
@@ -324,6 +395,34 @@ PCPU_TEST(charge, a_forked_child_keeps_exact_usage_and_the_limit)
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
 	cr_assert_eq(pcpu_charge_usage(&ch), 1000);
+	pcpu_charge_destroy(&ch);
+}
+
+/* A child forked while the stocks are closed (above the limit) keeps them closed. */
+PCPU_TEST(charge, a_child_forked_above_the_limit_keeps_the_stocks_closed)
+{
+	pid_t pid;
+	int status;
+
+	pcpu_test_pin_first();
+	init(1000, 100);
+	cr_assert(pcpu_charge_try(&ch, 600));
+	cr_assert_eq(pcpu_charge_set_limit(&ch, 500), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		bool ok = !pcpu_charge_try(&ch, 0);
+
+		pcpu_charge_uncharge(&ch, 20);
+		ok = ok && !pcpu_charge_try(&ch, 20) && pcpu_charge_usage(&ch) == 580 &&
+		     pcpu_charge_reserved(&ch) == 580;
+		pcpu_charge_uncharge(&ch, 100);
+		ok = ok && pcpu_charge_try(&ch, 20) && !pcpu_charge_try(&ch, 1);
+		_exit(ok ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	cr_assert_eq(pcpu_charge_usage(&ch), 600);
 	pcpu_charge_destroy(&ch);
 }
 

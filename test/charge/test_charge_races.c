@@ -28,7 +28,13 @@
  *       taker), the other thread tries 4 and uncharges 4 on q (4 fits in
  *       the room, so it never needs the taking lock the traced call holds);
  *   traced drain from r (the take itself: mark, fence, take), the other
- *       thread tries 8 and uncharges 8 on q, the CPU being taken.
+ *       thread tries 8 and uncharges 8 on q, the CPU being taken;
+ *   traced try(24), uncharge(50) (slow) or uncharge(8) (inline) on q, the
+ *       other thread lowers the limit from r (set_limit, a take when it is
+ *       below reserved()), and the reverse: traced set_limit from r, the
+ *       other thread tries 24 or uncharges 50 or 8 on q (1000 charged
+ *       first, so that usage stays above the uncharge; the limit is set
+ *       from the reservation R0 or the usage U0 the setup left).
  *
  * The restartable sequence. Every ptrace stop preempts the tracee, and the
  * kernel aborts a critical section that was preempted, so single-stepping
@@ -75,6 +81,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,7 +99,7 @@
 #include "pcpu_test.h"
 #include "ptrace_steps.h"
 
-/* a sweep of ~1400 stops under ASan takes ~45 s on two CPUs */
+/* a sweep of ~1400 stops under ASan takes ~45 s on two CPUs (~140 s on busy ones) */
 TestSuite(charge_races, .timeout = 240);
 
 #define LIMIT (INT64_C(1) << 20)
@@ -108,11 +115,25 @@ enum traced_call {
 	TRACED_TRY_SLOW,      /* try(24): 20 < 24, the refill */
 	TRACED_TRY_TAKE,      /* try(24) with 10 left under the limit: the refill takes */
 	TRACED_DRAIN,         /* drain() from r */
+	TRACED_UNCHARGE_SLOW, /* uncharge(50): above the inline window, into q's stock */
+	TRACED_SET_LIMIT,     /* set_limit(new_limit) from r */
 };
 
 enum racer_action {
 	RACER_DRAIN,        /* drain() from r */
 	RACER_TRY_UNCHARGE, /* try(a) and uncharge(a) on q */
+	RACER_SET_LIMIT,    /* set_limit(new_limit) from r */
+	RACER_TRY,          /* try(a) on q, kept */
+	RACER_UNCHARGE,     /* uncharge(a) on q */
+};
+
+/*
+ * The limit that a sweep's set_limit() sets, from the state the setup
+ * leaves: the reservation (R0) or the usage (U0), plus an offset.
+ */
+struct new_limit {
+	bool of_usage;
+	int64_t plus;
 };
 
 /* What the child reports through a shared page. */
@@ -136,6 +157,7 @@ struct charge_page {
 	int64_t bad_stock;
 	int64_t room;        /* limit - usage */
 	int room_ok, one_more_ok;
+	int over_try_ok;     /* above the limit: try(0) or try(1) charged */
 	int64_t full_usage, full_reserved;
 	int64_t drained_usage, drained_reserved, drained_stock_sum;
 	int child_ok;
@@ -146,9 +168,13 @@ static struct pcpu_charge ch;
 static enum traced_call traced;
 static enum racer_action action;
 static int64_t racer_amount;
+static struct new_limit limit_spec; /* for TRACED_SET_LIMIT and RACER_SET_LIMIT */
+static int64_t new_limit;           /* ... worked out by the child after its setup */
+static int64_t base_usage;          /* charged first by the setup (room for uncharge(50)) */
 static int cpu_q = -1, cpu_r = -1;
 static long fences;            /* membarrier rseq fences made through syscall(2) */
 static __thread bool in_racer; /* this thread is the racer, acting */
+static volatile sig_atomic_t signal_at_fence; /* raise SIGUSR1 after the next fence */
 
 #if defined(__x86_64__)
 
@@ -164,6 +190,10 @@ static void hold_after_fence(void)
 	int n;
 
 	__atomic_add_fetch(&fences, 1, __ATOMIC_SEQ_CST);
+	if (signal_at_fence) {
+		signal_at_fence = 0;
+		raise(SIGUSR1);
+	}
 	if (!in_racer || !page->hold_fences)
 		return;
 	n = __atomic_add_fetch(&page->fence_held, 1, __ATOMIC_SEQ_CST);
@@ -216,12 +246,20 @@ static struct pcpu_charge_slot *slot_of(unsigned int cpu)
 	return (struct pcpu_charge_slot *)(void *)((char *)ch.slots + (size_t)cpu * PCPU_STRIDE);
 }
 
-/* CPU @cpu's stock: mark + half - charged (wrapping, as a marked one would). */
+/* lib/charge.c's mark of a stock being taken, or closed above the limit */
+#define TAKEN (INT64_C(1) << 62)
+
+/*
+ * CPU @cpu's stock: mark + half - charged (wrapping, as a marked one would),
+ * plus TAKEN for a stock that is closed (reserved() above the limit) and so
+ * marked at quiescence.
+ */
 static int64_t stock_of(unsigned int cpu)
 {
 	const struct pcpu_charge_slot *s = slot_of(cpu);
+	int64_t stock = (int64_t)((uint64_t)s->mark + (uint64_t)ch.half - (uint64_t)s->charged);
 
-	return (int64_t)((uint64_t)s->mark + (uint64_t)ch.half - (uint64_t)s->charged);
+	return stock < -(TAKEN / 2) ? (int64_t)((uint64_t)stock + (uint64_t)TAKEN) : stock;
 }
 
 static int64_t traced_amount(void)
@@ -233,15 +271,24 @@ static int64_t traced_amount(void)
 	case TRACED_TRY_SLOW:
 	case TRACED_TRY_TAKE:
 		return 24;
+	case TRACED_UNCHARGE_SLOW:
+		return 50;
 	case TRACED_DRAIN:
+	case TRACED_SET_LIMIT:
 		break;
 	}
 	return 0;
 }
 
+static bool traced_is_try(enum traced_call what)
+{
+	return what == TRACED_TRY_FAST || what == TRACED_TRY_SLOW || what == TRACED_TRY_TAKE;
+}
+
 static void *racer(void *arg)
 {
-	int cpu = action == RACER_DRAIN && cpu_r >= 0 ? cpu_r : cpu_q;
+	bool remote = action == RACER_DRAIN || action == RACER_SET_LIMIT;
+	int cpu = remote && cpu_r >= 0 ? cpu_r : cpu_q;
 	long before;
 
 	(void)arg;
@@ -265,6 +312,18 @@ static void *racer(void *arg)
 		pcpu_charge_uncharge(&ch, racer_amount);
 		page->racer_tally -= racer_amount;
 		break;
+	case RACER_SET_LIMIT:
+		if (pcpu_charge_set_limit(&ch, new_limit) != 0)
+			page->racer_error = 2;
+		break;
+	case RACER_TRY:
+		if (pcpu_charge_try(&ch, racer_amount))
+			page->racer_tally += racer_amount;
+		break;
+	case RACER_UNCHARGE:
+		pcpu_charge_uncharge(&ch, racer_amount);
+		page->racer_tally -= racer_amount;
+		break;
 	}
 	in_racer = false;
 	page->racer_fences = (int)(__atomic_load_n(&fences, __ATOMIC_SEQ_CST) - before);
@@ -282,10 +341,14 @@ __attribute__((noinline, noipa)) static void traced_call(void)
 		page->traced_ok = pcpu_charge_try(&ch, traced_amount());
 		break;
 	case TRACED_UNCHARGE_FAST:
+	case TRACED_UNCHARGE_SLOW:
 		pcpu_charge_uncharge(&ch, traced_amount());
 		break;
 	case TRACED_DRAIN:
 		pcpu_charge_drain(&ch);
+		break;
+	case TRACED_SET_LIMIT:
+		page->traced_ok = pcpu_charge_set_limit(&ch, new_limit) == 0;
 		break;
 	}
 }
@@ -325,16 +388,22 @@ static void check_at_quiescence(int64_t exact)
 	/*
 	 * No false failure: exactly the room left fits, and not one more (with
 	 * the stocks where the race left them: the try must take them back).
+	 * Above the limit (a set_limit() below the usage) every try fails,
+	 * try(0) too.
 	 */
 	page->room = page->limit - page->usage;
-	page->room_ok = pcpu_charge_try(&ch, page->room);
-	page->one_more_ok = pcpu_charge_try(&ch, 1);
-	page->full_usage = pcpu_charge_usage(&ch);
-	page->full_reserved = pcpu_charge_reserved(&ch);
-	if (page->room_ok)
-		pcpu_charge_uncharge(&ch, page->room);
-	if (page->one_more_ok)
-		pcpu_charge_uncharge(&ch, 1);
+	if (page->room < 0) {
+		page->over_try_ok = pcpu_charge_try(&ch, 0) || pcpu_charge_try(&ch, 1);
+	} else {
+		page->room_ok = pcpu_charge_try(&ch, page->room);
+		page->one_more_ok = pcpu_charge_try(&ch, 1);
+		page->full_usage = pcpu_charge_usage(&ch);
+		page->full_reserved = pcpu_charge_reserved(&ch);
+		if (page->room_ok)
+			pcpu_charge_uncharge(&ch, page->room);
+		if (page->one_more_ok)
+			pcpu_charge_uncharge(&ch, 1);
+	}
 	/* a drain takes every stock back */
 	pcpu_charge_drain(&ch);
 	page->drained_usage = pcpu_charge_usage(&ch);
@@ -374,6 +443,10 @@ __attribute__((unused)) static void child_main(void)
 	/* q's stock: a refill, then inline tries down to STOCK_Q */
 	if (!pcpu_test_pin(cpu_q))
 		_exit(11);
+	if (base_usage) {
+		charge_or_exit(base_usage, 16);
+		setup += base_usage;
+	}
 	charge_or_exit(3, 16);
 	setup += 3;
 	while (stock_of((unsigned int)cpu_q) > STOCK_Q) {
@@ -389,13 +462,15 @@ __attribute__((unused)) static void child_main(void)
 	if (traced == TRACED_TRY_TAKE &&
 	    pcpu_charge_set_limit(&ch, pcpu_charge_reserved(&ch) + 10) != 0)
 		_exit(14);
+	new_limit = (limit_spec.of_usage ? setup : pcpu_charge_reserved(&ch)) + limit_spec.plus;
 	/* the racer inherits q and pins itself */
 	if (pthread_create(&t, NULL, racer, NULL) != 0)
 		_exit(13);
 	while (__atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 1)
 		usleep(20);
 	page->done = 0;
-	traced_cpu = traced == TRACED_DRAIN && cpu_r >= 0 ? cpu_r : cpu_q;
+	traced_cpu = (traced == TRACED_DRAIN || traced == TRACED_SET_LIMIT) && cpu_r >= 0 ? cpu_r
+										   : cpu_q;
 	if (!pcpu_test_pin(traced_cpu))
 		_exit(11);
 	page->traced_cpu = traced_cpu;
@@ -420,9 +495,14 @@ __attribute__((unused)) static void child_main(void)
 		setup += page->traced_ok ? traced_amount() : 0;
 		break;
 	case TRACED_UNCHARGE_FAST:
+	case TRACED_UNCHARGE_SLOW:
 		setup -= traced_amount();
 		break;
 	case TRACED_DRAIN:
+		break;
+	case TRACED_SET_LIMIT:
+		if (!page->traced_ok)
+			_exit(18);
 		break;
 	}
 	check_at_quiescence(setup + page->racer_tally);
@@ -586,18 +666,23 @@ static bool oracles_hold(char *why, size_t size)
 
 	why[0] = '\0';
 	if (p->racer_error)
-		broke(why, size, "the racer could not pin");
+		broke(why, size, "the racer could not pin or set the limit (%d)", p->racer_error);
 	if (p->usage != p->exact)
 		broke(why, size, "usage %" PRId64 " != exact %" PRId64, p->usage, p->exact);
-	if (p->reserved > p->limit)
-		broke(why, size, "reserved %" PRId64 " > limit %" PRId64, p->reserved, p->limit);
+	/* above the limit only by usage alone: no stock */
+	if (p->reserved > p->limit && p->reserved != p->usage)
+		broke(why, size, "reserved %" PRId64 " > limit %" PRId64 " with usage %" PRId64,
+		      p->reserved, p->limit, p->usage);
 	if (p->reserved != p->usage + p->stock_sum)
 		broke(why, size, "reserved %" PRId64 " != usage %" PRId64 " + stocks %" PRId64,
 		      p->reserved, p->usage, p->stock_sum);
 	if (p->bad_stock_cpu >= 0)
 		broke(why, size, "CPU %d's stock %" PRId64 " is out of [0, %" PRId64 "]",
 		      p->bad_stock_cpu, p->bad_stock, CAP);
-	if (!p->room_ok)
+	if (p->room < 0 && p->over_try_ok)
+		broke(why, size, "a try charged at usage %" PRId64 " above the limit %" PRId64,
+		      p->usage, p->limit);
+	if (p->room >= 0 && !p->room_ok)
 		broke(why, size, "try(limit - usage = %" PRId64 ") failed", p->room);
 	if (p->room_ok && p->one_more_ok)
 		broke(why, size, "try(1) succeeded at usage %" PRId64 " of limit %" PRId64,
@@ -654,7 +739,7 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 	assert_mode();
 	cr_assert(oracles_hold(why, sizeof(why)), "%s, no stop: %s", name, why);
 	/* alone, with room for it, the traced try must charge */
-	if (what != TRACED_UNCHARGE_FAST && what != TRACED_DRAIN)
+	if (traced_is_try(what))
 		cr_assert(page->traced_ok, "%s, no stop: the traced try failed", name);
 	cr_assert_gt(whole.steps, 0);
 	remote = page->racer_cpu != page->traced_cpu;
@@ -670,7 +755,7 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 			}
 			last = k;
 		}
-		if (what != TRACED_UNCHARGE_FAST && what != TRACED_DRAIN && !page->traced_ok)
+		if (traced_is_try(what) && !page->traced_ok)
 			refused++;
 		in_cs += r.in_cs;
 		aborts += r.aborts;
@@ -689,7 +774,9 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 	/* every stop inside a sequence that the kernel had to abort restarted it */
 	cr_assert_eq(aborted, aborts, "%s: %ld of %ld aborts of a restartable sequence "
 		     "did not happen", name, aborts - aborted, aborts);
-	if (page->mode == PCPU_CPU_RSEQ && what != TRACED_DRAIN)
+	/* the calls that start with an inline attempt */
+	if (page->mode == PCPU_CPU_RSEQ && what != TRACED_DRAIN && what != TRACED_UNCHARGE_SLOW &&
+	    what != TRACED_SET_LIMIT)
 		cr_assert_gt(in_cs, 0, "%s: no stop inside the restartable sequence", name);
 	munmap(page, sizeof(*page));
 }
@@ -707,6 +794,15 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 }
 
 #endif
+
+/* A sweep around set_limit(): @spec's limit; 1000 charged first (room for uncharge(50)). */
+static void sweep_limit(const char *name, enum traced_call what, enum racer_action act,
+			int64_t amount, struct new_limit spec)
+{
+	limit_spec = spec;
+	base_usage = 1000;
+	sweep(name, what, act, amount);
+}
 
 /* A take of every stock anywhere in an inline try: the try must not charge a taken stock. */
 PCPU_TEST(charge_races, a_drain_anywhere_in_an_inline_try_keeps_every_promise)
@@ -740,4 +836,104 @@ PCPU_TEST(charge_races, charges_on_the_same_cpu_anywhere_in_a_taking_refill_keep
 PCPU_TEST(charge_races, charges_on_the_taken_cpu_anywhere_in_a_drain_keep_every_promise)
 {
 	sweep("drain / try+uncharge(8)", TRACED_DRAIN, RACER_TRY_UNCHARGE, 8);
+}
+
+/*
+ * set_limit() anywhere in a refill, an uncharge, and the reverse: once
+ * set_limit(L) has returned, no try takes usage above L, whatever was in
+ * flight (a try whose reservation was made before is one that returned
+ * before). At quiescence reserved() is within L, or equal to usage() with
+ * every stock empty and no try charging.
+ */
+
+/* The refill read the old limit: its reservation must not stand above the new one. */
+PCPU_TEST(charge_races, a_lower_limit_anywhere_in_a_refill_leaves_no_reservation_above_it)
+{
+	sweep_limit("try(24) / set_limit(R0 + 40)", TRACED_TRY_SLOW, RACER_SET_LIMIT, 0,
+		    (struct new_limit){ .of_usage = false, .plus = 40 });
+}
+
+/* The refill reserved under the old limit: it must not stock q after the take. */
+PCPU_TEST(charge_races, a_limit_at_the_usage_anywhere_in_a_refill_leaves_no_stock_to_spend)
+{
+	sweep_limit("try(24) / set_limit(U0)", TRACED_TRY_SLOW, RACER_SET_LIMIT, 0,
+		    (struct new_limit){ .of_usage = true, .plus = 0 });
+}
+
+/* The uncharge's stock target was worked out under the old limit. */
+PCPU_TEST(charge_races, a_limit_below_the_usage_anywhere_in_an_uncharge_leaves_no_stock_above_it)
+{
+	sweep_limit("uncharge(50) / set_limit(U0 - 20)", TRACED_UNCHARGE_SLOW, RACER_SET_LIMIT, 0,
+		    (struct new_limit){ .of_usage = true, .plus = -20 });
+}
+
+/* The inline uncharge must not restock q above the limit. */
+PCPU_TEST(charge_races,
+	  a_limit_below_the_usage_anywhere_in_an_inline_uncharge_leaves_no_stock_above_it)
+{
+	sweep_limit("uncharge(8) / set_limit(U0 - 4)", TRACED_UNCHARGE_FAST, RACER_SET_LIMIT, 0,
+		    (struct new_limit){ .of_usage = true, .plus = -4 });
+}
+
+PCPU_TEST(charge_races, a_refill_anywhere_in_a_lower_set_limit_leaves_no_reservation_above_it)
+{
+	sweep_limit("set_limit(R0 + 40) / try(24)", TRACED_SET_LIMIT, RACER_TRY, 24,
+		    (struct new_limit){ .of_usage = false, .plus = 40 });
+}
+
+PCPU_TEST(charge_races, an_uncharge_anywhere_in_a_set_limit_below_the_usage_leaves_no_stock_above_it)
+{
+	sweep_limit("set_limit(U0 - 20) / uncharge(50)", TRACED_SET_LIMIT, RACER_UNCHARGE, 50,
+		    (struct new_limit){ .of_usage = true, .plus = -20 });
+}
+
+PCPU_TEST(charge_races,
+	  an_inline_uncharge_anywhere_in_a_set_limit_below_the_usage_leaves_no_stock_above_it)
+{
+	sweep_limit("set_limit(U0 - 4) / uncharge(8)", TRACED_SET_LIMIT, RACER_UNCHARGE, 8,
+		    (struct new_limit){ .of_usage = true, .plus = -4 });
+}
+
+static int handler_rc;
+static int64_t handler_limit;
+
+static void set_limit_in_handler(int sig)
+{
+	(void)sig;
+	handler_rc = pcpu_charge_set_limit(&ch, 5);
+	handler_limit = pcpu_charge_limit(&ch);
+}
+
+/*
+ * set_limit() in a signal handler that interrupted this thread's own take
+ * (at its fence, with the take's lock held) cannot wait for the take: it
+ * says so and changes nothing, rather than leave the stocks open under a
+ * lower limit.
+ */
+PCPU_TEST(charge_races, set_limit_in_a_handler_that_interrupted_a_take_changes_nothing)
+{
+	struct pcpu_charge_options o = { .limit = LIMIT, .stock_cap = CAP };
+	struct sigaction sa = { .sa_handler = set_limit_in_handler };
+
+#if !defined(__x86_64__)
+	cr_skip_test("the fence is seen through the x86_64 syscall(2) interposer");
+#endif
+	pcpu_test_pin_first();
+	cr_assert_eq(pcpu_charge_init(&ch, &o), 0);
+	if (ch.mode != PCPU_CPU_RSEQ)
+		cr_skip_test("a take fences only on the restartable-sequence path");
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	cr_assert(pcpu_charge_try(&ch, 5)); /* a refill: a stock to take */
+	handler_rc = 1;
+	signal_at_fence = 1;
+	pcpu_charge_drain(&ch);
+	cr_assert_eq(signal_at_fence, 0, "the drain made no fence");
+	cr_assert_eq(handler_rc, -EDEADLK);
+	cr_assert_eq(handler_limit, LIMIT);
+	cr_assert_eq(pcpu_charge_limit(&ch), LIMIT);
+	cr_assert_eq(pcpu_charge_reserved(&ch), 5);
+	cr_assert_eq(pcpu_charge_set_limit(&ch, 5), 0);
+	cr_assert_not(pcpu_charge_try(&ch, 1));
+	pcpu_charge_destroy(&ch);
 }
