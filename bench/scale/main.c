@@ -183,8 +183,9 @@ static void plot(const char *csv, const char *png)
 	gp = popen("gnuplot", "w");
 	if (!gp)
 		return;
-	fprintf(gp, "set terminal png size 1100,700\nset output '%s'\n"
-		    "set datafile separator ','\nset logscale xy\nset key top left\n"
+	fprintf(gp, "set terminal png size 1300,700\nset output '%s'\n"
+		    "set datafile separator ','\nset logscale xy\nset key outside right\n"
+		    "set termoption noenhanced\nset xrange [1.5:1400]\n"
 		    "set xlabel 'possible CPUs (model)'\nset ylabel 'ns per call'\n"
 		    "set title 'percpu: cost against the number of CPUs'\nset grid\nplot ",
 		png);
