@@ -9,7 +9,11 @@
  * markdown tables, and optionally as CSV and a gnuplot PNG of cost against
  * N (only if gnuplot is installed).
  *
- *   percpu-bench-scale [--quick] [--cpus 2,16,...] [--csv FILE] [--plot FILE]
+ *   percpu-bench-scale [--quick | --check] [--cpus N[/ONLINE],...] [--csv FILE]
+ *                      [--plot FILE]
+ *
+ * --check measures each thing once, skips the 10k exposition, and exits
+ * non-zero if the model broke a promise: the test suite runs it.
  *
  * Each row: N possible CPUs, all online; then a container's row, 256
  * possible CPUs of which 4 are online.
@@ -38,7 +42,7 @@ static const struct config default_configs[] = {
 };
 
 /* Runs the model for @cfg in a child; 0 or a negative errno. */
-static int run_child(const struct config *cfg, bool quick, double *row)
+static int run_child(const struct config *cfg, enum scale_mode mode, double *row)
 {
 	int fds[2], status;
 	size_t got = 0, want = SCALE_NR_COLUMNS * sizeof(*row);
@@ -51,7 +55,7 @@ static int run_child(const struct config *cfg, bool quick, double *row)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int err = scale_model_run(cfg->possible, cfg->online, quick, row);
+		int err = scale_model_run(cfg->possible, cfg->online, mode, row);
 
 		if (err) {
 			fprintf(stderr, "percpu-bench-scale: N=%u: %s\n", cfg->possible,
@@ -222,13 +226,15 @@ int main(int argc, char **argv)
 	struct config configs[MAX_ROWS];
 	unsigned int nr = sizeof(default_configs) / sizeof(default_configs[0]), done = 0;
 	const char *csv = NULL, *png = NULL;
-	bool quick = false;
+	enum scale_mode mode = SCALE_FULL;
 	int status = 0;
 
 	memcpy(configs, default_configs, sizeof(default_configs));
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick")) {
-			quick = true;
+			mode = SCALE_QUICK;
+		} else if (!strcmp(argv[i], "--check")) {
+			mode = SCALE_CHECK;
 		} else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
 			csv = argv[++i];
 		} else if (!strcmp(argv[i], "--plot") && i + 1 < argc) {
@@ -236,14 +242,14 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
 			nr = parse_cpus(argv[++i], configs);
 		} else {
-			fprintf(stderr, "usage: %s [--quick] [--cpus N[/ONLINE],...] [--csv FILE] "
+			fprintf(stderr, "usage: %s [--quick | --check] [--cpus N[/ONLINE],...] [--csv FILE] "
 					"[--plot FILE]\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	for (unsigned int i = 0; i < nr; i++) {
-		int err = run_child(&configs[i], quick, rows[done]);
+		int err = run_child(&configs[i], mode, rows[done]);
 
 		if (err) {
 			fprintf(stderr, "percpu-bench-scale: N=%u online=%u failed\n",

@@ -49,7 +49,8 @@ const struct scale_column_info scale_columns[SCALE_NR_COLUMNS] = {
 #define PREFETCH_AHEAD 8 /* strides */
 #define GIB (INT64_C(1) << 30)
 
-static unsigned int nr_cpus, nr_online, reps;
+static unsigned int nr_cpus, nr_online, reps, visits;
+static enum scale_mode mode;
 static volatile int64_t sink;
 
 /* ---- filling slots as a busy machine leaves them ------------------------ */
@@ -156,7 +157,7 @@ static double measure(const struct op *op)
 /* Calls per batch for an operation visiting @slots slots: about 1M visits. */
 static unsigned int batch_for(unsigned int slots)
 {
-	unsigned int b = (1u << 20) / (slots ? slots : 1);
+	unsigned int b = visits / (slots ? slots : 1);
 
 	return b < 4 ? 4 : b;
 }
@@ -407,6 +408,12 @@ static int measure_many(double *row, FILE *devnull)
 	row[SCALE_arena_bytes_1k] = (double)pcpu_arena_debug_chunks() * nr_cpus * PCPU_STRIDE / n;
 
 	row[SCALE_fold_all_1k] = measure(&(struct op){ refill_counters, run_fold_all, &cs, 1 }) / 1e3;
+	for (unsigned int i = 0; i < n; i++)
+		if (pcpu_counter_read(&c[i]) != pcpu_counter_sum(&c[i])) {
+			fprintf(stderr, "percpu-bench-scale: counter %u: pending after fold_all\n", i);
+			err = -EPROTO;
+			goto destroy;
+		}
 	row[SCALE_fold_all_1k_idle] = measure(&(struct op){ NULL, run_fold_all, &cs, 1 }) / 1e3;
 
 	err = register_range(c, 0, n);
@@ -414,6 +421,8 @@ static int measure_many(double *row, FILE *devnull)
 		goto destroy;
 	fill_counters(c, n, 1);
 	row[SCALE_expo_1k] = measure(&(struct op){ NULL, run_expo, devnull, 1 }) / 1e3;
+	if (mode == SCALE_CHECK)
+		goto destroy;
 
 	err = pcpu_counter_init_many(c + n, 0, more - n);
 	if (err)
@@ -495,6 +504,12 @@ static int measure_counter(double *row)
 		measure(&(struct op){ NULL, run_compare, &one, batch_for(nr_cpus) });
 	row[SCALE_sync_fold] =
 		measure(&(struct op){ refill_counters, run_sync, &cold, COLD_COUNTERS });
+	for (unsigned int i = 0; i < COLD_COUNTERS; i++)
+		if (pcpu_counter_read(&c[i * SPACING]) != pcpu_counter_sum(&c[i * SPACING])) {
+			fprintf(stderr, "percpu-bench-scale: pending after sync_if_delta_above(0)\n");
+			err = -EPROTO;
+			goto destroy;
+		}
 
 	/* four touched CPUs: the real ones and two far away */
 	for (unsigned int i = 0; i < 4; i++) {
@@ -568,6 +583,17 @@ static int measure_stat(double *row)
 	fill_stat(sc->s);
 	row[SCALE_stat_snapshot_64] = measure(
 		&(struct op){ NULL, run_stat_snapshot, sc, batch_for(nr_cpus * STAT_ITEMS) });
+	for (unsigned int i = 0; i < STAT_ITEMS; i++) {
+		int64_t read = pcpu_stat_read(sc->s, i), v = sc->values[i];
+
+		if (v != pcpu_stat_sum(sc->s, i) ||
+		    (uint64_t)(v > read ? v - read : read - v) > sc->bounds[i] ||
+		    (v - read) < (int64_t)nr_cpus) {
+			fprintf(stderr, "percpu-bench-scale: stat item %u: snapshot %lld, read %lld\n",
+				i, (long long)v, (long long)read);
+			err = -EPROTO;
+		}
+	}
 	pcpu_stat_destroy(sc->s);
 
 	sc->sh = pcpu_shared_create(NULL, &(struct pcpu_shared_desc){ .items = items,
@@ -580,6 +606,13 @@ static int measure_stat(double *row)
 	fill_shared(sc->sh);
 	row[SCALE_shared_snapshot_64] = measure(
 		&(struct op){ NULL, run_shared_snapshot, sc, batch_for(nr_cpus * STAT_ITEMS) });
+	for (unsigned int i = 0; i < STAT_ITEMS; i++)
+		if (sc->values[i] != pcpu_shared_sum(sc->sh, i) ||
+		    sc->values[i] - pcpu_shared_read(sc->sh, i) < (int64_t)nr_cpus) {
+			fprintf(stderr, "percpu-bench-scale: shared item %u: snapshot %lld\n", i,
+				(long long)sc->values[i]);
+			err = -EPROTO;
+		}
 	pcpu_shared_close(sc->sh);
 out:
 	free(sc);
@@ -617,7 +650,7 @@ out:
 	return err;
 }
 
-int scale_model_run(unsigned int possible, unsigned int online, bool quick, double *row)
+int scale_model_run(unsigned int possible, unsigned int online, enum scale_mode m, double *row)
 {
 	FILE *devnull;
 	int err;
@@ -631,7 +664,9 @@ int scale_model_run(unsigned int possible, unsigned int online, bool quick, doub
 		return -EINVAL; /* the touched bitmap's size */
 	nr_cpus = possible;
 	nr_online = online;
-	reps = quick ? 5 : 11;
+	mode = m;
+	reps = mode == SCALE_FULL ? 11 : mode == SCALE_QUICK ? 5 : 1;
+	visits = mode == SCALE_CHECK ? 1u << 12 : 1u << 20;
 	row[SCALE_possible] = possible;
 	row[SCALE_online] = online;
 	trace("start");

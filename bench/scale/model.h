@@ -57,12 +57,22 @@ struct scale_column_info {
 
 extern const struct scale_column_info scale_columns[SCALE_NR_COLUMNS];
 
+/* How long to measure. */
+enum scale_mode {
+	SCALE_FULL,  /* 11 repetitions of each measurement */
+	SCALE_QUICK, /* 5: what `meson test --benchmark` runs */
+	SCALE_CHECK, /* 1, small batches, no 10k exposition: the model's self-checks, as a test */
+};
+
 /*
  * Measures every column for @possible possible and @online online CPUs and
  * stores them in @row (NaN where not measured). Sets the library's CPU
- * model, so a process calls it once, before making any counter. 0 or a
- * negative errno.
+ * model, so a process calls it once, before making any counter. Checks on
+ * the way that the model holds (the CPU counts, |sum - read| within the
+ * bound with every CPU pending, nothing pending after a fold of all).
+ * 0 or a negative errno (-EPROTO: a check failed).
  */
-int scale_model_run(unsigned int possible, unsigned int online, bool quick, double *row);
+int scale_model_run(unsigned int possible, unsigned int online, enum scale_mode mode,
+		    double *row);
 
 #endif /* PERCPU_BENCH_SCALE_MODEL_H */
