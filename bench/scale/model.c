@@ -29,7 +29,10 @@
 #include <percpu/stat.h>
 
 #include "arena.h"
+#include "counter_internal.h"
 #include "cpu_internal.h"
+#include "pair.h"
+#include "policy.h"
 #include "shared_internal.h"
 
 #include "../baselines.h"
@@ -154,6 +157,34 @@ static double measure(const struct op *op)
 	return timing_median(v, reps);
 }
 
+/*
+ * Two operations measured alternately, repetition by repetition, so that a
+ * change of the machine's load falls on both: @a and @b get their medians
+ * over 3 x the usual repetitions.
+ */
+static void measure_pair(const struct op *a, const struct op *b, double *ra, double *rb)
+{
+	double va[3 * MAX_REPS], vb[3 * MAX_REPS];
+	const struct op *ops[2] = { a, b };
+	double *v[2] = { va, vb };
+	unsigned int n = 3 * reps;
+
+	for (unsigned int r = 0; r < n; r++)
+		for (unsigned int k = 0; k < 2; k++) {
+			const struct op *op = ops[(r + k) % 2]; /* who goes first alternates */
+			uint64_t t0;
+
+			if (op->prep)
+				op->prep(op->ctx);
+			t0 = timing_thread_cpu_ns();
+			for (unsigned int i = 0; i < op->batch; i++)
+				op->run(op->ctx, i);
+			v[(r + k) % 2][r] = (double)(timing_thread_cpu_ns() - t0) / op->batch;
+		}
+	*ra = timing_median(va, n);
+	*rb = timing_median(vb, n);
+}
+
 /* Calls per batch for an operation visiting @slots slots: about 1M visits. */
 static unsigned int batch_for(unsigned int slots)
 {
@@ -268,6 +299,65 @@ static void run_sum_touched(void *ctx, unsigned int i)
 {
 	(void)i;
 	sink = sum_touched(ctx);
+}
+
+/*
+ * Replicas of lib/counter.c's fold of every CPU, for the cost of its atomic
+ * operations only: today's enters the counter's fold sequence around each
+ * CPU's fold (4 locked operations per CPU with something pending: seq,
+ * pair swap, count, seq); the proposal enters it once around the walk (2
+ * per CPU). Both add what each CPU held to count at once, as today: adding
+ * it up and adding once at the end would let read() drift up to twice the
+ * bound during the walk. Single-threaded here, so touching seq is safe.
+ */
+static void republish(struct pcpu_counter *c, int64_t count)
+{
+	int64_t t = (int64_t)pcpu_policy_threshold(count, (uint64_t)c->accuracy * nr_cpus,
+						   (uint64_t)c->floor, PCPU_COUNTER_MAX_BATCH);
+
+	if (__atomic_load_n(&c->thresh, __ATOMIC_RELAXED) != t)
+		__atomic_store_n(&c->thresh, t, __ATOMIC_RELAXED);
+}
+
+static int64_t fold_one(struct pcpu_counter *c, unsigned int cpu, bool seq)
+{
+	int64_t pair[2], moved;
+
+	pcpu_pair_load(&slot_of(c, cpu)->value, pair);
+	if (pair[0] == pair[1])
+		return 0;
+	if (seq)
+		__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
+	do {
+		moved = (int64_t)((uint64_t)pair[0] - (uint64_t)pair[1]);
+		if (moved == 0)
+			break;
+	} while (!pcpu_pair_cas(&slot_of(c, cpu)->value, pair, pair[0], pair[0]));
+	if (moved)
+		republish(c, __atomic_add_fetch(&c->count, moved, __ATOMIC_SEQ_CST));
+	if (seq)
+		__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
+	return moved;
+}
+
+static void run_fold_walk(void *ctx, unsigned int i)
+{
+	struct counters *cs = ctx;
+	struct pcpu_counter *c = &cs->c[(i % cs->n) * cs->step];
+
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+		fold_one(c, cpu, true);
+}
+
+static void run_fold_walk_seq_once(void *ctx, unsigned int i)
+{
+	struct counters *cs = ctx;
+	struct pcpu_counter *c = &cs->c[(i % cs->n) * cs->step];
+
+	__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+		fold_one(c, cpu, false);
+	__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
 }
 
 static void run_compare(void *ctx, unsigned int i)
@@ -492,13 +582,13 @@ static int measure_counter(double *row)
 	if (err)
 		goto destroy;
 
-	row[SCALE_sum_warm] = measure(&(struct op){ NULL, run_sum, &one, batch_for(nr_cpus) });
-	row[SCALE_sum_pf_warm] =
-		measure(&(struct op){ NULL, run_sum_prefetch, &one, batch_for(nr_cpus) });
+	measure_pair(&(struct op){ NULL, run_sum, &one, batch_for(nr_cpus) },
+		     &(struct op){ NULL, run_sum_prefetch, &one, batch_for(nr_cpus) },
+		     &row[SCALE_sum_warm], &row[SCALE_sum_pf_warm]);
 #if defined(__x86_64__) || defined(__i386__)
-	row[SCALE_sum_cold] = measure(&(struct op){ flush_counters, run_sum, &cold, COLD_COUNTERS });
-	row[SCALE_sum_pf_cold] =
-		measure(&(struct op){ flush_counters, run_sum_prefetch, &cold, COLD_COUNTERS });
+	measure_pair(&(struct op){ flush_counters, run_sum, &cold, COLD_COUNTERS },
+		     &(struct op){ flush_counters, run_sum_prefetch, &cold, COLD_COUNTERS },
+		     &row[SCALE_sum_cold], &row[SCALE_sum_pf_cold]);
 #endif
 	row[SCALE_compare_precise] =
 		measure(&(struct op){ NULL, run_compare, &one, batch_for(nr_cpus) });
@@ -507,6 +597,16 @@ static int measure_counter(double *row)
 	for (unsigned int i = 0; i < COLD_COUNTERS; i++)
 		if (pcpu_counter_read(&c[i * SPACING]) != pcpu_counter_sum(&c[i * SPACING])) {
 			fprintf(stderr, "percpu-bench-scale: pending after sync_if_delta_above(0)\n");
+			err = -EPROTO;
+			goto destroy;
+		}
+	measure_pair(&(struct op){ refill_counters, run_fold_walk, &cold, COLD_COUNTERS },
+		     &(struct op){ refill_counters, run_fold_walk_seq_once, &cold, COLD_COUNTERS },
+		     &row[SCALE_fold_walk], &row[SCALE_fold_walk_seq_once]);
+	for (unsigned int i = 0; i < COLD_COUNTERS; i++)
+		if (pcpu_counter_read(&c[i * SPACING]) != pcpu_counter_sum(&c[i * SPACING]) ||
+		    c[i * SPACING].seq % COUNTER_SEQ_GEN) {
+			fprintf(stderr, "percpu-bench-scale: the fold replicas left something\n");
 			err = -EPROTO;
 			goto destroy;
 		}

@@ -19,6 +19,8 @@
 	X(sum_touched4, "ns", "bench-only sum over a touched-CPU bitmap, 4 CPUs touched")     \
 	X(compare_precise, "ns", "pcpu_counter_compare() within the bound (calls sum)")      \
 	X(sync_fold, "ns", "pcpu_counter_sync_if_delta_above(0), every CPU pending")         \
+	X(fold_walk, "ns", "bench replica of a counter's fold of every CPU, seq entered per CPU") \
+	X(fold_walk_seq_once, "ns", "the same, seq entered once for the walk (proposal)")   \
 	X(fold_all_1k, "us", "pcpu_registry_fold_all(), 1k counters, every CPU pending")     \
 	X(fold_all_1k_idle, "us", "pcpu_registry_fold_all(), 1k counters, nothing pending") \
 	X(stat_snapshot_64, "ns", "pcpu_stat_snapshot(), 64 items")                          \
