@@ -9,14 +9,16 @@
  * markdown tables, and optionally as CSV and a gnuplot PNG of cost against
  * N (only if gnuplot is installed).
  *
- *   percpu-bench-scale [--quick | --check] [--cpus N[/ONLINE],...] [--csv FILE]
+ *   percpu-bench-scale [--quick | --check] [--cpus N[/ONLINE]|real,...] [--csv FILE]
  *                      [--plot FILE]
  *
  * --check measures each thing once, skips the 10k exposition, and exits
  * non-zero if the model broke a promise: the test suite runs it.
  *
  * Each row: N possible CPUs, all online; then a container's row, 256
- * possible CPUs of which 4 are online.
+ * possible CPUs of which 4 are online. "--cpus real" measures the machine's
+ * own CPUs without a model (the slots are still filled by this thread, so
+ * they are not in the other CPUs' caches as after real adds).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -211,8 +213,12 @@ static unsigned int parse_cpus(const char *list, struct config *configs)
 		char *end;
 		unsigned long v = strtoul(p, &end, 10), online = v;
 
-		if (end == p)
+		if (!strncmp(p, "real", 4)) {
+			v = online = 0;
+			end = (char *)p + 4;
+		} else if (end == p) {
 			break;
+		}
 		if (*end == '/')
 			online = strtoul(end + 1, &end, 10);
 		configs[n++] = (struct config){ (unsigned int)v, (unsigned int)online };
@@ -243,7 +249,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
 			nr = parse_cpus(argv[++i], configs);
 		} else {
-			fprintf(stderr, "usage: %s [--quick | --check] [--cpus N[/ONLINE],...] [--csv FILE] "
+			fprintf(stderr, "usage: %s [--quick | --check] [--cpus N[/ONLINE]|real,...] [--csv FILE] "
 					"[--plot FILE]\n",
 				argv[0]);
 			return 2;
@@ -258,8 +264,8 @@ int main(int argc, char **argv)
 			status = 1;
 			continue;
 		}
-		fprintf(stderr, "percpu-bench-scale: N=%u online=%u done\n", configs[i].possible,
-			configs[i].online);
+		fprintf(stderr, "percpu-bench-scale: N=%.0f online=%.0f done\n",
+			rows[done][SCALE_possible], rows[done][SCALE_online]);
 		done++;
 	}
 	print_tables(stdout, rows, done);

@@ -757,9 +757,14 @@ int scale_model_run(unsigned int possible, unsigned int online, enum scale_mode 
 
 	for (unsigned int i = 0; i < SCALE_NR_COLUMNS; i++)
 		row[i] = NAN;
-	err = pcpu_cpu_model(possible, online);
+	/* possible 0: no model, the machine's own CPUs */
+	err = possible ? pcpu_cpu_model(possible, online) : 0;
 	if (err)
 		return err;
+	if (!possible) {
+		possible = pcpu_cpu_possible();
+		online = pcpu_cpu_online();
+	}
 	if (possible > 1024)
 		return -EINVAL; /* the touched bitmap's size */
 	nr_cpus = possible;
