@@ -160,7 +160,7 @@ static int write_csv(const char *path, double rows[][SCALE_NR_COLUMNS], unsigned
 	fprintf(f, "\n");
 	for (unsigned int r = 0; r < nr_rows; r++) {
 		for (unsigned int c = 0; c < SCALE_NR_COLUMNS; c++)
-			fprintf(f, c ? ",%.6g" : "%.6g", rows[r][c]);
+			fprintf(f, c ? ",%.10g" : "%.10g", rows[r][c]);
 		fprintf(f, "\n");
 	}
 	return fclose(f) ? -errno : 0;
