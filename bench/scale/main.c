@@ -94,10 +94,10 @@ static void print_cell(FILE *out, double v)
 }
 
 /* One markdown table of @cols (terminated by -1), N and online first. */
-static void print_table(FILE *out, const char *title, const int *cols, double rows[][SCALE_NR_COLUMNS],
-			unsigned int nr_rows)
+static void print_table(FILE *out, const char *title, const int *cols,
+			double rows[][SCALE_NR_COLUMNS], unsigned int nr_rows)
 {
-	fprintf(out, "\n%s\n\n| N | online |", title);
+	fprintf(out, "\n**%s**\n\n| N | online |", title);
 	for (const int *c = cols; *c >= 0; c++) {
 		const struct scale_column_info *ci = &scale_columns[*c];
 
