@@ -457,9 +457,9 @@ static void run_kp_sync(void *ctx, unsigned int i)
 
 /*
  * Registers counters [@from, @to) as one family, scale_requests{i="..."}:
- * registration checks a new metric against every registered one, and
- * against metrics of other names that check costs far more (10k distinct
- * names take about 17 s to register here), so the 10k are one family.
+ * registration checks a new metric against every registered one, a check
+ * that costs more between different names (10k distinct names: 1.9 s, one
+ * family: 1.3 s, on a quiet moment of the 2-vCPU VM).
  */
 static int register_range(struct pcpu_counter *c, unsigned int from, unsigned int to)
 {
@@ -524,7 +524,7 @@ static int measure_many(double *row, FILE *devnull)
 	row[SCALE_expo_10k] = measure(&(struct op){ NULL, run_expo, devnull, 1 }) / 1e3;
 	/*
 	 * Kept: the child exits after its row, and unregistering 10k metrics
-	 * costs a second here (each one walks the list of metrics).
+	 * walks the list of metrics for each (a quarter of a second).
 	 */
 	return 0;
 destroy_more:
