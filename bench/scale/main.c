@@ -120,6 +120,7 @@ static void print_tables(FILE *out, double rows[][SCALE_NR_COLUMNS], unsigned in
 {
 	static const int costs[] = {
 		SCALE_sum_warm,         SCALE_sum_cold,        SCALE_sum_pf_cold,
+		SCALE_sum_remote,       SCALE_sum_pf_remote,
 		SCALE_sum_touched4,     SCALE_compare_precise, SCALE_sync_fold,
 		SCALE_fold_walk,        SCALE_fold_walk_seq_once,
 		SCALE_fold_all_1k,      SCALE_fold_all_1k_idle, SCALE_stat_snapshot_64,
@@ -173,6 +174,7 @@ static void plot(const char *csv, const char *png)
 		{ SCALE_sum_warm, 1, "sum, in cache" },
 		{ SCALE_sum_cold, 1, "sum, flushed" },
 		{ SCALE_sum_pf_cold, 1, "sum prefetching, flushed (bench)" },
+		{ SCALE_sum_remote, 1, "sum, written on the other CPU" },
 		{ SCALE_sum_touched4, 1, "sum over touched bitmap, 4 CPUs (bench)" },
 		{ SCALE_sync_fold, 1, "sync_if_delta_above, folding" },
 		{ SCALE_kp_sum, 1, "kernel port sum" },

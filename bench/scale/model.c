@@ -10,13 +10,18 @@
  * and folds then visit N real slots on N distinct pages.
  *
  * What the model cannot reproduce: on a real machine the other CPUs' slots
- * sit in those CPUs' caches, so a walk takes a coherence miss per CPU. The
- * "cold" columns flush every slot's line first (a miss to memory per CPU:
- * slower than a remote cache hit on most machines, but the same shape).
+ * sit in those CPUs' caches, so a walk takes a coherence miss per CPU. Two
+ * columns approach it: "cold" flushes every slot's line first (a miss to
+ * memory per CPU), "remote" has a thread pinned on the other real CPU write
+ * every slot just before the walk (a coherence miss per CPU, all of them
+ * to one cache rather than to N).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +144,12 @@ struct op {
 	unsigned int batch;
 };
 
+static void prepare(const struct op *op)
+{
+	if (op->prep)
+		op->prep(op->ctx);
+}
+
 /* Median over the repetitions of the thread CPU time per run(), in ns. */
 static double measure(const struct op *op)
 {
@@ -147,8 +158,7 @@ static double measure(const struct op *op)
 	for (unsigned int r = 0; r < reps; r++) {
 		uint64_t t0;
 
-		if (op->prep)
-			op->prep(op->ctx);
+		prepare(op);
 		t0 = timing_thread_cpu_ns();
 		for (unsigned int i = 0; i < op->batch; i++)
 			op->run(op->ctx, i);
@@ -174,8 +184,7 @@ static void measure_pair(const struct op *a, const struct op *b, double *ra, dou
 			const struct op *op = ops[(r + k) % 2]; /* who goes first alternates */
 			uint64_t t0;
 
-			if (op->prep)
-				op->prep(op->ctx);
+			prepare(op);
 			t0 = timing_thread_cpu_ns();
 			for (unsigned int i = 0; i < op->batch; i++)
 				op->run(op->ctx, i);
@@ -226,6 +235,91 @@ struct counters {
 	struct pcpu_counter *c;
 	unsigned int n, step;
 };
+
+/* ---- a filler on the other real CPU --------------------------------------- */
+
+/* First the counters it fills: the sums take it as their struct counters. */
+struct remote {
+	struct counters cs;
+	pthread_t thread;
+	sem_t go, done;
+	unsigned int cpu;
+	bool stop;
+};
+
+static int pin(pthread_t thread, unsigned int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(thread, sizeof(set), &set);
+}
+
+static void *remote_main(void *arg)
+{
+	struct remote *r = arg;
+
+	for (;;) {
+		while (sem_wait(&r->go) != 0)
+			;
+		if (r->stop)
+			break;
+		fill_counters(r->cs.c, r->cs.n, r->cs.step);
+		sem_post(&r->done);
+	}
+	return NULL;
+}
+
+/* prep: the filler rewrites every slot from its CPU; returns when it has. */
+static void remote_fill(void *ctx)
+{
+	struct remote *r = ctx;
+
+	sem_post(&r->go);
+	while (sem_wait(&r->done) != 0)
+		;
+}
+
+/*
+ * Starts the filler on a real CPU other than the first one this process may
+ * use, and pins the caller to that first one; -ENODEV if the process may
+ * run on one CPU only. The caller's affinity is restored by remote_stop().
+ */
+static int remote_start(struct remote *r, struct counters *cs, cpu_set_t *saved)
+{
+	unsigned int first = CPU_SETSIZE, second = CPU_SETSIZE;
+
+	if (sched_getaffinity(0, sizeof(*saved), saved) != 0)
+		return -errno;
+	for (unsigned int cpu = 0; cpu < CPU_SETSIZE && second == CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, saved)) {
+			if (first == CPU_SETSIZE)
+				first = cpu;
+			else
+				second = cpu;
+		}
+	if (second == CPU_SETSIZE)
+		return -ENODEV;
+	*r = (struct remote){ .cs = *cs, .cpu = second };
+	sem_init(&r->go, 0, 0);
+	sem_init(&r->done, 0, 0);
+	if (pthread_create(&r->thread, NULL, remote_main, r) != 0)
+		return -EAGAIN;
+	pin(r->thread, second);
+	pin(pthread_self(), first);
+	return 0;
+}
+
+static void remote_stop(struct remote *r, const cpu_set_t *saved)
+{
+	r->stop = true;
+	sem_post(&r->go);
+	pthread_join(r->thread, NULL);
+	sem_destroy(&r->go);
+	sem_destroy(&r->done);
+	sched_setaffinity(0, sizeof(*saved), saved);
+}
 
 static void flush_counters(void *ctx)
 {
@@ -570,6 +664,8 @@ static int measure_counter(double *row)
 	struct counters one = { c, 1, 1 }, cold = { c, COLD_COUNTERS, SPACING };
 	uint64_t bits[1024 / 64] = { 0 };
 	unsigned int touched[4] = { 0, 1, nr_cpus / 3, nr_cpus - 1 };
+	struct remote remote;
+	cpu_set_t saved;
 	int err;
 
 	if (!c)
@@ -590,6 +686,12 @@ static int measure_counter(double *row)
 		     &(struct op){ flush_counters, run_sum_prefetch, &cold, COLD_COUNTERS },
 		     &row[SCALE_sum_cold], &row[SCALE_sum_pf_cold]);
 #endif
+	if (remote_start(&remote, &cold, &saved) == 0) {
+		measure_pair(&(struct op){ remote_fill, run_sum, &remote, COLD_COUNTERS },
+			     &(struct op){ remote_fill, run_sum_prefetch, &remote, COLD_COUNTERS },
+			     &row[SCALE_sum_remote], &row[SCALE_sum_pf_remote]);
+		remote_stop(&remote, &saved);
+	}
 	row[SCALE_compare_precise] =
 		measure(&(struct op){ NULL, run_compare, &one, batch_for(nr_cpus) });
 	row[SCALE_sync_fold] =

@@ -16,6 +16,8 @@
 	X(sum_cold, "ns", "pcpu_counter_sum(), every slot's line flushed first")            \
 	X(sum_pf_warm, "ns", "bench-only sum prefetching 8 strides ahead, in cache")         \
 	X(sum_pf_cold, "ns", "bench-only sum prefetching 8 strides ahead, flushed")          \
+	X(sum_remote, "ns", "pcpu_counter_sum(), slots just written by a thread on the other CPU") \
+	X(sum_pf_remote, "ns", "bench-only prefetching sum, slots written on the other CPU") \
 	X(sum_touched4, "ns", "bench-only sum over a touched-CPU bitmap, 4 CPUs touched")     \
 	X(compare_precise, "ns", "pcpu_counter_compare() within the bound (calls sum)")      \
 	X(sync_fold, "ns", "pcpu_counter_sync_if_delta_above(0), every CPU pending")         \
