@@ -9,8 +9,11 @@
  * markdown tables, and optionally as CSV and a gnuplot PNG of cost against
  * N (only if gnuplot is installed).
  *
- *   percpu-bench-scale [--quick | --check] [--cpus N[/ONLINE]|real,...] [--csv FILE]
- *                      [--plot FILE]
+ *   percpu-bench-scale [--quick | --check] [--runs K] [--cpus N[/ONLINE]|real,...]
+ *                      [--csv FILE] [--plot FILE]
+ *
+ * --runs K runs each CPU count in K children (at most 9) and prints the
+ * median of each cell: on a shared machine the load moves between runs.
  *
  * --check measures each thing once, skips the 10k exposition, and exits
  * non-zero if the model broke a promise: the test suite runs it.
@@ -30,9 +33,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../timing.h"
 #include "model.h"
 
 #define MAX_ROWS 16
+#define MAX_RUNS 9
 
 struct config {
 	unsigned int possible;
@@ -80,6 +85,28 @@ static int run_child(const struct config *cfg, enum scale_mode mode, double *row
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
 	    got != want)
 		return -EPROTO;
+	return 0;
+}
+
+/* @runs children for @cfg; each cell of @row is the median of their values. */
+static int run_config(const struct config *cfg, enum scale_mode mode, unsigned int runs,
+		      double *row)
+{
+	static double each[MAX_RUNS][SCALE_NR_COLUMNS];
+
+	for (unsigned int r = 0; r < runs; r++) {
+		int err = run_child(cfg, mode, each[r]);
+
+		if (err)
+			return err;
+	}
+	for (unsigned int c = 0; c < SCALE_NR_COLUMNS; c++) {
+		double v[MAX_RUNS];
+
+		for (unsigned int r = 0; r < runs; r++)
+			v[r] = each[r][c];
+		row[c] = isnan(v[0]) ? NAN : timing_median(v, runs);
+	}
 	return 0;
 }
 
@@ -236,6 +263,7 @@ int main(int argc, char **argv)
 	unsigned int nr = sizeof(default_configs) / sizeof(default_configs[0]), done = 0;
 	const char *csv = NULL, *png = NULL;
 	enum scale_mode mode = SCALE_FULL;
+	unsigned int runs = 1;
 	int status = 0;
 
 	memcpy(configs, default_configs, sizeof(default_configs));
@@ -248,17 +276,21 @@ int main(int argc, char **argv)
 			csv = argv[++i];
 		} else if (!strcmp(argv[i], "--plot") && i + 1 < argc) {
 			png = argv[++i];
+		} else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+			runs = (unsigned int)strtoul(argv[++i], NULL, 10);
+			if (runs < 1 || runs > MAX_RUNS)
+				runs = 1;
 		} else if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
 			nr = parse_cpus(argv[++i], configs);
 		} else {
-			fprintf(stderr, "usage: %s [--quick | --check] [--cpus N[/ONLINE]|real,...] [--csv FILE] "
-					"[--plot FILE]\n",
+			fprintf(stderr, "usage: %s [--quick | --check] [--runs K] [--cpus N[/ONLINE]|real,...] "
+					"[--csv FILE] [--plot FILE]\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	for (unsigned int i = 0; i < nr; i++) {
-		int err = run_child(&configs[i], mode, rows[done]);
+		int err = run_config(&configs[i], mode, runs, rows[done]);
 
 		if (err) {
 			fprintf(stderr, "percpu-bench-scale: N=%u online=%u failed\n",
