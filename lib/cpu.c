@@ -32,6 +32,7 @@ static unsigned int nr_online;
 static pthread_once_t counts_once = PTHREAD_ONCE_INIT;
 static enum pcpu_cpu_mode mode;
 static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
+static unsigned int model_possible, model_online; /* pcpu_cpu_model(); 0: none */
 
 /* Highest CPU number in a sysfs CPU list such as "0-3,8-11", plus one. */
 static unsigned int parse_cpu_list_end(const char *list)
@@ -95,6 +96,10 @@ static void setup_counts(void)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int possible = read_possible_cpus();
 
+	if (model_possible) {
+		possible = model_possible;
+		online = model_online;
+	}
 	nr_online = online > 0 ? (unsigned int)online : 1;
 	if (nr_online > possible)
 		nr_online = possible;
@@ -186,6 +191,17 @@ PCPU_EXPORT unsigned int pcpu_cpu_online(void)
 {
 	pthread_once(&counts_once, setup_counts);
 	return nr_online;
+}
+
+int pcpu_cpu_model(unsigned int possible, unsigned int online)
+{
+	/* the inline adds index strides by the real CPU number, unchecked */
+	if (online == 0 || online > possible || possible < read_possible_cpus())
+		return -EINVAL;
+	model_possible = possible;
+	model_online = online;
+	pthread_once(&counts_once, setup_counts);
+	return pcpu_nr_possible == possible && nr_online == online ? 0 : -EBUSY;
 }
 
 void pcpu_misuse_abort(const char *call, const char *what)

@@ -20,6 +20,18 @@ static inline unsigned int cpu_possible(void)
 	return pcpu_likely(n) ? n : pcpu_cpu_possible();
 }
 
+/*
+ * Testing hook, for the scale model (bench/scale): the library believes it
+ * has @possible possible and @online online CPUs, so the arena gives every
+ * chunk @possible strides and every loop over the CPUs walks them all, while
+ * threads still run on the real CPUs. Must come before anything asks for the
+ * CPU counts (the first counter, stat set or segment). 0; -EINVAL if
+ * @online is 0 or above @possible, or @possible is below the real possible
+ * CPUs (an inline add indexes strides by the real CPU number); -EBUSY if the
+ * counts were already set up otherwise.
+ */
+int pcpu_cpu_model(unsigned int possible, unsigned int online);
+
 /* CPU @cpu's copy of the per-CPU object whose CPU-0 copy is @cpu0. */
 static inline void *cpu_copy(void *cpu0, unsigned int cpu)
 {

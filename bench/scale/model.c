@@ -1,0 +1,898 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One CPU count of the scale model (see main.c): the library is told it has
+ * N possible CPUs (pcpu_cpu_model()), so every chunk of the arena has N
+ * strides and every loop over the CPUs walks N of them, while the threads
+ * still run on the machine's real CPUs. Every CPU's slot is then filled
+ * directly with a pending delta, as a busy machine leaves them: between 1
+ * and the threshold in force, so that |pending| <= threshold holds on every
+ * CPU and every bound the library reports stays true. The measured reads
+ * and folds then visit N real slots on N distinct pages.
+ *
+ * What the model cannot reproduce: on a real machine the other CPUs' slots
+ * sit in those CPUs' caches, so a walk takes a coherence miss per CPU. Two
+ * columns approach it: "cold" flushes every slot's line first (a miss to
+ * memory per CPU), "remote" has a thread pinned on the other real CPU write
+ * every slot just before the walk (a coherence miss per CPU, all of them
+ * to one cache rather than to N).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <percpu/counter.h>
+#include <percpu/metrics.h>
+#include <percpu/registry.h>
+#include <percpu/shared.h>
+#include <percpu/stat.h>
+
+#include "arena.h"
+#include "counter_internal.h"
+#include "cpu_internal.h"
+#include "pair.h"
+#include "policy.h"
+#include "shared_internal.h"
+
+#include "../baselines.h"
+#include "../timing.h"
+#include "model.h"
+
+const struct scale_column_info scale_columns[SCALE_NR_COLUMNS] = {
+#define SCALE_INFO(name, unit, what) { #name, unit, what },
+	SCALE_COLUMNS(SCALE_INFO)
+#undef SCALE_INFO
+};
+
+#define MAX_REPS 31
+#define COLD_COUNTERS 16 /* distinct counters per cold batch */
+#define SPACING 4        /* counters per 64-byte line of slots: use every 4th */
+#define STAT_ITEMS 64
+#define PREFETCH_AHEAD 8 /* strides */
+#define GIB (INT64_C(1) << 30)
+
+static unsigned int nr_cpus, nr_online, reps, visits;
+static enum scale_mode mode;
+static volatile int64_t sink;
+
+/* ---- filling slots as a busy machine leaves them ------------------------ */
+
+/* A pending delta in [1, thresh] for @cpu, deterministic; 0 if thresh is 0. */
+static int64_t pending_for(unsigned int cpu, unsigned int salt, uint64_t thresh)
+{
+	uint64_t h = (uint64_t)cpu * 2654435761u + (uint64_t)salt * 40503u + 12345u;
+
+	return thresh ? 1 + (int64_t)(h % thresh) : 0;
+}
+
+static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
+{
+	return cpu_copy(c->slots, cpu);
+}
+
+/* Every CPU's pending delta of @c becomes pending_for(): value = folded + it. */
+static void fill_counter(struct pcpu_counter *c, unsigned int salt)
+{
+	uint64_t thresh = (uint64_t)__atomic_load_n(&c->thresh, __ATOMIC_RELAXED);
+
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		struct pcpu_slot *s = slot_of(c, cpu);
+		int64_t folded = __atomic_load_n(&s->folded, __ATOMIC_RELAXED);
+
+		__atomic_store_n(&s->value, folded + pending_for(cpu, salt, thresh),
+				 __ATOMIC_RELAXED);
+	}
+}
+
+static void fill_counters(struct pcpu_counter *c, unsigned int n, unsigned int step)
+{
+	for (unsigned int i = 0; i < n; i++)
+		fill_counter(&c[i * step], i);
+}
+
+/* A stat word: the value (low half) becomes mark + pending. */
+static void fill_stat(struct pcpu_stat *s)
+{
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		uint64_t *words = cpu_copy(s->words, cpu);
+
+		for (unsigned int i = 0; i < s->nr_items; i++) {
+			uint64_t *w = &words[s->hot[i].slot], old = *w;
+			uint32_t mark = (uint32_t)(old >> 32);
+			uint32_t d = (uint32_t)pending_for(cpu, i, s->hot[i].thresh);
+
+			__atomic_store_n(w, (old & ~(uint64_t)UINT32_MAX) | (uint32_t)(mark + d),
+					 __ATOMIC_RELAXED);
+		}
+	}
+}
+
+static void fill_shared(struct pcpu_shared *s)
+{
+	const struct shared_handle *h = shared_handle(s);
+
+	for (unsigned int row = 0; row < h->rows; row++)
+		for (unsigned int i = 0; i < h->nr_items; i++) {
+			int64_t *pair = shared_pair(h, i, row);
+
+			__atomic_store_n(&pair[0], pair[1] + pending_for(row, i, h->thresh[i]),
+					 __ATOMIC_RELAXED);
+		}
+}
+
+/* The kernel port folds at |slot| >= batch: a slot holds at most batch - 1. */
+static void fill_kp(struct kp_counter *c, unsigned int salt)
+{
+	for (unsigned int cpu = 0; cpu < c->nr_slots; cpu++)
+		__atomic_store_n((int64_t *)(void *)((char *)c->slots + (size_t)cpu * KP_STRIDE),
+				 pending_for(cpu, salt, (uint64_t)kp_counter_batch - 1),
+				 __ATOMIC_RELAXED);
+}
+
+/* ---- timing --------------------------------------------------------------- */
+
+struct op {
+	void (*prep)(void *ctx);              /* untimed, before each batch; may be NULL */
+	void (*run)(void *ctx, unsigned int i); /* timed, @batch times */
+	void *ctx;
+	unsigned int batch;
+};
+
+static void prepare(const struct op *op)
+{
+	if (op->prep)
+		op->prep(op->ctx);
+}
+
+/* Median over the repetitions of the thread CPU time per run(), in ns. */
+static double measure(const struct op *op)
+{
+	double v[MAX_REPS];
+
+	for (unsigned int r = 0; r < reps; r++) {
+		uint64_t t0;
+
+		prepare(op);
+		t0 = timing_thread_cpu_ns();
+		for (unsigned int i = 0; i < op->batch; i++)
+			op->run(op->ctx, i);
+		v[r] = (double)(timing_thread_cpu_ns() - t0) / op->batch;
+	}
+	return timing_median(v, reps);
+}
+
+/*
+ * Two operations measured alternately, repetition by repetition, so that a
+ * change of the machine's load falls on both: @a and @b get their medians
+ * over 3 x the usual repetitions.
+ */
+static void measure_pair(const struct op *a, const struct op *b, double *ra, double *rb)
+{
+	double va[3 * MAX_REPS], vb[3 * MAX_REPS];
+	const struct op *ops[2] = { a, b };
+	double *v[2] = { va, vb };
+	unsigned int n = 3 * reps;
+
+	for (unsigned int r = 0; r < n; r++)
+		for (unsigned int k = 0; k < 2; k++) {
+			const struct op *op = ops[(r + k) % 2]; /* who goes first alternates */
+			uint64_t t0;
+
+			prepare(op);
+			t0 = timing_thread_cpu_ns();
+			for (unsigned int i = 0; i < op->batch; i++)
+				op->run(op->ctx, i);
+			v[(r + k) % 2][r] = (double)(timing_thread_cpu_ns() - t0) / op->batch;
+		}
+	*ra = timing_median(va, n);
+	*rb = timing_median(vb, n);
+}
+
+/* Calls per batch for an operation visiting @slots slots: about 1M visits. */
+static unsigned int batch_for(unsigned int slots)
+{
+	unsigned int b = visits / (slots ? slots : 1);
+
+	return b < 4 ? 4 : b;
+}
+
+static void flush_line(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_clflush(p);
+#else
+	(void)p;
+#endif
+}
+
+static void flush_done(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_mfence();
+#endif
+}
+
+/* PCPU_SCALE_TRACE=1: how long each section took, on stderr. */
+static void trace(const char *section)
+{
+	static uint64_t last;
+	uint64_t now = timing_now_ns();
+
+	if (getenv("PCPU_SCALE_TRACE"))
+		fprintf(stderr, "N=%u %s: %.0f ms\n", nr_cpus, section, (now - last) / 1e6);
+	last = now;
+}
+
+/* ---- the operations ------------------------------------------------------- */
+
+struct counters {
+	struct pcpu_counter *c;
+	unsigned int n, step;
+};
+
+/* ---- a filler on the other real CPU --------------------------------------- */
+
+/* First the counters it fills: the sums take it as their struct counters. */
+struct remote {
+	struct counters cs;
+	pthread_t thread;
+	sem_t go, done;
+	unsigned int cpu;
+	bool stop;
+};
+
+static int pin(pthread_t thread, unsigned int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(thread, sizeof(set), &set);
+}
+
+static void *remote_main(void *arg)
+{
+	struct remote *r = arg;
+
+	for (;;) {
+		while (sem_wait(&r->go) != 0)
+			;
+		if (r->stop)
+			break;
+		fill_counters(r->cs.c, r->cs.n, r->cs.step);
+		sem_post(&r->done);
+	}
+	return NULL;
+}
+
+/* prep: the filler rewrites every slot from its CPU; returns when it has. */
+static void remote_fill(void *ctx)
+{
+	struct remote *r = ctx;
+
+	sem_post(&r->go);
+	while (sem_wait(&r->done) != 0)
+		;
+}
+
+/*
+ * Starts the filler on a real CPU other than the first one this process may
+ * use, and pins the caller to that first one; -ENODEV if the process may
+ * run on one CPU only. The caller's affinity is restored by remote_stop().
+ */
+static int remote_start(struct remote *r, struct counters *cs, cpu_set_t *saved)
+{
+	unsigned int first = CPU_SETSIZE, second = CPU_SETSIZE;
+
+	if (sched_getaffinity(0, sizeof(*saved), saved) != 0)
+		return -errno;
+	for (unsigned int cpu = 0; cpu < CPU_SETSIZE && second == CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, saved)) {
+			if (first == CPU_SETSIZE)
+				first = cpu;
+			else
+				second = cpu;
+		}
+	if (second == CPU_SETSIZE)
+		return -ENODEV;
+	*r = (struct remote){ .cs = *cs, .cpu = second };
+	sem_init(&r->go, 0, 0);
+	sem_init(&r->done, 0, 0);
+	if (pthread_create(&r->thread, NULL, remote_main, r) != 0)
+		return -EAGAIN;
+	pin(r->thread, second);
+	pin(pthread_self(), first);
+	return 0;
+}
+
+static void remote_stop(struct remote *r, const cpu_set_t *saved)
+{
+	r->stop = true;
+	sem_post(&r->go);
+	pthread_join(r->thread, NULL);
+	sem_destroy(&r->go);
+	sem_destroy(&r->done);
+	sched_setaffinity(0, sizeof(*saved), saved);
+}
+
+static void flush_counters(void *ctx)
+{
+	struct counters *cs = ctx;
+
+	for (unsigned int i = 0; i < cs->n; i++)
+		for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+			flush_line(slot_of(&cs->c[i * cs->step], cpu));
+	flush_done();
+}
+
+static void refill_counters(void *ctx)
+{
+	struct counters *cs = ctx;
+
+	fill_counters(cs->c, cs->n, cs->step);
+}
+
+static void run_sum(void *ctx, unsigned int i)
+{
+	struct counters *cs = ctx;
+
+	sink = pcpu_counter_sum(&cs->c[(i % cs->n) * cs->step]);
+}
+
+/* pcpu_counter_sum()'s loop, prefetching PREFETCH_AHEAD strides ahead. */
+static int64_t sum_prefetch(const struct pcpu_counter *c)
+{
+	uint64_t sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
+
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		if (cpu + PREFETCH_AHEAD < nr_cpus)
+			__builtin_prefetch(slot_of(c, cpu + PREFETCH_AHEAD));
+		sum += (uint64_t)__atomic_load_n(&slot_of(c, cpu)->value, __ATOMIC_ACQUIRE);
+	}
+	return (int64_t)sum;
+}
+
+static void run_sum_prefetch(void *ctx, unsigned int i)
+{
+	struct counters *cs = ctx;
+
+	sink = sum_prefetch(&cs->c[(i % cs->n) * cs->step]);
+}
+
+/*
+ * A summary bitmap of the CPUs that ever held a pending delta (the design
+ * proposal): a sum walks N / 64 words and the touched CPUs' slots only.
+ */
+struct touched {
+	struct pcpu_counter *c;
+	uint64_t *bits;
+};
+
+static int64_t sum_touched(const struct touched *t)
+{
+	uint64_t sum = (uint64_t)__atomic_load_n(&t->c->base, __ATOMIC_ACQUIRE);
+
+	for (unsigned int w = 0; w < (nr_cpus + 63) / 64; w++)
+		for (uint64_t bits = __atomic_load_n(&t->bits[w], __ATOMIC_ACQUIRE); bits;
+		     bits &= bits - 1) {
+			unsigned int cpu = w * 64 + (unsigned int)__builtin_ctzll(bits);
+
+			sum += (uint64_t)__atomic_load_n(&slot_of(t->c, cpu)->value,
+							 __ATOMIC_ACQUIRE);
+		}
+	return (int64_t)sum;
+}
+
+static void run_sum_touched(void *ctx, unsigned int i)
+{
+	(void)i;
+	sink = sum_touched(ctx);
+}
+
+/*
+ * Replicas of lib/counter.c's fold of every CPU, for the cost of its atomic
+ * operations only: today's enters the counter's fold sequence around each
+ * CPU's fold (4 locked operations per CPU with something pending: seq,
+ * pair swap, count, seq); the proposal enters it once around the walk (2
+ * per CPU). Both add what each CPU held to count at once, as today: adding
+ * it up and adding once at the end would let read() drift up to twice the
+ * bound during the walk. Single-threaded here, so touching seq is safe.
+ */
+static void republish(struct pcpu_counter *c, int64_t count)
+{
+	int64_t t = (int64_t)pcpu_policy_threshold(count, (uint64_t)c->accuracy * nr_cpus,
+						   (uint64_t)c->floor, PCPU_COUNTER_MAX_BATCH);
+
+	if (__atomic_load_n(&c->thresh, __ATOMIC_RELAXED) != t)
+		__atomic_store_n(&c->thresh, t, __ATOMIC_RELAXED);
+}
+
+static int64_t fold_one(struct pcpu_counter *c, unsigned int cpu, bool seq)
+{
+	int64_t pair[2], moved;
+
+	pcpu_pair_load(&slot_of(c, cpu)->value, pair);
+	if (pair[0] == pair[1])
+		return 0;
+	if (seq)
+		__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
+	do {
+		moved = (int64_t)((uint64_t)pair[0] - (uint64_t)pair[1]);
+		if (moved == 0)
+			break;
+	} while (!pcpu_pair_cas(&slot_of(c, cpu)->value, pair, pair[0], pair[0]));
+	if (moved)
+		republish(c, __atomic_add_fetch(&c->count, moved, __ATOMIC_SEQ_CST));
+	if (seq)
+		__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
+	return moved;
+}
+
+static void run_fold_walk(void *ctx, unsigned int i)
+{
+	struct counters *cs = ctx;
+	struct pcpu_counter *c = &cs->c[(i % cs->n) * cs->step];
+
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+		fold_one(c, cpu, true);
+}
+
+static void run_fold_walk_seq_once(void *ctx, unsigned int i)
+{
+	struct counters *cs = ctx;
+	struct pcpu_counter *c = &cs->c[(i % cs->n) * cs->step];
+
+	__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+		fold_one(c, cpu, false);
+	__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
+}
+
+static void run_compare(void *ctx, unsigned int i)
+{
+	struct counters *cs = ctx;
+	struct pcpu_counter *c = &cs->c[(i % cs->n) * cs->step];
+
+	/* read + 1 is within the bound: the answer needs sum() */
+	sink = pcpu_counter_compare(c, pcpu_counter_read(c) + 1);
+}
+
+static void run_sync(void *ctx, unsigned int i)
+{
+	struct counters *cs = ctx;
+
+	sink = pcpu_counter_sync_if_delta_above(&cs->c[(i % cs->n) * cs->step], 0);
+}
+
+static void run_fold_all(void *ctx, unsigned int i)
+{
+	(void)ctx;
+	(void)i;
+	pcpu_registry_fold_all();
+}
+
+static void run_expo(void *ctx, unsigned int i)
+{
+	(void)i;
+	if (pcpu_metrics_write(ctx, PCPU_METRICS_PROMETHEUS) != 0)
+		abort();
+	fflush(ctx);
+}
+
+struct stat_ctx {
+	struct pcpu_stat *s;
+	int64_t values[STAT_ITEMS];
+	uint64_t bounds[STAT_ITEMS];
+	struct pcpu_shared *sh;
+};
+
+static void run_stat_snapshot(void *ctx, unsigned int i)
+{
+	struct stat_ctx *sc = ctx;
+
+	(void)i;
+	if (pcpu_stat_snapshot(sc->s, sc->values, sc->bounds) != 0)
+		abort();
+}
+
+static void run_shared_snapshot(void *ctx, unsigned int i)
+{
+	struct stat_ctx *sc = ctx;
+
+	(void)i;
+	if (pcpu_shared_snapshot(sc->sh, sc->values, sc->bounds) != 0)
+		abort();
+}
+
+struct kps {
+	struct kp_counter c[COLD_COUNTERS];
+};
+
+static void refill_kp(void *ctx)
+{
+	struct kps *k = ctx;
+
+	for (unsigned int i = 0; i < COLD_COUNTERS; i++)
+		fill_kp(&k->c[i], i);
+}
+
+/* One counter, as pcpu_counter_sum()'s "in cache" column */
+static void run_kp_sum(void *ctx, unsigned int i)
+{
+	struct kps *k = ctx;
+
+	(void)i;
+	sink = kp_counter_sum(&k->c[0]);
+}
+
+static void run_kp_compare(void *ctx, unsigned int i)
+{
+	struct kps *k = ctx;
+	struct kp_counter *c = &k->c[0];
+
+	(void)i;
+	sink = kp_counter_compare(c, kp_counter_read(c) + 1, kp_counter_batch);
+}
+
+static void run_kp_sync(void *ctx, unsigned int i)
+{
+	struct kps *k = ctx;
+
+	sink = kp_counter_sync_if_delta_above(&k->c[i % COLD_COUNTERS], 0);
+}
+
+/* ---- the sections of a row ------------------------------------------------ */
+
+/*
+ * Registers counters [@from, @to) as one family, scale_requests{i="..."}:
+ * registration checks a new metric against every registered one, a check
+ * that costs more between different names (10k distinct names: 1.9 s, one
+ * family: 1.3 s, on a quiet moment of the 2-vCPU VM).
+ */
+static int register_range(struct pcpu_counter *c, unsigned int from, unsigned int to)
+{
+	for (unsigned int i = from; i < to; i++) {
+		char value[16];
+		const char *labels[] = { "i", value, NULL };
+		int err;
+
+		snprintf(value, sizeof(value), "%u", i);
+		err = pcpu_counter_register(&c[i], &(struct pcpu_metric_desc){
+							   .name = "scale_requests",
+							   .kind = PCPU_METRIC_COUNTER,
+							   .labels = labels });
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* 1k counters: the arena's footprint, fold_all, and the 1k exposition. */
+static int measure_many(double *row, FILE *devnull)
+{
+	unsigned int n = 1000, more = 10000;
+	struct pcpu_counter *c = calloc(more, sizeof(*c));
+	struct counters cs = { c, n, 1 };
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	err = pcpu_counter_init_many(c, 0, n);
+	if (err) {
+		free(c);
+		return err;
+	}
+	/* nothing else lives yet: the chunks are the 1k counters' */
+	row[SCALE_arena_bytes_1k] = (double)pcpu_arena_debug_chunks() * nr_cpus * PCPU_STRIDE / n;
+
+	row[SCALE_fold_all_1k] = measure(&(struct op){ refill_counters, run_fold_all, &cs, 1 }) / 1e3;
+	for (unsigned int i = 0; i < n; i++)
+		if (pcpu_counter_read(&c[i]) != pcpu_counter_sum(&c[i])) {
+			fprintf(stderr, "percpu-bench-scale: counter %u: pending after fold_all\n", i);
+			err = -EPROTO;
+			goto destroy;
+		}
+	row[SCALE_fold_all_1k_idle] = measure(&(struct op){ NULL, run_fold_all, &cs, 1 }) / 1e3;
+
+	err = register_range(c, 0, n);
+	if (err)
+		goto destroy;
+	fill_counters(c, n, 1);
+	row[SCALE_expo_1k] = measure(&(struct op){ NULL, run_expo, devnull, 1 }) / 1e3;
+	if (mode == SCALE_CHECK)
+		goto destroy;
+
+	err = pcpu_counter_init_many(c + n, 0, more - n);
+	if (err)
+		goto destroy;
+	err = register_range(c, n, more);
+	if (err)
+		goto destroy_more;
+	fill_counters(c, more, 1);
+	row[SCALE_expo_10k] = measure(&(struct op){ NULL, run_expo, devnull, 1 }) / 1e3;
+	/*
+	 * Kept: the child exits after its row, and unregistering 10k metrics
+	 * walks the list of metrics for each (a quarter of a second).
+	 */
+	return 0;
+destroy_more:
+	pcpu_counter_destroy_many(c + n, more - n);
+destroy:
+	pcpu_counter_destroy_many(c, n);
+	free(c);
+	return err;
+}
+
+/*
+ * The model is what it claims: the library counts N and M CPUs, will not
+ * change them now, and the filled counters keep their promise
+ * |sum - read| <= error_bound with a pending delta on every CPU.
+ */
+static int check_filled(struct pcpu_counter *c, unsigned int n, unsigned int step)
+{
+	if (pcpu_cpu_possible() != nr_cpus || pcpu_cpu_online() != nr_online ||
+	    pcpu_cpu_model(nr_cpus + 1, 1) != -EBUSY) {
+		fprintf(stderr, "percpu-bench-scale: the CPU model did not take\n");
+		return -EPROTO;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct pcpu_counter *ci = &c[i * step];
+		int64_t sum = pcpu_counter_sum(ci), read = pcpu_counter_read(ci);
+		uint64_t error = sum > read ? (uint64_t)(sum - read) : (uint64_t)(read - sum);
+
+		if (error > pcpu_counter_error_bound(ci) || error < nr_cpus) {
+			fprintf(stderr, "percpu-bench-scale: counter %u: |sum - read| = %llu, bound %llu\n",
+				i, (unsigned long long)error,
+				(unsigned long long)pcpu_counter_error_bound(ci));
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+/* Sums, compare and sync on a few counters. */
+static int measure_counter(double *row)
+{
+	unsigned int n = COLD_COUNTERS * SPACING;
+	struct pcpu_counter *c = calloc(n + 1, sizeof(*c)), *t = &c[n];
+	struct counters one = { c, 1, 1 }, cold = { c, COLD_COUNTERS, SPACING };
+	uint64_t bits[1024 / 64] = { 0 };
+	unsigned int touched[4] = { 0, 1, nr_cpus / 3, nr_cpus - 1 };
+	struct remote remote;
+	cpu_set_t saved;
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	err = pcpu_counter_init_many(c, 0, n + 1);
+	if (err)
+		goto out;
+	fill_counters(c, COLD_COUNTERS, SPACING);
+	err = check_filled(c, COLD_COUNTERS, SPACING);
+	if (err)
+		goto destroy;
+
+	measure_pair(&(struct op){ NULL, run_sum, &one, batch_for(nr_cpus) },
+		     &(struct op){ NULL, run_sum_prefetch, &one, batch_for(nr_cpus) },
+		     &row[SCALE_sum_warm], &row[SCALE_sum_pf_warm]);
+#if defined(__x86_64__) || defined(__i386__)
+	measure_pair(&(struct op){ flush_counters, run_sum, &cold, COLD_COUNTERS },
+		     &(struct op){ flush_counters, run_sum_prefetch, &cold, COLD_COUNTERS },
+		     &row[SCALE_sum_cold], &row[SCALE_sum_pf_cold]);
+#endif
+	if (remote_start(&remote, &cold, &saved) == 0) {
+		measure_pair(&(struct op){ remote_fill, run_sum, &remote, COLD_COUNTERS },
+			     &(struct op){ remote_fill, run_sum_prefetch, &remote, COLD_COUNTERS },
+			     &row[SCALE_sum_remote], &row[SCALE_sum_pf_remote]);
+		remote_stop(&remote, &saved);
+	}
+	row[SCALE_compare_precise] =
+		measure(&(struct op){ NULL, run_compare, &one, batch_for(nr_cpus) });
+	row[SCALE_sync_fold] =
+		measure(&(struct op){ refill_counters, run_sync, &cold, COLD_COUNTERS });
+	for (unsigned int i = 0; i < COLD_COUNTERS; i++)
+		if (pcpu_counter_read(&c[i * SPACING]) != pcpu_counter_sum(&c[i * SPACING])) {
+			fprintf(stderr, "percpu-bench-scale: pending after sync_if_delta_above(0)\n");
+			err = -EPROTO;
+			goto destroy;
+		}
+	measure_pair(&(struct op){ refill_counters, run_fold_walk, &cold, COLD_COUNTERS },
+		     &(struct op){ refill_counters, run_fold_walk_seq_once, &cold, COLD_COUNTERS },
+		     &row[SCALE_fold_walk], &row[SCALE_fold_walk_seq_once]);
+	for (unsigned int i = 0; i < COLD_COUNTERS; i++)
+		if (pcpu_counter_read(&c[i * SPACING]) != pcpu_counter_sum(&c[i * SPACING]) ||
+		    c[i * SPACING].seq % COUNTER_SEQ_GEN) {
+			fprintf(stderr, "percpu-bench-scale: the fold replicas left something\n");
+			err = -EPROTO;
+			goto destroy;
+		}
+
+	/* four touched CPUs: the real ones and two far away */
+	for (unsigned int i = 0; i < 4; i++) {
+		struct pcpu_slot *s = slot_of(t, touched[i]);
+
+		__atomic_store_n(&s->value, s->folded + 1 + i, __ATOMIC_RELAXED);
+		bits[touched[i] / 64] |= UINT64_C(1) << (touched[i] % 64);
+	}
+	if (sum_touched(&(struct touched){ t, bits }) != pcpu_counter_sum(t)) {
+		fprintf(stderr, "percpu-bench-scale: the touched-bitmap sum disagrees\n");
+		err = -EPROTO;
+	}
+	row[SCALE_sum_touched4] = measure(
+		&(struct op){ NULL, run_sum_touched, &(struct touched){ t, bits }, batch_for(64) });
+destroy:
+	pcpu_counter_destroy_many(c, n + 1);
+out:
+	free(c);
+	return err;
+}
+
+/* The bounds at 0 and at 1 GiB, today's and the proposals'. */
+static int measure_bounds(double *row)
+{
+	struct pcpu_counter zero, big;
+	double touched = nr_cpus < 4 ? nr_cpus : 4; /* CPUs that ever held a delta */
+	int err = pcpu_counter_init(&zero, 0);
+
+	if (err)
+		return err;
+	err = pcpu_counter_init(&big, GIB);
+	if (err) {
+		pcpu_counter_destroy(&zero);
+		return err;
+	}
+	row[SCALE_bound_zero] = (double)pcpu_counter_error_bound(&zero);
+	row[SCALE_bound_1g] = (double)pcpu_counter_error_bound(&big);
+	/* bound = possible CPUs x thresh_max: the proposals change the factor or the floor */
+	row[SCALE_bound_touched4_zero] = touched * (double)zero.thresh_max;
+	row[SCALE_bound_touched4_1g] = touched * (double)big.thresh_max;
+	row[SCALE_bound_floor32_zero] = 32.0 * nr_cpus;
+	row[SCALE_counter_bytes] = (double)(sizeof(struct pcpu_slot) * nr_cpus +
+					    sizeof(struct pcpu_counter));
+	pcpu_counter_destroy(&big);
+	pcpu_counter_destroy(&zero);
+	return 0;
+}
+
+static int measure_stat(double *row)
+{
+	struct pcpu_stat_item items[STAT_ITEMS];
+	char names[STAT_ITEMS][16];
+	struct stat_ctx *sc = calloc(1, sizeof(*sc));
+	int err = 0;
+
+	if (!sc)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < STAT_ITEMS; i++) {
+		snprintf(names[i], sizeof(names[i]), "scale_s%u", i);
+		items[i] = (struct pcpu_stat_item){ .name = names[i] };
+	}
+	sc->s = pcpu_stat_create(&(struct pcpu_stat_desc){ items, STAT_ITEMS, 0 });
+	if (!sc->s) {
+		err = -errno;
+		goto out;
+	}
+	row[SCALE_stat_bound_zero] = (double)pcpu_stat_error_bound(sc->s, 0);
+	pcpu_stat_add(sc->s, 1, GIB); /* the slow path: central, then the threshold */
+	row[SCALE_stat_bound_1g] = (double)pcpu_stat_error_bound(sc->s, 1);
+	row[SCALE_stat_item_bytes] = 8.0 * nr_cpus;
+	fill_stat(sc->s);
+	row[SCALE_stat_snapshot_64] = measure(
+		&(struct op){ NULL, run_stat_snapshot, sc, batch_for(nr_cpus * STAT_ITEMS) });
+	for (unsigned int i = 0; i < STAT_ITEMS; i++) {
+		int64_t read = pcpu_stat_read(sc->s, i), v = sc->values[i];
+
+		if (v != pcpu_stat_sum(sc->s, i) ||
+		    (uint64_t)(v > read ? v - read : read - v) > sc->bounds[i] ||
+		    (v - read) < (int64_t)nr_cpus) {
+			fprintf(stderr, "percpu-bench-scale: stat item %u: snapshot %lld, read %lld\n",
+				i, (long long)v, (long long)read);
+			err = -EPROTO;
+		}
+	}
+	pcpu_stat_destroy(sc->s);
+
+	sc->sh = pcpu_shared_create(NULL, &(struct pcpu_shared_desc){ .items = items,
+								      .nr_items = STAT_ITEMS });
+	if (!sc->sh) {
+		err = -errno;
+		goto out;
+	}
+	row[SCALE_shared_item_bytes] = 16.0 * (nr_cpus + 1);
+	fill_shared(sc->sh);
+	row[SCALE_shared_snapshot_64] = measure(
+		&(struct op){ NULL, run_shared_snapshot, sc, batch_for(nr_cpus * STAT_ITEMS) });
+	for (unsigned int i = 0; i < STAT_ITEMS; i++)
+		if (sc->values[i] != pcpu_shared_sum(sc->sh, i) ||
+		    sc->values[i] - pcpu_shared_read(sc->sh, i) < (int64_t)nr_cpus) {
+			fprintf(stderr, "percpu-bench-scale: shared item %u: snapshot %lld\n", i,
+				(long long)sc->values[i]);
+			err = -EPROTO;
+		}
+	pcpu_shared_close(sc->sh);
+out:
+	free(sc);
+	return err;
+}
+
+static int measure_kp(double *row)
+{
+	struct kps *k = calloc(1, sizeof(*k));
+	unsigned int i;
+	int err = 0;
+
+	if (!k)
+		return -ENOMEM;
+	for (i = 0; i < COLD_COUNTERS; i++) {
+		err = kp_counter_init(&k->c[i], 0);
+		if (err)
+			goto out;
+	}
+	/* kp_counter_init() took the real online CPUs: the model's instead */
+	kp_online_cpus = (int)nr_online;
+	kp_counter_batch = 2 * kp_online_cpus > 32 ? 2 * kp_online_cpus : 32;
+	refill_kp(k);
+	row[SCALE_kp_sum] = measure(&(struct op){ NULL, run_kp_sum, k, batch_for(nr_cpus) });
+	row[SCALE_kp_compare_precise] =
+		measure(&(struct op){ NULL, run_kp_compare, k, batch_for(nr_cpus) });
+	row[SCALE_kp_sync_fold] = measure(&(struct op){ refill_kp, run_kp_sync, k, COLD_COUNTERS });
+	/* the kernel's struct percpu_counter: lock, count, list, counters pointer */
+	row[SCALE_kp_bytes] = 4.0 * nr_cpus + 40;
+	row[SCALE_kp_bound] = (double)kp_counter_batch * kp_online_cpus;
+out:
+	while (i--)
+		kp_counter_destroy(&k->c[i]);
+	free(k);
+	return err;
+}
+
+int scale_model_run(unsigned int possible, unsigned int online, enum scale_mode m, double *row)
+{
+	FILE *devnull;
+	int err;
+
+	for (unsigned int i = 0; i < SCALE_NR_COLUMNS; i++)
+		row[i] = NAN;
+	/* possible 0: no model, the machine's own CPUs */
+	err = possible ? pcpu_cpu_model(possible, online) : 0;
+	if (err)
+		return err;
+	if (!possible) {
+		possible = pcpu_cpu_possible();
+		online = pcpu_cpu_online();
+	}
+	if (possible > 1024)
+		return -EINVAL; /* the touched bitmap's size */
+	nr_cpus = possible;
+	nr_online = online;
+	mode = m;
+	reps = mode == SCALE_FULL ? 11 : mode == SCALE_QUICK ? 5 : 1;
+	visits = mode == SCALE_CHECK ? 1u << 12 : 1u << 20;
+	row[SCALE_possible] = possible;
+	row[SCALE_online] = online;
+	trace("start");
+	devnull = fopen("/dev/null", "w");
+	if (!devnull)
+		return -errno;
+	err = measure_many(row, devnull);
+	trace("many");
+	if (!err)
+		err = measure_counter(row);
+	trace("counter");
+	if (!err)
+		err = measure_bounds(row);
+	if (!err)
+		err = measure_stat(row);
+	trace("stat");
+	if (!err)
+		err = measure_kp(row);
+	trace("kp");
+	fclose(devnull);
+	return err;
+}
