@@ -193,6 +193,7 @@ PCPU_EXPORT unsigned int pcpu_cpu_online(void)
 	return nr_online;
 }
 
+#ifdef PCPU_TEST_HOOKS /* the suite's internal library only (lib/meson.build) */
 int pcpu_cpu_model(unsigned int possible, unsigned int online)
 {
 	/* the inline adds index strides by the real CPU number, unchecked */
@@ -203,6 +204,7 @@ int pcpu_cpu_model(unsigned int possible, unsigned int online)
 	pthread_once(&counts_once, setup_counts);
 	return pcpu_nr_possible == possible && nr_online == online ? 0 : -EBUSY;
 }
+#endif
 
 void pcpu_misuse_abort(const char *call, const char *what)
 {

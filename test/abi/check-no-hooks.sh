@@ -12,7 +12,7 @@ set -u
 nm=$1
 installed=$2
 internal=$3
-hooks='pcpu_arena_fail_after|pcpu_arena_fail_resource_after|pcpu_[a-z]*_debug_'
+hooks='pcpu_arena_fail_after|pcpu_arena_fail_resource_after|pcpu_[a-z]*_debug_|pcpu_cpu_model'
 
 echo "1..2"
 n=$("$nm" --defined-only -g "$internal" 2>/dev/null | grep -cE " ($hooks)")
