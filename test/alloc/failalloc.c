@@ -379,7 +379,12 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 		errno = ENOMEM;
 		return MAP_FAILED;
 	}
+#ifdef SYS_mmap2
+	/* 32-bit kernels: SYS_mmap is old_mmap(struct *); mmap2 counts pages */
+	ret = syscall(SYS_mmap2, addr, len, prot, flags, fd, (long)(off / 4096));
+#else
 	ret = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+#endif
 	if (ret == -1)
 		return MAP_FAILED; /* syscall() set errno */
 	record(FAILALLOC_MAPPING, (void *)ret, page_round(len), n);

@@ -196,7 +196,7 @@ PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
 	pthread_join(sender, NULL);
 	signal(SIGUSR1, SIG_IGN);
 	cr_assert_gt(atomic_load(&handler_adds), 0, "no signal arrived: the test proved nothing");
-	assert_exact_and_bounded(&counter, tally + 1000003 * atomic_load(&handler_adds));
+	assert_exact_and_bounded(&counter, tally + INT64_C(1000003) * atomic_load(&handler_adds));
 }
 
 /* Threads that exit holding unfolded deltas: nothing is per thread. */
