@@ -50,12 +50,11 @@
 #include <percpu/charge.h>
 
 #include "arena.h"
+#include "atomics.h"
 #include "cpu_internal.h"
 #include "misuse.h"
 #include "pair.h"
 #include "registry.h"
-
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
 /* Subtracted from a mark that a taker has marked: every check fails on it. */
 #define TAKEN (INT64_C(1) << 62)

@@ -37,6 +37,7 @@
 #include <percpu/counter.h>
 
 #include "arena.h"
+#include "atomics.h"
 #include "counter_internal.h"
 #include "cpu_internal.h"
 #include "metrics_internal.h"
@@ -44,9 +45,6 @@
 #include "pair.h"
 #include "policy.h"
 #include "registry.h"
-
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
 static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
 {

@@ -46,11 +46,10 @@
 
 #include <percpu/counter.h>
 
+#include "atomics.h"
 #include "counter_internal.h"
 #include "cpu_internal.h"
 #include "policy.h"
-
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
 /*
  * 128-bit two's complement arithmetic, enough for value + amount +- slack

@@ -24,13 +24,11 @@
 #include <percpu/registry.h>
 
 #include "arena.h"
+#include "atomics.h"
 #include "cpu_internal.h"
 #include "counter_internal.h"
 #include "metrics_internal.h"
 #include "registry.h"
-
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
 /* Dead entries freed together after one grace period. */
 #define REAP_BATCH 64

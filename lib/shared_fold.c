@@ -38,14 +38,13 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "atomics.h"
 #include "cpu_internal.h"
 #include "misuse.h"
 #include "pair.h"
 #include "policy.h"
 #include "rseq_area.h"
 #include "shared_internal.h"
-
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
 void (*pcpu_shared_fold_hook)(void);
 
@@ -160,14 +159,6 @@ static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, in
 	return (unsigned int)cpu;
 }
 
-static bool usable(const struct pcpu_shared *s, unsigned int item, const char *call)
-{
-	if (pcpu_likely(s && item < shared_handle(s)->nr_items))
-		return true;
-	pcpu_misuse(call, s ? "item out of range" : "NULL segment");
-	return false;
-}
-
 /*
  * The fast path refused: the amount is over the threshold, this CPU's
  * pending delta would pass it, or the thread has no CPU number. Under the
@@ -181,7 +172,7 @@ PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item
 	struct shared_handle *h = shared_handle(s);
 	unsigned int row;
 
-	if (!usable(s, item, "pcpu_shared_add"))
+	if (!shared_usable(s, item, "pcpu_shared_add"))
 		return;
 	if (!h->writable) {
 		pcpu_misuse("pcpu_shared_add", "segment opened read-only");
@@ -203,7 +194,7 @@ PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsig
 	struct shared_handle *h = shared_handle(s);
 	int err;
 
-	if (!usable(s, item, "pcpu_shared_sync_if_delta_above"))
+	if (!shared_usable(s, item, "pcpu_shared_sync_if_delta_above"))
 		return 0;
 	if (pcpu_shared_error_bound(s, item) <= delta)
 		return pcpu_shared_read(s, item);

@@ -29,6 +29,8 @@
 
 #include <percpu/shared.h>
 
+#include "misuse.h"
+
 #define SHARED_MAGIC "percpuSH"
 #define SHARED_VERSION 1u
 /* set last by the creator; every byte non-zero, so no single flip makes it 0 */
@@ -92,6 +94,15 @@ struct shared_handle {
 static inline struct shared_handle *shared_handle(const struct pcpu_shared *s)
 {
 	return (struct shared_handle *)(void *)s;
+}
+
+/* Whether @s and @item may be used; reports misuse by @call otherwise. */
+static inline bool shared_usable(const struct pcpu_shared *s, unsigned int item, const char *call)
+{
+	if (pcpu_likely(s && item < shared_handle(s)->nr_items))
+		return true;
+	pcpu_misuse(call, s ? "item out of range" : "NULL segment");
+	return false;
 }
 
 /* The pair of @item in row @row (a CPU number, or the last row). */

@@ -18,19 +18,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "atomics.h"
 #include "misuse.h"
 #include "policy.h"
 #include "shared_internal.h"
-
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-
-static bool usable(const struct pcpu_shared *s, unsigned int item, const char *call)
-{
-	if (pcpu_likely(s && item < shared_handle(s)->nr_items))
-		return true;
-	pcpu_misuse(call, s ? "item out of range" : "NULL segment");
-	return false;
-}
 
 int pcpu_shared_intact(const struct shared_handle *h)
 {
@@ -44,7 +35,7 @@ int pcpu_shared_intact(const struct shared_handle *h)
 
 PCPU_EXPORT int64_t pcpu_shared_read(const struct pcpu_shared *s, unsigned int item)
 {
-	if (!usable(s, item, "pcpu_shared_read"))
+	if (!shared_usable(s, item, "pcpu_shared_read"))
 		return 0;
 	return __atomic_load_n(&shared_handle(s)->central[item].value, __ATOMIC_ACQUIRE);
 }
@@ -57,7 +48,7 @@ static uint64_t bound_of(const struct shared_handle *h, unsigned int item)
 
 PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsigned int item)
 {
-	if (!usable(s, item, "pcpu_shared_error_bound"))
+	if (!shared_usable(s, item, "pcpu_shared_error_bound"))
 		return 0;
 	return bound_of(shared_handle(s), item);
 }
@@ -69,7 +60,7 @@ PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int it
 
 	int err;
 
-	if (!usable(s, item, "pcpu_shared_sum"))
+	if (!shared_usable(s, item, "pcpu_shared_sum"))
 		return 0;
 	err = pcpu_shared_intact(h);
 	if (err) {

@@ -33,14 +33,11 @@
 
 #include <percpu/stat.h>
 
+#include "atomics.h"
 #include "cpu_internal.h"
 #include "misuse.h"
 #include "policy.h"
 #include "registry.h"
-
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
 /*
  * The fold sequence, word 0 of each central line:
