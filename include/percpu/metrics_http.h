@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file metrics_http.h
+ * The body of a /metrics response for any HTTP server: the format chosen
+ * from the request's Accept header by q-value, as Prometheus negotiates it
+ * (OpenMetrics 1.0.0 when preferred, the text format 0.0.4 otherwise), and
+ * gzip when Accept-Encoding allows it (where the library was built with
+ * zlib). Every registered metric, as pcpu_metrics_write() writes them.
+ */
+#ifndef PERCPU_METRICS_HTTP_H
+#define PERCPU_METRICS_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <percpu/common.h>
+#include <percpu/metrics.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A response body and the headers that go with it. @since 0.3 */
+struct pcpu_metrics_response {
+	char *body;                   /**< malloc()ed; pcpu_metrics_response_free() */
+	size_t length;                /**< bytes of @c body */
+	const char *content_type;     /**< the Content-Type header's value */
+	const char *content_encoding; /**< "gzip", or NULL: send no such header */
+};
+
+/**
+ * The format for an Accept header: OpenMetrics if the header gives it a
+ * higher q-value than the text format, the text format otherwise (on a
+ * tie, and for a NULL, empty or unparsable header). Each format takes the
+ * q-value of the most specific media range that matches it, as in RFC
+ * 9110: application/openmetrics-text without a version or with version
+ * 1.0.0, or text/plain without a version or with 0.0.4; then the type's
+ * wildcard (application or text); then the any-type wildcard. A range with
+ * another version (OpenMetrics 0.0.1, text 1.0.0) does not match.
+ * @since 0.3
+ */
+PCPU_EXPORT enum pcpu_metrics_format pcpu_metrics_negotiate(const char *accept);
+
+/**
+ * Whether an Accept-Encoding header allows gzip (gzip, x-gzip or *, at a
+ * q-value above 0) and the library can compress (built with zlib).
+ * @since 0.3
+ */
+PCPU_EXPORT bool pcpu_metrics_gzip_accepted(const char *accept_encoding);
+
+/**
+ * Fills @p res with the exposition of every registered metric in the
+ * negotiated format, gzipped when @p accept_encoding allows it. Either
+ * header may be NULL (absent). @return 0; -EINVAL for a NULL @p res;
+ * -ENOMEM; or what pcpu_metrics_write() returns. On error @p res holds no
+ * body (free it all the same, or not: both are fine). @since 0.3
+ */
+PCPU_EXPORT int pcpu_metrics_respond(const char *accept, const char *accept_encoding,
+				     struct pcpu_metrics_response *res);
+
+/** Frees the body of @p res and empties it; NULL does nothing. @since 0.3 */
+PCPU_EXPORT void pcpu_metrics_response_free(struct pcpu_metrics_response *res);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERCPU_METRICS_HTTP_H */
