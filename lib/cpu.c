@@ -118,18 +118,21 @@ PCPU_EXPORT enum pcpu_cpu_mode pcpu_cpu_setup(void)
 	return mode;
 }
 
-PCPU_EXPORT int pcpu_cpu_current(void)
+/* sched_getcpu(), or -1 for a CPU number the arena has no stride for */
+static int current_cpu(void)
 {
-	int cpu;
+	int cpu = sched_getcpu();
 
-	/* every slow path asks: a thread's first one registers its rseq area */
-	pcpu_rseq_area_register();
-	cpu = sched_getcpu();
-
-	/* a CPU number the arena has no stride for must never be used */
 	if (cpu < 0 || (unsigned int)cpu >= cpu_possible())
 		return -1;
 	return cpu;
+}
+
+PCPU_EXPORT int pcpu_cpu_current(void)
+{
+	/* every slow path asks: a thread's first one registers its rseq area */
+	pcpu_rseq_area_register();
+	return current_cpu();
 }
 
 /*
@@ -139,7 +142,7 @@ PCPU_EXPORT int pcpu_cpu_current(void)
  */
 PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t limit)
 {
-	int cpu = pcpu_cpu_current();
+	int cpu = current_cpu(); /* no rseq area to register on this path */
 	int64_t *pair, old[2];
 
 	if (pcpu_unlikely(cpu < 0))
@@ -163,7 +166,7 @@ PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uin
  */
 PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit)
 {
-	int cpu = pcpu_cpu_current();
+	int cpu = current_cpu(); /* no rseq area to register on this path */
 	uint64_t *copy, old, word;
 
 	if (pcpu_unlikely(cpu < 0))

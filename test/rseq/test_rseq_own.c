@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +27,10 @@ static struct pcpu_counter c;
 
 static void setup(void)
 {
+	const char *force = getenv("PCPU_FORCE_FALLBACK");
+
+	if (force && *force && strcmp(force, "0") != 0)
+		cr_skip_test("the atomic path is forced (PCPU_FORCE_FALLBACK)");
 	if (!pcpu_test_kernel_has_rseq())
 		cr_skip_test("no rseq(2) here (valgrind or qemu-user)");
 	if (&__rseq_size != NULL && __rseq_size > 0)
