@@ -154,10 +154,13 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'P':
-			format = PROMETHEUS;
-			break;
 		case 'O':
-			format = OPENMETRICS;
+			if (format != PLAIN) {
+				fprintf(stderr, "percpu-stat: --prometheus and --openmetrics "
+						"exclude each other\n");
+				return 2;
+			}
+			format = opt == 'P' ? PROMETHEUS : OPENMETRICS;
 			break;
 		case 'h':
 			usage(stdout);
@@ -198,6 +201,9 @@ int main(int argc, char **argv)
 			if (format == PLAIN)
 				putchar('\n');
 		}
+		/* each report a whole exposition: this line tells where one starts */
+		if (format != PLAIN && count != 1)
+			printf("# percpu-stat report %ld\n", k + 1);
 		if (format == PLAIN)
 			err = print_plain(s);
 		else

@@ -98,8 +98,8 @@ extern "C" {
  * the layout is ABI. @since 0.2
  */
 struct pcpu_charge_slot {
-	int64_t charged;
-	int64_t mark;
+	int64_t charged; /**< what this CPU's inline calls moved, ever */
+	int64_t mark;    /**< the stock's bookkeeping (lib/charge.c) */
 };
 
 /**

@@ -55,8 +55,8 @@ extern "C" {
  * @c folded, so any thread may fold any CPU. @since 0.1
  */
 struct pcpu_slot {
-	int64_t value;
-	int64_t folded;
+	int64_t value;  /**< every add of this CPU, ever */
+	int64_t folded; /**< how much of @c value the central value holds */
 };
 
 /**

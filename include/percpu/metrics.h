@@ -112,7 +112,7 @@ struct pcpu_metric_sample {
 	const char *name;           /**< family name (a counter's without "_total") */
 	const char *help;           /**< "" if none */
 	const char *unit;           /**< "" if none */
-	enum pcpu_metric_kind kind;
+	enum pcpu_metric_kind kind; /**< counter, gauge or histogram */
 	const char *const *labels;  /**< {"key", "value", ..., NULL}, sorted by key */
 	int64_t value;              /**< counters (high-water kept) and gauges */
 	/* histograms only (else 0 and NULL) */

@@ -50,18 +50,19 @@ extern "C" {
 #endif
 
 #ifndef PERCPU_COUNTER_HAVE_KERNEL_TYPES
-typedef signed long long s64;
-typedef signed int s32;
-typedef unsigned int u32;
-typedef unsigned int gfp_t;
+typedef signed long long s64; /**< the kernel's s64. @since 0.1 */
+typedef signed int s32;       /**< the kernel's s32. @since 0.1 */
+typedef unsigned int u32;     /**< the kernel's u32. @since 0.1 */
+typedef unsigned int gfp_t;   /**< allocation flags, accepted and ignored. @since 0.1 */
 #endif
 #ifndef GFP_KERNEL
+/** The kernel's usual allocation flags: ignored here. @since 0.1 */
 #define GFP_KERNEL 0u
 #endif
 
 /** The kernel's counter; wraps the native one. @since 0.1 */
 struct percpu_counter {
-	struct pcpu_counter pcpu;
+	struct pcpu_counter pcpu; /**< the native counter (<percpu/counter.h>) */
 };
 /* init_many() hands an array of these to the native init_many_opts() */
 PCPU_STATIC_ASSERT(sizeof(struct percpu_counter) == sizeof(struct pcpu_counter),

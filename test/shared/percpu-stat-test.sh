@@ -38,6 +38,12 @@ grep -qx 'requests_total 12345' "$tmp/prom.txt" || fail "prometheus: requests_to
 grep -qx '# TYPE requests_total counter' "$tmp/prom.txt" || fail "prometheus: TYPE"
 grep -qx '# TYPE requests counter' "$tmp/om.txt" || fail "openmetrics: TYPE"
 [ "$(tail -n 1 "$tmp/om.txt")" = "# EOF" ] || fail "openmetrics: # EOF last"
+# conflicting formats are refused; repeated expositions are marked apart
+"$stat" --prometheus --openmetrics "$name" 2>/dev/null
+[ $? -eq 2 ] || fail "--prometheus --openmetrics: not refused with 2"
+"$stat" --openmetrics -n 2 -i 0.01 "$name" > "$tmp/om2.txt" || fail "--openmetrics -n 2 -i"
+[ "$(grep -c '^# percpu-stat report ' "$tmp/om2.txt")" = 2 ] || fail "-i: two marked reports"
+[ "$(grep -c '^# EOF$' "$tmp/om2.txt")" = 2 ] || fail "-i: two whole expositions"
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null; then
 	/usr/bin/python3 - "$tmp/prom.txt" "$tmp/om.txt" <<'PY' || fail "prometheus_client"
 import sys
