@@ -99,6 +99,22 @@ static const struct pcpu_class family_class = {
 	.fork_child = family_fork_child,
 };
 
+/*
+ * Iterates the children in the table (under the RCU read lock).
+ * cds_lfht_for_each_entry() would compute container_of(NULL) at the end,
+ * which UBSan rightly reports.
+ */
+static struct child *child_at(struct cds_lfht_iter *iter)
+{
+	struct cds_lfht_node *node = cds_lfht_iter_get_node(iter);
+
+	return node ? caa_container_of(node, struct child, node) : NULL;
+}
+
+#define for_each_child(f, iter, c)                                      \
+	for (cds_lfht_first((f)->table, (iter)); ((c) = child_at(iter)); \
+	     cds_lfht_next((f)->table, (iter)))
+
 /* Tuples. */
 
 /* 0 if @values holds one valid value per label name. */
@@ -148,11 +164,9 @@ static struct child *lookup(struct pcpu_family *f, const char *const *values,
 {
 	struct key k = { f, values };
 	struct cds_lfht_iter iter;
-	struct cds_lfht_node *node;
 
 	cds_lfht_lookup(f->table, hash, match, &k, &iter);
-	node = cds_lfht_iter_get_node(&iter);
-	return node ? caa_container_of(node, struct child, node) : NULL;
+	return child_at(&iter);
 }
 
 /* Children. */
@@ -360,7 +374,7 @@ PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f)
 	all = f->removed;
 	/* nothing else runs on f now (the caller's promise) */
 	urcu_bp_read_lock();
-	cds_lfht_for_each_entry(f->table, &iter, c, node) {
+	for_each_child(f, &iter, c) {
 		cds_lfht_del(f->table, &c->node);
 		c->next_removed = all;
 		all = c;
@@ -488,7 +502,7 @@ int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
 	int ret = 0;
 
 	urcu_bp_read_lock();
-	cds_lfht_for_each_entry(f->table, &iter, c, node) {
+	for_each_child(f, &iter, c) {
 		int64_t v = pcpu_counter_sum(&c->counter);
 
 		/* the metrics lock serialises expositions: one writer of high_water */

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+#include "pcpu_test.h"
+Test(gauge, placeholder) {}
