@@ -18,12 +18,15 @@
  * Cardinality. A family holds at most max_children live children; getting
  * one more fails with E2BIG, exactly at the cap whatever the concurrency.
  *
- * Memory per child: sizeof(struct pcpu_counter) plus the hash node and
- * label pointers (about 160 bytes for two labels, in one allocation), the
- * label values, 16 bytes of per-CPU slot on each possible CPU, and the
- * registry entry of the counter (about 48 bytes). Per family: 16 bytes per
- * hash bucket, max_children / 2 buckets rounded up to a power of two,
- * between 16 and 4096. See pcpu_family_child_size().
+ * Memory per child (LP64): one allocation of 120 bytes (the counter, the
+ * hash node, the exposition's high-water mark) plus 16 bytes per label
+ * and 8 more, plus the label values with their NULs; the counter's registry
+ * entry (48 bytes); and 16 bytes of per-CPU slot on each possible CPU.
+ * Two labels with 6 bytes of values: 216 bytes of heap (about 240 with
+ * malloc's headers) + 16 bytes x possible CPUs (1 KiB on 64 CPUs).
+ * pcpu_family_child_size() computes it. Per family: 16 bytes per hash
+ * bucket, max_children / 2 buckets rounded up to a power of two, between
+ * 16 and 4096 (the table is never resized).
  *
  * Removal. pcpu_family_remove() takes a child out of lookups and out of
  * the exposition at once; a later get of the same tuple creates a new
