@@ -36,6 +36,8 @@
 #include <urcu/rculfhash.h>
 
 #include <percpu/family.h>
+#include <percpu/histogram.h>
+#include <percpu/stat.h>
 
 #include "metrics_internal.h"
 #include "registry.h"
@@ -45,7 +47,10 @@
 #define MAX_BUCKETS 4096
 
 struct child {
-	struct pcpu_counter counter; /* the caller's pointer: first */
+	union {                      /* the caller's pointer: first */
+		struct pcpu_counter counter;   /* counter and gauge families */
+		struct pcpu_histogram hist;    /* histogram families */
+	};
 	struct cds_lfht_node node;
 	struct child *next_removed;
 	unsigned long hash;
@@ -62,6 +67,9 @@ struct pcpu_family {
 	enum pcpu_metric_kind kind;
 	bool has_opts;
 	struct pcpu_counter_options opts;
+	int64_t *bounds;             /* histogram families: shared by the children */
+	uint32_t nr_bounds;
+	int64_t scale;
 	uint64_t seed;               /* of the hash: label values may come from outside */
 	struct child *removed;       /* removed children, not yet freed */
 	struct pcpu_registry_entry *entry; /* for the fork handlers */
@@ -197,7 +205,14 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = pcpu_counter_init_opts(&c->counter, 0, f->has_opts ? &f->opts : NULL);
+	if (f->kind == PCPU_METRIC_HISTOGRAM) {
+		c->hist = (struct pcpu_histogram){ .set = pcpu_histogram_make_set(f->nr_bounds),
+						   .bounds = f->bounds, .nr_bounds = f->nr_bounds,
+						   .scale = f->scale };
+		err = c->hist.set ? 0 : -errno;
+	} else {
+		err = pcpu_counter_init_opts(&c->counter, 0, f->has_opts ? &f->opts : NULL);
+	}
 	if (err) {
 		free(c);
 		errno = -err;
@@ -216,18 +231,21 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 	return c;
 }
 
-static void free_child(struct child *c)
+static void free_child(const struct pcpu_family *f, struct child *c)
 {
-	pcpu_counter_destroy(&c->counter);
+	if (f->kind == PCPU_METRIC_HISTOGRAM)
+		pcpu_stat_destroy(c->hist.set);
+	else
+		pcpu_counter_destroy(&c->counter);
 	free(c);
 }
 
-static void free_children(struct child *c)
+static void free_children(const struct pcpu_family *f, struct child *c)
 {
 	while (c) {
 		struct child *next = c->next_removed;
 
-		free_child(c);
+		free_child(f, c);
 		c = next;
 	}
 }
@@ -252,6 +270,7 @@ static void free_family(struct pcpu_family *f)
 	free(f->names);
 	free(f->sorted_names);
 	free(f->order);
+	free(f->bounds);
 	if (f->table)
 		cds_lfht_destroy(f->table, NULL);
 	free(f);
@@ -302,6 +321,20 @@ static int copy_names(struct pcpu_family *f, const char *const *names)
 	return 0;
 }
 
+/* The kind, and the bounds of a histogram family (as pcpu_histogram_create()). */
+static int check_bounds(const struct pcpu_family_desc *d)
+{
+	if (d->kind != PCPU_METRIC_HISTOGRAM)
+		return d->kind == PCPU_METRIC_COUNTER || d->kind == PCPU_METRIC_GAUGE ? 0 : -EINVAL;
+	if (d->nr_bounds > PCPU_HISTOGRAM_MAX_BOUNDS || d->scale < 0 ||
+	    (d->nr_bounds && !d->bounds))
+		return -EINVAL;
+	for (uint32_t i = 1; i < d->nr_bounds; i++)
+		if (d->bounds[i] <= d->bounds[i - 1])
+			return -EINVAL;
+	return 0;
+}
+
 PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc *d)
 {
 	struct pcpu_family *f;
@@ -309,8 +342,7 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 	struct metric_spec sp;
 	int err;
 
-	if (!d || (d->kind != PCPU_METRIC_COUNTER && d->kind != PCPU_METRIC_GAUGE) ||
-	    d->max_children > PCPU_FAMILY_MAX_CHILDREN ||
+	if (!d || d->max_children > PCPU_FAMILY_MAX_CHILDREN || check_bounds(d) != 0 ||
 	    pcpu_metrics_check_name(NULL, d->name, d->unit, d->kind) != 0 ||
 	    pcpu_metrics_check_label_names(d->label_names, PCPU_FAMILY_MAX_LABELS, d->kind) != 0) {
 		errno = EINVAL;
@@ -336,6 +368,17 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 		f->opts = *d->opts;
 	}
 	f->seed = new_seed();
+	if (d->kind == PCPU_METRIC_HISTOGRAM) {
+		f->nr_bounds = d->nr_bounds;
+		f->scale = d->scale > 1 ? d->scale : 1;
+		f->bounds = malloc((d->nr_bounds ? d->nr_bounds : 1) * sizeof(*f->bounds));
+		if (!f->bounds) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		if (d->nr_bounds)
+			memcpy(f->bounds, d->bounds, d->nr_bounds * sizeof(*f->bounds));
+	}
 	while (d->label_names[f->nr_labels])
 		f->nr_labels++;
 	err = copy_names(f, d->label_names);
@@ -381,12 +424,12 @@ PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f)
 	}
 	urcu_bp_read_unlock();
 	urcu_bp_synchronize_rcu();
-	free_children(all);
+	free_children(f, all);
 	free_family(f);
 }
 
-PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
-						 const char *const *values)
+/* The child of @values, made on first use; NULL with errno. */
+static struct child *get_child(struct pcpu_family *f, const char *const *values)
 {
 	struct child *c, *made;
 	unsigned long hash;
@@ -401,7 +444,7 @@ PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
 	c = lookup(f, values, hash);
 	urcu_bp_read_unlock();
 	if (pcpu_likely(c != NULL))
-		return &c->counter;
+		return c;
 
 	/* first use: make the child outside the lock (see the lock order) */
 	made = new_child(f, values, hash);
@@ -426,12 +469,38 @@ PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
 	urcu_bp_read_unlock();
 	pthread_mutex_unlock(&f->lock);
 	if (c != made)
-		free_child(made);
+		free_child(f, made);
 	if (err) {
 		errno = err;
 		return NULL;
 	}
-	return &c->counter;
+	return c;
+}
+
+PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
+						 const char *const *values)
+{
+	struct child *c;
+
+	if (f && f->kind == PCPU_METRIC_HISTOGRAM) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = get_child(f, values);
+	return c ? &c->counter : NULL;
+}
+
+PCPU_EXPORT struct pcpu_histogram *pcpu_family_get_histogram(struct pcpu_family *f,
+							     const char *const *values)
+{
+	struct child *c;
+
+	if (f && f->kind != PCPU_METRIC_HISTOGRAM) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = get_child(f, values);
+	return c ? &c->hist : NULL;
 }
 
 PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *values)
@@ -472,7 +541,7 @@ PCPU_EXPORT void pcpu_family_reclaim(struct pcpu_family *f)
 	if (!dead)
 		return;
 	urcu_bp_synchronize_rcu();
-	free_children(dead);
+	free_children(f, dead);
 }
 
 PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f)
@@ -485,7 +554,7 @@ PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t le
 	/* the counter's registry entry (registry.c): a list link and four words */
 	size_t entry = 6 * sizeof(void *);
 
-	if (!f)
+	if (!f || f->kind == PCPU_METRIC_HISTOGRAM)
 		return 0;
 	return child_alloc_size(f, len + f->nr_labels) + entry +
 	       sizeof(struct pcpu_slot) * pcpu_cpu_possible();
@@ -496,6 +565,7 @@ PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t le
 int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
 		     int (*cb)(const struct pcpu_metric_sample *, void *), void *arg)
 {
+	uint64_t buckets[PCPU_HISTOGRAM_MAX_BOUNDS + 1];
 	struct pcpu_family *f = family;
 	struct cds_lfht_iter iter;
 	struct child *c;
@@ -503,7 +573,26 @@ int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
 
 	urcu_bp_read_lock();
 	for_each_child(f, &iter, c) {
-		int64_t v = pcpu_counter_sum(&c->counter);
+		int64_t v;
+
+		smp->labels = c->labels;
+		if (f->kind == PCPU_METRIC_HISTOGRAM) {
+			ret = pcpu_histogram_snapshot(&c->hist, buckets, &smp->sum);
+			if (ret)
+				break;
+			smp->nr_bounds = f->nr_bounds;
+			smp->bounds = f->bounds;
+			smp->buckets = buckets;
+			smp->scale = f->scale;
+			smp->count = 0;
+			for (uint32_t i = 0; i <= f->nr_bounds; i++)
+				smp->count += buckets[i];
+			ret = cb(smp, arg);
+			if (ret)
+				break;
+			continue;
+		}
+		v = pcpu_counter_sum(&c->counter);
 
 		/* the metrics lock serialises expositions: one writer of high_water */
 		if (f->kind == PCPU_METRIC_COUNTER) {
@@ -511,7 +600,6 @@ int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
 				v = c->high_water;
 			c->high_water = v;
 		}
-		smp->labels = c->labels;
 		smp->value = v;
 		ret = cb(smp, arg);
 		if (ret)

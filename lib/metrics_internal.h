@@ -73,6 +73,11 @@ int pcpu_metrics_check_label_names(const char *const *names, unsigned int max,
 /* 0 if @v is valid UTF-8 of at most @max bytes, else -EINVAL. */
 int pcpu_metrics_check_label_value(const char *v, size_t max);
 
+/* Histograms (histogram.c). */
+
+/* The stat set of a histogram of @nr_bounds bounds; NULL with errno. */
+struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds);
+
 /* Label families (family.c). */
 
 /*

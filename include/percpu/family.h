@@ -4,9 +4,10 @@
  * Label families: one metric name with label names fixed at creation, and
  * one child counter per tuple of label values, created on first use.
  *
- * A child is an ordinary struct pcpu_counter: pcpu_counter_add() on it is
- * the inline per-CPU fast path, so a caller that keeps the pointer pays
- * nothing for the labels. pcpu_family_get() finds a child without a lock
+ * A child is an ordinary struct pcpu_counter (counter and gauge families)
+ * or struct pcpu_histogram (histogram families): pcpu_counter_add() and
+ * pcpu_histogram_observe() on it are the inline per-CPU fast paths, so a
+ * caller that keeps the pointer pays nothing for the labels. pcpu_family_get() finds a child without a lock
  * (liburcu's RCU lock-free hash table); only the first use of a tuple
  * takes the family's lock.
  *
@@ -24,7 +25,9 @@
  * entry (48 bytes); and 16 bytes of per-CPU slot on each possible CPU.
  * Two labels with 6 bytes of values: 216 bytes of heap (about 240 with
  * malloc's headers) + 16 bytes x possible CPUs (1 KiB on 64 CPUs).
- * pcpu_family_child_size() computes it. Per family: 16 bytes per hash
+ * pcpu_family_child_size() computes it. A histogram child holds a stat
+ * set of nr_bounds + 2 items instead of the counter (see <percpu/stat.h>).
+ * Per family: 16 bytes per hash
  * bucket, max_children / 2 buckets rounded up to a power of two, between
  * 16 and 4096 (the table is never resized).
  *
@@ -53,6 +56,7 @@
 
 #include <percpu/common.h>
 #include <percpu/counter.h>
+#include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
 #ifdef __cplusplus
@@ -76,17 +80,23 @@ struct pcpu_family_desc {
 	const char *name;                /**< as for pcpu_metric_desc */
 	const char *help;                /**< NULL or "": no HELP line */
 	const char *unit;                /**< NULL or "": none; else a suffix "_unit" of the name */
-	enum pcpu_metric_kind kind;      /**< PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE */
+	enum pcpu_metric_kind kind;      /**< PCPU_METRIC_COUNTER, _GAUGE or _HISTOGRAM */
 	const char *const *label_names;  /**< 1 to PCPU_FAMILY_MAX_LABELS names, NULL terminated */
 	uint32_t max_children;           /**< 0: PCPU_FAMILY_DEFAULT_MAX_CHILDREN */
-	const struct pcpu_counter_options *opts; /**< NULL: defaults; for every child */
+	const struct pcpu_counter_options *opts; /**< NULL: defaults; counter and gauge children */
+	/* histogram families only (see <percpu/histogram.h>); copied */
+	const int64_t *bounds;           /**< strictly ascending upper bounds */
+	uint32_t nr_bounds;              /**< 0 to PCPU_HISTOGRAM_MAX_BOUNDS */
+	int64_t scale;                   /**< 0 or 1: none; else exposed divided by it */
 };
 
 /**
  * Creates and registers a family (no child yet).
  * @return it; NULL with errno EINVAL (NULL desc, bad name, unit, kind,
- *         label name, repeated label name, no label or too many,
- *         max_children above PCPU_FAMILY_MAX_CHILDREN, bad options),
+ *         label name, repeated label name, no label or too many, "le"
+ *         in a histogram family, max_children above
+ *         PCPU_FAMILY_MAX_CHILDREN, bad options, bounds as for
+ *         pcpu_histogram_create()),
  *         EEXIST (the name, or one of its samples, is registered) or ENOMEM.
  * @since 0.3
  */
@@ -114,6 +124,18 @@ PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
 						 const char *const *values);
 
 /**
+ * As pcpu_family_get(), for a family of kind PCPU_METRIC_HISTOGRAM: the
+ * child is an ordinary histogram (pcpu_histogram_observe(), snapshot),
+ * never to be destroyed by the caller.
+ * @return the child; NULL with errno as pcpu_family_get(), and EINVAL for
+ *         a family of another kind (and pcpu_family_get() for a histogram
+ *         family).
+ * @since 0.3
+ */
+PCPU_EXPORT struct pcpu_histogram *pcpu_family_get_histogram(struct pcpu_family *f,
+							     const char *const *values);
+
+/**
  * Removes the child of @p values (see "Removal" above).
  * @return 0; -ENOENT if the family has no such child; -EINVAL as for
  *         pcpu_family_get().
@@ -134,8 +156,8 @@ PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f);
 
 /**
  * Bytes of memory that one child of @p f with label values of @p values_len
- * bytes in all holds (heap and per-CPU slots), as documented above.
- * @since 0.3
+ * bytes in all holds (heap and per-CPU slots), as documented above; 0 for
+ * NULL or a histogram family. @since 0.3
  */
 PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t values_len);
 
