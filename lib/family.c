@@ -125,6 +125,19 @@ static struct child *child_at(struct cds_lfht_iter *iter)
 
 /* Tuples. */
 
+/* 0 if @values holds one value per label name (valid or not). */
+static int check_count(const struct pcpu_family *f, const char *const *values)
+{
+	unsigned int n;
+
+	if (!f || !values)
+		return -EINVAL;
+	for (n = 0; n < f->nr_labels; n++)
+		if (!values[n])
+			return -EINVAL;
+	return values[n] ? -EINVAL : 0;
+}
+
 /* 0 if @values holds one valid value per label name. */
 static int check_values(const struct pcpu_family *f, const char *const *values)
 {
@@ -435,7 +448,11 @@ static struct child *get_child(struct pcpu_family *f, const char *const *values)
 	unsigned long hash;
 	int err = 0;
 
-	if (check_values(f, values) != 0) {
+	/*
+	 * Only the count before the look-up: no child holds an invalid or
+	 * over-long value, so a tuple that matches one is valid.
+	 */
+	if (check_count(f, values) != 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -445,6 +462,10 @@ static struct child *get_child(struct pcpu_family *f, const char *const *values)
 	urcu_bp_read_unlock();
 	if (pcpu_likely(c != NULL))
 		return c;
+	if (check_values(f, values) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
 
 	/* first use: make the child outside the lock (see the lock order) */
 	made = new_child(f, values, hash);

@@ -146,7 +146,8 @@ PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *val
 /**
  * Frees the children removed so far, after an RCU grace period (so that
  * lookups and expositions in progress are done with them). The caller
- * promises that no thread still uses a pointer to one of them. NULL:
+ * promises that no thread still uses a pointer to one of them. Not from a
+ * pcpu_metrics_foreach() callback (it would wait for itself). NULL:
  * nothing. @since 0.3
  */
 PCPU_EXPORT void pcpu_family_reclaim(struct pcpu_family *f);
