@@ -53,7 +53,7 @@ struct child {
 	};
 	struct cds_lfht_node node;
 	struct child *next_removed;
-	unsigned long hash;
+	unsigned long hash;          /* stored with release before the child is published */
 	int64_t high_water;          /* counter families: the largest value exposed */
 	const char *labels[];        /* {name, value, ..., NULL} sorted by name; values follow */
 };
@@ -108,6 +108,24 @@ static const struct pcpu_class family_class = {
 };
 
 /*
+ * The table publishes a child with liburcu's rcu_assign_pointer(), which
+ * ThreadSanitizer does not see (liburcu is not built for it). A release
+ * store of the hash before insertion (publish()) and an acquire load of it
+ * wherever the table hands out a child (seen()) state the same order where
+ * it can see it; the load is a plain one on x86_64.
+ */
+static void publish(struct child *c)
+{
+	__atomic_store_n(&c->hash, c->hash, __ATOMIC_RELEASE);
+}
+
+static struct child *seen(struct child *c)
+{
+	(void)__atomic_load_n(&c->hash, __ATOMIC_ACQUIRE);
+	return c;
+}
+
+/*
  * Iterates the children in the table (under the RCU read lock).
  * cds_lfht_for_each_entry() would compute container_of(NULL) at the end,
  * which UBSan rightly reports.
@@ -116,7 +134,7 @@ static struct child *child_at(struct cds_lfht_iter *iter)
 {
 	struct cds_lfht_node *node = cds_lfht_iter_get_node(iter);
 
-	return node ? caa_container_of(node, struct child, node) : NULL;
+	return node ? seen(caa_container_of(node, struct child, node)) : NULL;
 }
 
 #define for_each_child(f, iter, c)                                      \
@@ -170,7 +188,7 @@ static unsigned long hash_values(const struct pcpu_family *f, const char *const 
 
 static int match(struct cds_lfht_node *node, const void *arg)
 {
-	const struct child *c = caa_container_of(node, struct child, node);
+	const struct child *c = seen(caa_container_of(node, struct child, node));
 	const struct key *k = arg;
 
 	for (unsigned int i = 0; i < k->f->nr_labels; i++)
@@ -473,6 +491,7 @@ static struct child *get_child(struct pcpu_family *f, const char *const *values)
 		return NULL;
 	pthread_mutex_lock(&f->lock);
 	urcu_bp_read_lock();
+	publish(made);
 	if (f->nr_children < f->max_children) {
 		struct cds_lfht_node *node = cds_lfht_add_unique(f->table, hash, match,
 								 &(struct key){ f, values },
