@@ -20,8 +20,10 @@
  *
  * Lock order. Nothing that takes the registry's lock, the arena's or
  * urcu's (counter init and destroy, a grace period, a thread's first RCU
- * read lock, which registers it) runs under the family's lock: the fork
- * handlers take those before the family's (registry.c, before_fork()).
+ * read lock, which registers it) runs under the family's lock or the
+ * metrics lock: the fork handlers take those before the family's and the
+ * metrics lock (registry.c, before_fork()). So a thread registers with
+ * urcu before it takes either (rcu_register_early()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -600,7 +602,14 @@ PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t le
 	       sizeof(struct pcpu_slot) * pcpu_cpu_possible();
 }
 
-/* The exposition's side (metrics.c), under the metrics lock. */
+/* The exposition's side (metrics.c). */
+
+void pcpu_family_walk_prepare(void)
+{
+	rcu_register_early();
+}
+
+/* Under the metrics lock. */
 
 int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
 		     int (*cb)(const struct pcpu_metric_sample *, void *), void *arg)

@@ -372,6 +372,8 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 
 	if (!cb)
 		return -EINVAL;
+	/* before the lock: a family's walk must not register with urcu under it */
+	pcpu_family_walk_prepare();
 	pthread_mutex_lock(&metrics_lock);
 	for (struct metric *m = metrics; m && ret == 0; m = m->next) {
 		struct pcpu_metric_sample smp = {

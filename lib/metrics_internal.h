@@ -81,6 +81,12 @@ struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds);
 /* Label families (family.c). */
 
 /*
+ * Registers the calling thread with urcu, which takes urcu's locks: call it
+ * before the metrics lock, which the fork handlers take after urcu's.
+ */
+void pcpu_family_walk_prepare(void);
+
+/*
  * Calls @cb(@smp with labels and value set, @arg) for each live child of
  * family @family, under the metrics lock; returns 0 or what @cb returned.
  */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <percpu/family.h>
+#include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
 #include "helpers.h"
@@ -928,5 +929,102 @@ PCPU_TEST(family, histogram_families_refuse_bad_bounds_an_le_label_and_counter_g
 	errno = 0;
 	cr_expect_null(pcpu_family_get_histogram(f, (const char *const[]){ "r", NULL }));
 	cr_expect_eq(errno, EINVAL);
+	pcpu_family_destroy(f);
+}
+
+/* ---- fork against a scrape ------------------------------------------------------ */
+
+static int scraping, watched;
+
+static void *watchdog(void *p)
+{
+	(void)p;
+	for (int i = 0; i < 300; i++) {
+		if (__atomic_load_n(&watched, __ATOMIC_ACQUIRE))
+			return NULL;
+		usleep(100000);
+	}
+	fprintf(stderr, "deadlock: still forking after 30 s\n");
+	abort();
+}
+
+static void *scrape_once(void *p)
+{
+	char *t;
+
+	(void)p;
+	__atomic_store_n(&scraping, 1, __ATOMIC_RELEASE);
+	/* a fresh thread: its first RCU read lock (it registers with urcu) is in the scrape */
+	t = metrics_text(PCPU_METRICS_PROMETHEUS);
+	free(t);
+	return t ? NULL : (void *)1;
+}
+
+/*
+ * The fork handlers take urcu's locks, then the metrics lock. A scrape
+ * that registered its thread with urcu (urcu's lock) only when it reached
+ * a family, under the metrics lock, deadlocked a fork that came meanwhile.
+ * Histograms named to sort before the family keep the scrape under the
+ * metrics lock for a few milliseconds before it reaches the family, and the
+ * fork comes in that window. A watchdog thread fails a deadlock: urcu's
+ * fork handler blocks every signal in the forking thread, so neither an
+ * alarm nor Criterion's timeout ends a worker stuck in fork().
+ */
+PCPU_TEST(family, a_fork_during_a_fresh_threads_first_scrape_does_not_deadlock)
+{
+	static const char *const one[] = { "k", NULL };
+	enum { HISTOGRAMS = 16 };
+	struct pcpu_family *f = make("zz_fork_scrape", PCPU_METRIC_COUNTER, one, 0);
+	struct pcpu_histogram *h[HISTOGRAMS];
+	int64_t *bounds = calloc(PCPU_HISTOGRAM_MAX_BOUNDS, sizeof(*bounds));
+	int rounds = pcpu_test_small() ? 5 : 30, bad = -1, status = 0;
+	pthread_t dog;
+
+#if defined(__SANITIZE_ADDRESS__)
+	cr_skip_test("ASan's allocator is not fork-safe against concurrent mallocs");
+#endif
+	if (pcpu_test_on_valgrind())
+		cr_skip_test("valgrind reports the other threads' allocations in flight as leaks");
+	cr_assert_not_null(bounds);
+	pthread_create(&dog, NULL, watchdog, NULL);
+	for (int i = 0; i < PCPU_HISTOGRAM_MAX_BOUNDS; i++)
+		bounds[i] = i;
+	for (int i = 0; i < HISTOGRAMS; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "aa_slow_%d", i);
+		h[i] = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+			.name = name, .bounds = bounds, .nr_bounds = PCPU_HISTOGRAM_MAX_BOUNDS });
+		cr_assert_not_null(h[i]);
+	}
+	pcpu_counter_add(pcpu_family_get(f, (const char *const[]){ "7", NULL }), 1);
+	for (int i = 0; i < rounds && bad < 0; i++) {
+		pthread_t t;
+		pid_t pid;
+
+		__atomic_store_n(&scraping, 0, __ATOMIC_RELAXED);
+		pthread_create(&t, NULL, scrape_once, NULL);
+		while (!__atomic_load_n(&scraping, __ATOMIC_ACQUIRE))
+			sched_yield();
+		usleep(500);
+		pid = fork();
+		if (pid == 0) {
+			char *text;
+
+			alarm(10);
+			text = metrics_text(PCPU_METRICS_PROMETHEUS);
+			_exit(text && metrics_has_line(text, "zz_fork_scrape_total{k=\"7\"} 1") ? 0 : 8);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			bad = i;
+		pthread_join(t, NULL);
+	}
+	__atomic_store_n(&watched, 1, __ATOMIC_RELEASE);
+	pthread_join(dog, NULL);
+	cr_assert_eq(bad, -1, "round %d: child status %#x", bad, status);
+	for (int i = 0; i < HISTOGRAMS; i++)
+		pcpu_histogram_destroy(h[i]);
+	free(bounds);
 	pcpu_family_destroy(f);
 }
