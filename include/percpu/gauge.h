@@ -31,16 +31,26 @@
 extern "C" {
 #endif
 
+/*
+ * Internal to the header: 8-byte alignment for the atomic value, which
+ * 32-bit x86 would otherwise align to 4 (and split across cachelines).
+ */
+#if defined(__GNUC__)
+#define PCPU_GAUGE_ALIGNED __attribute__((aligned(8)))
+#else
+#define PCPU_GAUGE_ALIGNED
+#endif
+
 /** An int64 set-style gauge. The layout is ABI. @since 0.3 */
 struct pcpu_gauge {
-	int64_t value;   /**< the value; use the calls */
+	int64_t value PCPU_GAUGE_ALIGNED; /**< the value; use the calls */
 	uint32_t flags;  /**< PCPU_GAUGE_F_* */
 	uint32_t reserved; /**< zero */
 };
 
 /** A double set-style gauge. The layout is ABI. @since 0.3 */
 struct pcpu_gauge_double {
-	double value;    /**< the value; use the calls */
+	double value PCPU_GAUGE_ALIGNED; /**< the value; use the calls */
 	uint32_t flags;  /**< PCPU_GAUGE_F_* */
 	uint32_t reserved; /**< zero */
 };
