@@ -84,6 +84,24 @@ static void format_scaled(char *buf, size_t size, int64_t v, int64_t scale)
 	}
 }
 
+/* A double as both formats read it: NaN, +Inf, -Inf, or the shortest round trip. */
+static void format_double(char *buf, size_t size, double d)
+{
+	if (d != d) {
+		snprintf(buf, size, "NaN");
+		return;
+	}
+	if (d > 1.7976931348623157e308 || d < -1.7976931348623157e308) {
+		snprintf(buf, size, "%sInf", d > 0 ? "+" : "-");
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			return;
+	}
+}
+
 static void put_header(struct writer *w, const struct pcpu_metric_sample *m)
 {
 	static const char *const types[] = { [PCPU_METRIC_COUNTER] = "counter",
@@ -143,6 +161,13 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 	}
 	fprintf(w->out, "%s%s", m->name, m->kind == PCPU_METRIC_COUNTER ? "_total" : "");
 	put_labels(w->out, m->labels, NULL, NULL);
+	if (m->flags & PCPU_METRIC_SAMPLE_F_DOUBLE) {
+		char v[64];
+
+		format_double(v, sizeof(v), m->dvalue);
+		fprintf(w->out, " %s\n", v);
+		return 0;
+	}
 	fprintf(w->out, " %lld\n", (long long)m->value);
 	return 0;
 }

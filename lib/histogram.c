@@ -28,7 +28,7 @@ static int check_desc(const struct pcpu_histogram_desc *d)
 	return pcpu_metrics_check_name(NULL, d->name, d->unit, PCPU_METRIC_HISTOGRAM);
 }
 
-static struct pcpu_stat *make_set(uint32_t nr_bounds)
+struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds)
 {
 	uint32_t n = nr_bounds + 2;
 	struct pcpu_stat_item *items = calloc(n, sizeof(*items));
@@ -72,7 +72,7 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 	h->bounds = bounds;
 	h->nr_bounds = d->nr_bounds;
 	h->scale = d->scale > 1 ? d->scale : 1;
-	h->set = make_set(d->nr_bounds);
+	h->set = pcpu_histogram_make_set(d->nr_bounds);
 	if (!h->set) {
 		err = -errno;
 		goto fail;

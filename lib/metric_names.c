@@ -152,3 +152,65 @@ bool pcpu_metrics_names_meet(const char *a, enum pcpu_metric_kind kind_a, const 
 				return true;
 	return false;
 }
+
+int pcpu_metrics_check_label_names(const char *const *names, unsigned int max,
+				   enum pcpu_metric_kind kind)
+{
+	unsigned int n;
+
+	if (!names || !names[0])
+		return -EINVAL;
+	for (n = 0; names[n]; n++) {
+		if (n >= max || check_label_name(names[n]) != 0)
+			return -EINVAL;
+		if (kind == PCPU_METRIC_HISTOGRAM && strcmp(names[n], "le") == 0)
+			return -EINVAL;
+		for (unsigned int j = 0; j < n; j++)
+			if (strcmp(names[j], names[n]) == 0)
+				return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * UTF-8 as RFC 3629 defines it: the shortest form only, no surrogate
+ * (U+D800..U+DFFF), nothing above U+10FFFF. Both text formats require it,
+ * and a parser that meets anything else rejects the whole exposition.
+ */
+int pcpu_metrics_check_label_value(const char *v, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)v;
+	size_t len = 0;
+
+	if (!v)
+		return -EINVAL;
+	while (p[len]) {
+		unsigned char c = p[len];
+		unsigned int n, cp;
+		uint32_t min;
+
+		if (c < 0x80) {
+			len++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f, min = 0x80;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f, min = 0x800;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07, min = 0x10000;
+		else
+			return -EINVAL;
+		for (unsigned int i = 1; i <= n; i++) {
+			if ((p[len + i] & 0xc0) != 0x80)
+				return -EINVAL; /* also stops at the terminating NUL */
+			cp = (cp << 6) | (p[len + i] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return -EINVAL;
+		len += n + 1;
+		if (len > max)
+			return -EINVAL;
+	}
+	return len > max ? -EINVAL : 0;
+}

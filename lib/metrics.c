@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
@@ -148,6 +149,9 @@ static int link_metric(struct metric *m)
 
 	for (struct metric *e = metrics; e; e = e->next) {
 		if (strcmp(e->name, m->name) == 0) {
+			/* a label family's name is its own: its children are its samples */
+			if (e->source == METRIC_FROM_FAMILY || m->source == METRIC_FROM_FAMILY)
+				return -EEXIST;
 			if (e->kind != m->kind || strcmp(e->unit, m->unit) != 0 ||
 			    compare_labels(e->labels, m->labels) == 0)
 				return -EEXIST;
@@ -348,6 +352,18 @@ static int64_t monotone(struct metric *m, int64_t v)
 	return v;
 }
 
+/* The nearest int64 of @d, saturated; 0 for NaN (a double gauge's value). */
+static int64_t double_to_int64(double d)
+{
+	if (d != d)
+		return 0;
+	if (d >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (d <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+}
+
 PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *, void *),
 				     void *arg)
 {
@@ -356,6 +372,8 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 
 	if (!cb)
 		return -EINVAL;
+	/* before the lock: a family's walk must not register with urcu under it */
+	pcpu_family_walk_prepare();
 	pthread_mutex_lock(&metrics_lock);
 	for (struct metric *m = metrics; m && ret == 0; m = m->next) {
 		struct pcpu_metric_sample smp = {
@@ -363,7 +381,22 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 			.labels = (const char *const *)m->labels, .scale = 1,
 		};
 
+		if (m->source == METRIC_FROM_FAMILY) {
+			/* one sample per child, written by the family */
+			ret = pcpu_family_walk(m->obj, &smp, cb, arg);
+			continue;
+		}
 		switch (m->source) {
+		case METRIC_FROM_FAMILY:
+			break;
+		case METRIC_FROM_GAUGE:
+			smp.value = pcpu_gauge_get(m->obj);
+			break;
+		case METRIC_FROM_GAUGE_DOUBLE:
+			smp.dvalue = pcpu_gauge_double_get(m->obj);
+			smp.flags = PCPU_METRIC_SAMPLE_F_DOUBLE;
+			smp.value = double_to_int64(smp.dvalue);
+			break;
 		case METRIC_FROM_COUNTER:
 			smp.value = monotone(m, pcpu_counter_sum(m->obj));
 			break;

@@ -7,6 +7,7 @@
 #define PCPU_LIB_METRICS_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -17,6 +18,9 @@ enum metric_source {
 	METRIC_FROM_COUNTER,   /* obj: struct pcpu_counter */
 	METRIC_FROM_STAT,      /* obj: struct pcpu_stat, item */
 	METRIC_FROM_HISTOGRAM, /* obj: struct pcpu_histogram */
+	METRIC_FROM_FAMILY,    /* obj: struct pcpu_family; its name is its own */
+	METRIC_FROM_GAUGE,     /* obj: struct pcpu_gauge */
+	METRIC_FROM_GAUGE_DOUBLE, /* obj: struct pcpu_gauge_double */
 };
 
 /* One metric to register (strings are copied). */
@@ -61,6 +65,33 @@ int pcpu_metrics_check_labels(const char *const *labels, enum pcpu_metric_kind k
  */
 bool pcpu_metrics_names_meet(const char *a, enum pcpu_metric_kind kind_a, const char *b,
 			     enum pcpu_metric_kind kind_b);
+
+/* 0 if @names ({"k", ..., NULL}) are 1 to @max distinct label names for @kind. */
+int pcpu_metrics_check_label_names(const char *const *names, unsigned int max,
+				   enum pcpu_metric_kind kind);
+
+/* 0 if @v is valid UTF-8 of at most @max bytes, else -EINVAL. */
+int pcpu_metrics_check_label_value(const char *v, size_t max);
+
+/* Histograms (histogram.c). */
+
+/* The stat set of a histogram of @nr_bounds bounds; NULL with errno. */
+struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds);
+
+/* Label families (family.c). */
+
+/*
+ * Registers the calling thread with urcu, which takes urcu's locks: call it
+ * before the metrics lock, which the fork handlers take after urcu's.
+ */
+void pcpu_family_walk_prepare(void);
+
+/*
+ * Calls @cb(@smp with labels and value set, @arg) for each live child of
+ * family @family, under the metrics lock; returns 0 or what @cb returned.
+ */
+int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
+		     int (*cb)(const struct pcpu_metric_sample *, void *), void *arg);
 
 /* Exposition (exposition.c). */
 

@@ -122,11 +122,21 @@ struct pcpu_metric_sample {
 	uint64_t count;             /**< sum of buckets */
 	int64_t sum;                /**< sum of observations, unscaled */
 	int64_t scale;              /**< exposed value = bounds or sum / scale; 1: none */
+	/* appended in 0.3: the library makes samples, callers only read them */
+	uint32_t flags;             /**< PCPU_METRIC_SAMPLE_F_*  @since 0.3 */
+	double dvalue;              /**< with PCPU_METRIC_SAMPLE_F_DOUBLE: the value @since 0.3 */
 };
 
 /**
+ * Sample flag: a double gauge (<percpu/gauge.h>); @c dvalue holds the
+ * value, @c value the nearest int64 (saturated; 0 for NaN). @since 0.3
+ */
+#define PCPU_METRIC_SAMPLE_F_DOUBLE 1u
+
+/**
  * Calls @p cb for every registered metric, families contiguous (sorted by
- * name, then labels), under the metrics lock: @p cb must not call the
+ * name, then labels; the children of a label family of <percpu/family.h>
+ * in no particular order), under the metrics lock: @p cb must not call the
  * library's initialisers, creators, register or destroy calls (they would
  * deadlock, against this lock or against a fork). A non-zero return of @p cb
  * stops the walk.

@@ -18,6 +18,8 @@
 #include <percpu/metrics.h>
 #include <percpu/histogram.h>
 #include <percpu/charge.h>
+#include <percpu/family.h>
+#include <percpu/gauge.h>
 
 #include <cstdio>
 

@@ -14,6 +14,8 @@
 #include <percpu/metrics.h>
 #include <percpu/histogram.h>
 #include <percpu/charge.h>
+#include <percpu/family.h>
+#include <percpu/gauge.h>
 
 PCPU_COUNTER_DEFINE(pedantic_requests, "pedantic_requests", "Requests seen by the C test.");
 PCPU_GAUGE_DEFINE(pedantic_depth, "pedantic_depth", "Queue depth.");

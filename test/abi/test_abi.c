@@ -20,6 +20,8 @@
 #include <percpu/histogram.h>
 #include <percpu/charge.h>
 #include <percpu/metrics.h>
+#include <percpu/gauge.h>
+#include <percpu/family.h>
 #include <percpu/stat.h>
 
 #if UINTPTR_MAX == UINT64_MAX
@@ -88,6 +90,14 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_sample, count, 72, 8)                                    \
 	X(pcpu_metric_sample, sum, 80, 8)                                      \
 	X(pcpu_metric_sample, scale, 88, 8)                                    \
+	X(pcpu_metric_sample, flags, 96, 4)                                    \
+	X(pcpu_metric_sample, dvalue, 104, 8)                                  \
+	X(pcpu_gauge, value, 0, 8)                                             \
+	X(pcpu_gauge, flags, 8, 4)                                             \
+	X(pcpu_gauge, reserved, 12, 4)                                         \
+	X(pcpu_gauge_double, value, 0, 8)                                      \
+	X(pcpu_gauge_double, flags, 8, 4)                                      \
+	X(pcpu_gauge_double, reserved, 12, 4)                                  \
 	X(pcpu_charge_slot, charged, 0, 8)                                     \
 	X(pcpu_charge_slot, mark, 8, 8)                                        \
 	X(pcpu_charge, slots, 0, 8)                                            \
@@ -116,7 +126,9 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_desc, 40, 8)                                             \
 	X(pcpu_histogram_desc, 56, 8)                                          \
 	X(pcpu_histogram, 32, 8)                                               \
-	X(pcpu_metric_sample, 96, 8)                                           \
+	X(pcpu_metric_sample, 112, 8)                                          \
+	X(pcpu_gauge, 16, 8)                                                   \
+	X(pcpu_gauge_double, 16, 8)                                            \
 	X(pcpu_charge_slot, 16, 8)                                             \
 	X(pcpu_charge, 128, 8)                                                  \
 	X(pcpu_charge_options, 16, 8)

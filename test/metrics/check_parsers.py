@@ -18,6 +18,17 @@ WANT = {
     "http_requests": ("counter", "", {
         ("http_requests_total", ("method", "GET"), ("path", '/a"b\\c\nd')): 12,
         ("http_requests_total", ("method", "POST"), ("path", "/")): 3}),
+    "http_responses": ("counter", "", {
+        ("http_responses_total", ("code", "200"), ("path", "/")): 5,
+        ("http_responses_total", ("code", "404"), ("path", '/a"b\\c\nd')): 1}),
+    "route_latency_seconds": ("histogram", "seconds", {
+        ("route_latency_seconds_bucket", ("route", "/a\\"), ("le", "0.1")): 1,
+        ("route_latency_seconds_bucket", ("route", "/a\\"), ("le", "1.0")): 2,
+        ("route_latency_seconds_bucket", ("route", "/a\\"), ("le", "+Inf")): 3,
+        ("route_latency_seconds_sum", ("route", "/a\\")): 5.55,
+        ("route_latency_seconds_count", ("route", "/a\\")): 3}),
+    "queue_depth": ("gauge", "", {("queue_depth",): 42}),
+    "load_ratio": ("gauge", "ratio", {("load_ratio",): 0.25}),
     "request_duration_seconds": ("histogram", "seconds", {
         ("request_duration_seconds_bucket", ("le", "0.001")): 1,
         ("request_duration_seconds_bucket", ("le", "0.01")): 1,

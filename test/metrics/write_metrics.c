@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Writes a known set of metrics (every kind, labels, escapes, units, a
- * scaled histogram) in both formats: argv[1] gets Prometheus text,
+ * scaled histogram, a label family, set-style gauges) in both formats: argv[1] gets Prometheus text,
  * argv[2] OpenMetrics. check-parsers.sh feeds them to the real parsers.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <percpu/family.h>
+#include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
@@ -37,6 +39,13 @@ int main(int argc, char **argv)
 	struct pcpu_counter a, b, sent, temp;
 	struct pcpu_histogram *lat, *delta;
 	struct pcpu_stat *vm;
+	static const char *const code_path[] = { "code", "path", NULL };
+	static struct pcpu_gauge depth = PCPU_GAUGE_INIT(42);
+	static struct pcpu_gauge_double load = PCPU_GAUGE_DOUBLE_INIT(0.25);
+	static const char *const route[] = { "route", NULL };
+	static const int64_t route_bounds[] = { 100, 1000 };
+	struct pcpu_family *responses, *routes;
+	struct pcpu_histogram *route_a;
 	int err = 0;
 
 	if (argc != 3) {
@@ -65,8 +74,28 @@ int main(int argc, char **argv)
 	delta = pcpu_histogram_create(&(struct pcpu_histogram_desc){
 		.name = "size_change_bytes", .help = "Size changes.", .unit = "bytes",
 		.bounds = sizes, .nr_bounds = 3 });
-	if (err || !vm || !lat || !delta || pcpu_stat_register(vm, "vm"))
+	responses = pcpu_family_create(&(struct pcpu_family_desc){
+		.name = "http_responses", .help = "Responses by code and path.",
+		.kind = PCPU_METRIC_COUNTER, .label_names = code_path });
+	routes = pcpu_family_create(&(struct pcpu_family_desc){
+		.name = "route_latency_seconds", .help = "Latency by route.", .unit = "seconds",
+		.kind = PCPU_METRIC_HISTOGRAM, .label_names = route, .bounds = route_bounds,
+		.nr_bounds = 2, .scale = 1000 });
+	err |= pcpu_gauge_register(&depth, &(struct pcpu_metric_desc){
+		.name = "queue_depth", .help = "Jobs waiting.", .kind = PCPU_METRIC_GAUGE });
+	err |= pcpu_gauge_double_register(&load, &(struct pcpu_metric_desc){
+		.name = "load_ratio", .help = "Load.", .unit = "ratio", .kind = PCPU_METRIC_GAUGE });
+	if (err || !vm || !lat || !delta || !responses || !routes || pcpu_stat_register(vm, "vm"))
 		return 1;
+	pcpu_counter_add(pcpu_family_get(responses, (const char *const[]){ "200", "/", NULL }), 5);
+	route_a = pcpu_family_get_histogram(routes, (const char *const[]){ "/a\\", NULL });
+	if (!route_a)
+		return 1;
+	pcpu_histogram_observe(route_a, 50);
+	pcpu_histogram_observe(route_a, 500);
+	pcpu_histogram_observe(route_a, 5000);
+	pcpu_counter_add(pcpu_family_get(responses,
+					 (const char *const[]){ "404", "/a\"b\\c\nd", NULL }), 1);
 	pcpu_counter_add(&requests_defined, 1);
 	pcpu_counter_add(&a, 12);
 	pcpu_counter_add(&b, 3);
@@ -80,6 +109,10 @@ int main(int argc, char **argv)
 	pcpu_histogram_observe(delta, 10);
 	if (write_to(argv[1], PCPU_METRICS_PROMETHEUS) || write_to(argv[2], PCPU_METRICS_OPENMETRICS))
 		return 1;
+	pcpu_family_destroy(responses);
+	pcpu_family_destroy(routes);
+	pcpu_gauge_unregister(&depth);
+	pcpu_gauge_double_unregister(&load);
 	pcpu_histogram_destroy(lat);
 	pcpu_histogram_destroy(delta);
 	pcpu_stat_destroy(vm);

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file family.h
+ * Label families: one metric name with label names fixed at creation, and
+ * one child counter per tuple of label values, created on first use.
+ *
+ * A child is an ordinary struct pcpu_counter (counter and gauge families)
+ * or struct pcpu_histogram (histogram families): pcpu_counter_add() and
+ * pcpu_histogram_observe() on it are the inline per-CPU fast paths, so a
+ * caller that keeps the pointer pays nothing for the labels. pcpu_family_get() finds a child without a lock
+ * (liburcu's RCU lock-free hash table); only the first use of a tuple
+ * takes the family's lock.
+ *
+ * Label values. A tuple holds exactly one value per label name, NULL
+ * terminated, each valid UTF-8 (no overlong form, no surrogate, nothing
+ * above U+10FFFF) of at most PCPU_FAMILY_MAX_VALUE_LEN bytes; the empty
+ * string is a value. Values are copied and escaped on output.
+ *
+ * Cardinality. A family holds at most max_children live children; getting
+ * one more fails with E2BIG, exactly at the cap whatever the concurrency.
+ *
+ * Memory per child (LP64): one allocation of 120 bytes (the counter, the
+ * hash node, the exposition's high-water mark) plus 16 bytes per label
+ * and 8 more, plus the label values with their NULs; the counter's registry
+ * entry (48 bytes); and 16 bytes of per-CPU slot on each possible CPU.
+ * Two labels with 6 bytes of values: 216 bytes of heap (about 240 with
+ * malloc's headers) + 16 bytes x possible CPUs (1 KiB on 64 CPUs).
+ * pcpu_family_child_size() computes it. A histogram child holds a stat
+ * set of nr_bounds + 2 items instead of the counter (see <percpu/stat.h>).
+ * Per family: 16 bytes per hash
+ * bucket, max_children / 2 buckets rounded up to a power of two, between
+ * 16 and 4096 (the table is never resized).
+ *
+ * Removal. pcpu_family_remove() takes a child out of lookups and out of
+ * the exposition at once; a later get of the same tuple creates a new
+ * child, from 0. The removed child's memory stays valid, and adds to it
+ * through a pointer kept from before are counted in it and never exposed
+ * (lost), until pcpu_family_reclaim() or pcpu_family_destroy(): no add is
+ * ever a use after free while the caller keeps to that rule.
+ *
+ * Exposition. A family is one metric of <percpu/metrics.h>: its name is
+ * its own (no other metric may register it), its children are its samples
+ * (in no particular order), a counter family's children never decrease in
+ * the exposition (high-water mark per child, as for counters). An empty
+ * family writes nothing.
+ *
+ * Concurrency. get, remove and the exposition may run concurrently from
+ * any thread; reclaim too, under the rule above. destroy must not overlap
+ * any other call on the family. fork() is safe at any time.
+ */
+#ifndef PERCPU_FAMILY_H
+#define PERCPU_FAMILY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <percpu/common.h>
+#include <percpu/counter.h>
+#include <percpu/histogram.h>
+#include <percpu/metrics.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most label names of one family. @since 0.3 */
+#define PCPU_FAMILY_MAX_LABELS 16
+/** Longest label value, in bytes. @since 0.3 */
+#define PCPU_FAMILY_MAX_VALUE_LEN 1024
+/** Children of a family when its descriptor says 0. @since 0.3 */
+#define PCPU_FAMILY_DEFAULT_MAX_CHILDREN 1000
+/** Largest accepted max_children. @since 0.3 */
+#define PCPU_FAMILY_MAX_CHILDREN (1u << 24)
+
+/** A label family; opaque. @since 0.3 */
+struct pcpu_family;
+
+/** What a family is created as; every string is copied. @since 0.3 */
+struct pcpu_family_desc {
+	const char *name;                /**< as for pcpu_metric_desc */
+	const char *help;                /**< NULL or "": no HELP line */
+	const char *unit;                /**< NULL or "": none; else a suffix "_unit" of the name */
+	enum pcpu_metric_kind kind;      /**< PCPU_METRIC_COUNTER, _GAUGE or _HISTOGRAM */
+	const char *const *label_names;  /**< 1 to PCPU_FAMILY_MAX_LABELS names, NULL terminated */
+	uint32_t max_children;           /**< 0: PCPU_FAMILY_DEFAULT_MAX_CHILDREN */
+	const struct pcpu_counter_options *opts; /**< NULL: defaults; counter and gauge children */
+	/* histogram families only (see <percpu/histogram.h>); copied */
+	const int64_t *bounds;           /**< strictly ascending upper bounds */
+	uint32_t nr_bounds;              /**< 0 to PCPU_HISTOGRAM_MAX_BOUNDS */
+	int64_t scale;                   /**< 0 or 1: none; else exposed divided by it */
+};
+
+/**
+ * Creates and registers a family (no child yet).
+ * @return it; NULL with errno EINVAL (NULL desc, bad name, unit, kind,
+ *         label name, repeated label name, no label or too many, "le"
+ *         in a histogram family, max_children above
+ *         PCPU_FAMILY_MAX_CHILDREN, bad options, bounds as for
+ *         pcpu_histogram_create()),
+ *         EEXIST (the name, or one of its samples, is registered) or ENOMEM.
+ * @since 0.3
+ */
+PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc *d);
+
+/**
+ * Unregisters @p f and frees it with every child, removed or not. NULL:
+ * nothing. No other call on @p f, nor any add to a child, may overlap it or
+ * follow it. @since 0.3
+ */
+PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f);
+
+/**
+ * The child of the tuple @p values ({"v1", ..., NULL}, one per label name,
+ * in the order of the family's label names), created at 0 on first use.
+ * The pointer stays valid until the child is removed and then reclaimed,
+ * or the family destroyed; add to it, never init, set, register or
+ * destroy it.
+ * @return the child; NULL with errno EINVAL (NULL @p f or @p values, a
+ *         wrong number of values, a value not UTF-8 or too long), E2BIG (a
+ *         new tuple while the family holds max_children) or ENOMEM.
+ * @since 0.3
+ */
+PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
+						 const char *const *values);
+
+/**
+ * As pcpu_family_get(), for a family of kind PCPU_METRIC_HISTOGRAM: the
+ * child is an ordinary histogram (pcpu_histogram_observe(), snapshot),
+ * never to be destroyed by the caller.
+ * @return the child; NULL with errno as pcpu_family_get(), and EINVAL for
+ *         a family of another kind (and pcpu_family_get() for a histogram
+ *         family).
+ * @since 0.3
+ */
+PCPU_EXPORT struct pcpu_histogram *pcpu_family_get_histogram(struct pcpu_family *f,
+							     const char *const *values);
+
+/**
+ * Removes the child of @p values (see "Removal" above).
+ * @return 0; -ENOENT if the family has no such child; -EINVAL as for
+ *         pcpu_family_get().
+ * @since 0.3
+ */
+PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *values);
+
+/**
+ * Frees the children removed so far, after an RCU grace period (so that
+ * lookups and expositions in progress are done with them). The caller
+ * promises that no thread still uses a pointer to one of them. Not from a
+ * pcpu_metrics_foreach() callback (it would wait for itself). NULL:
+ * nothing. @since 0.3
+ */
+PCPU_EXPORT void pcpu_family_reclaim(struct pcpu_family *f);
+
+/** Number of live (not removed) children of @p f; 0 for NULL. @since 0.3 */
+PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f);
+
+/**
+ * Bytes of memory that one child of @p f with label values of @p values_len
+ * bytes in all holds (heap and per-CPU slots), as documented above; 0 for
+ * NULL or a histogram family. @since 0.3
+ */
+PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t values_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERCPU_FAMILY_H */

@@ -1,0 +1,659 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Label families (see <percpu/family.h>): one child counter per tuple of
+ * label values, in liburcu's RCU lock-free hash table.
+ *
+ * Invariants:
+ * - A child is in the table from its creation until its removal, and the
+ *   table never holds two children of one tuple: cds_lfht_add_unique()
+ *   decides between two creators of the same tuple.
+ * - nr_children counts the children in the table; it changes only under
+ *   the family's lock, so the cap is exact.
+ * - A child's memory is freed only after it left the table and a grace
+ *   period passed (reclaim, destroy): a lookup or an exposition that
+ *   found it under the RCU read lock is done with it by then. Adds through
+ *   the caller's pointers are the caller's part (see the header).
+ * - The table is never resized: its size is fixed from the cap at
+ *   creation. A resize waits for a grace period while it holds the table's
+ *   own mutex, which a fork() (urcu's preparation holds the grace-period
+ *   lock) could leave locked in the child; a fixed table has no such lock.
+ *
+ * Lock order. Nothing that takes the registry's lock, the arena's or
+ * urcu's (counter init and destroy, a grace period, a thread's first RCU
+ * read lock, which registers it) runs under the family's lock or the
+ * metrics lock: the fork handlers take those before the family's and the
+ * metrics lock (registry.c, before_fork()). So a thread registers with
+ * urcu before it takes either (rcu_register_early()).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+
+#include <percpu/family.h>
+#include <percpu/histogram.h>
+#include <percpu/stat.h>
+
+#include "metrics_internal.h"
+#include "registry.h"
+
+/* Hash buckets: max_children / 2, rounded up to a power of two, within these. */
+#define MIN_BUCKETS 16
+#define MAX_BUCKETS 4096
+
+struct child {
+	union {                      /* the caller's pointer: first */
+		struct pcpu_counter counter;   /* counter and gauge families */
+		struct pcpu_histogram hist;    /* histogram families */
+	};
+	struct cds_lfht_node node;
+	struct child *next_removed;
+	unsigned long hash;          /* stored with release before the child is published */
+	int64_t high_water;          /* counter families: the largest value exposed */
+	const char *labels[];        /* {name, value, ..., NULL} sorted by name; values follow */
+};
+
+struct pcpu_family {
+	struct cds_lfht *table;
+	pthread_mutex_t lock;        /* creation and removal: nr_children, removed */
+	unsigned int nr_children;
+	unsigned int max_children;
+	unsigned int nr_labels;
+	enum pcpu_metric_kind kind;
+	bool has_opts;
+	struct pcpu_counter_options opts;
+	int64_t *bounds;             /* histogram families: shared by the children */
+	uint32_t nr_bounds;
+	int64_t scale;
+	uint64_t seed;               /* of the hash: label values may come from outside */
+	struct child *removed;       /* removed children, not yet freed */
+	struct pcpu_registry_entry *entry; /* for the fork handlers */
+	const char **sorted_names;   /* label names sorted */
+	unsigned int *order;         /* sorted position -> position in the caller's tuple */
+	char **names;                /* the copies, in the caller's order */
+};
+
+/* What a lookup compares against: the caller's tuple. */
+struct key {
+	const struct pcpu_family *f;
+	const char *const *values;
+};
+
+/* Fork: the lock must not be left held by a thread the child does not have. */
+
+static void family_fork_prepare(void *obj)
+{
+	pthread_mutex_lock(&((struct pcpu_family *)obj)->lock);
+}
+
+static void family_fork_parent(void *obj)
+{
+	pthread_mutex_unlock(&((struct pcpu_family *)obj)->lock);
+}
+
+static void family_fork_child(void *obj)
+{
+	pthread_mutex_init(&((struct pcpu_family *)obj)->lock, NULL);
+}
+
+static const struct pcpu_class family_class = {
+	.fork_prepare = family_fork_prepare,
+	.fork_parent = family_fork_parent,
+	.fork_child = family_fork_child,
+};
+
+/*
+ * The table publishes a child with liburcu's rcu_assign_pointer(), which
+ * ThreadSanitizer does not see (liburcu is not built for it). A release
+ * store of the hash before insertion (publish()) and an acquire load of it
+ * wherever the table hands out a child (seen()) state the same order where
+ * it can see it; the load is a plain one on x86_64.
+ */
+static void publish(struct child *c)
+{
+	__atomic_store_n(&c->hash, c->hash, __ATOMIC_RELEASE);
+}
+
+static struct child *seen(struct child *c)
+{
+	(void)__atomic_load_n(&c->hash, __ATOMIC_ACQUIRE);
+	return c;
+}
+
+/*
+ * Iterates the children in the table (under the RCU read lock).
+ * cds_lfht_for_each_entry() would compute container_of(NULL) at the end,
+ * which UBSan rightly reports.
+ */
+static struct child *child_at(struct cds_lfht_iter *iter)
+{
+	struct cds_lfht_node *node = cds_lfht_iter_get_node(iter);
+
+	return node ? seen(caa_container_of(node, struct child, node)) : NULL;
+}
+
+#define for_each_child(f, iter, c)                                      \
+	for (cds_lfht_first((f)->table, (iter)); ((c) = child_at(iter)); \
+	     cds_lfht_next((f)->table, (iter)))
+
+/* Tuples. */
+
+/* 0 if @values holds one value per label name (valid or not). */
+static int check_count(const struct pcpu_family *f, const char *const *values)
+{
+	unsigned int n;
+
+	if (!f || !values)
+		return -EINVAL;
+	for (n = 0; n < f->nr_labels; n++)
+		if (!values[n])
+			return -EINVAL;
+	return values[n] ? -EINVAL : 0;
+}
+
+/* 0 if @values holds one valid value per label name. */
+static int check_values(const struct pcpu_family *f, const char *const *values)
+{
+	unsigned int n;
+
+	if (!f || !values)
+		return -EINVAL;
+	for (n = 0; values[n]; n++)
+		if (n >= f->nr_labels ||
+		    pcpu_metrics_check_label_value(values[n], PCPU_FAMILY_MAX_VALUE_LEN) != 0)
+			return -EINVAL;
+	return n == f->nr_labels ? 0 : -EINVAL;
+}
+
+/*
+ * FNV-1a, seeded, each value followed by 0xff (a byte valid UTF-8 never
+ * holds), so that ("ab", "c") and ("a", "bc") differ.
+ */
+static unsigned long hash_values(const struct pcpu_family *f, const char *const *values)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ f->seed;
+
+	for (unsigned int i = 0; i < f->nr_labels; i++) {
+		for (const unsigned char *p = (const unsigned char *)values[i]; *p; p++)
+			h = (h ^ *p) * 0x100000001b3ull;
+		h = (h ^ 0xff) * 0x100000001b3ull;
+	}
+	return (unsigned long)(h ^ (h >> 29));
+}
+
+static int match(struct cds_lfht_node *node, const void *arg)
+{
+	const struct child *c = seen(caa_container_of(node, struct child, node));
+	const struct key *k = arg;
+
+	for (unsigned int i = 0; i < k->f->nr_labels; i++)
+		if (strcmp(c->labels[2 * i + 1], k->values[k->f->order[i]]) != 0)
+			return 0;
+	return 1;
+}
+
+/* The child of @values in the table, or NULL. Under the RCU read lock. */
+static struct child *lookup(struct pcpu_family *f, const char *const *values,
+			    unsigned long hash)
+{
+	struct key k = { f, values };
+	struct cds_lfht_iter iter;
+
+	cds_lfht_lookup(f->table, hash, match, &k, &iter);
+	return child_at(&iter);
+}
+
+/* Children. */
+
+static size_t values_len(const struct pcpu_family *f, const char *const *values)
+{
+	size_t len = 0;
+
+	for (unsigned int i = 0; i < f->nr_labels; i++)
+		len += strlen(values[i]) + 1;
+	return len;
+}
+
+static size_t child_alloc_size(const struct pcpu_family *f, size_t len)
+{
+	return sizeof(struct child) + (2 * f->nr_labels + 1) * sizeof(char *) + len;
+}
+
+/* A new child of @values at 0, not in the table; NULL with errno. */
+static struct child *new_child(struct pcpu_family *f, const char *const *values,
+			       unsigned long hash)
+{
+	struct child *c = calloc(1, child_alloc_size(f, values_len(f, values)));
+	char *s;
+	int err;
+
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (f->kind == PCPU_METRIC_HISTOGRAM) {
+		c->hist = (struct pcpu_histogram){ .set = pcpu_histogram_make_set(f->nr_bounds),
+						   .bounds = f->bounds, .nr_bounds = f->nr_bounds,
+						   .scale = f->scale };
+		err = c->hist.set ? 0 : -errno;
+	} else {
+		err = pcpu_counter_init_opts(&c->counter, 0, f->has_opts ? &f->opts : NULL);
+	}
+	if (err) {
+		free(c);
+		errno = -err;
+		return NULL;
+	}
+	cds_lfht_node_init(&c->node);
+	c->hash = hash;
+	s = (char *)&c->labels[2 * f->nr_labels + 1];
+	for (unsigned int i = 0; i < f->nr_labels; i++) {
+		const char *v = values[f->order[i]];
+
+		c->labels[2 * i] = f->sorted_names[i];
+		c->labels[2 * i + 1] = s;
+		s = stpcpy(s, v) + 1;
+	}
+	return c;
+}
+
+static void free_child(const struct pcpu_family *f, struct child *c)
+{
+	if (f->kind == PCPU_METRIC_HISTOGRAM)
+		pcpu_stat_destroy(c->hist.set);
+	else
+		pcpu_counter_destroy(&c->counter);
+	free(c);
+}
+
+static void free_children(const struct pcpu_family *f, struct child *c)
+{
+	while (c) {
+		struct child *next = c->next_removed;
+
+		free_child(f, c);
+		c = next;
+	}
+}
+
+/*
+ * The first RCU read lock of a thread registers it with urcu, under urcu's
+ * lock: take it before the family's lock (see the lock order above).
+ */
+static void rcu_register_early(void)
+{
+	urcu_bp_read_lock();
+	urcu_bp_read_unlock();
+}
+
+/* Public calls. */
+
+static void free_family(struct pcpu_family *f)
+{
+	if (f->names)
+		for (unsigned int i = 0; i < f->nr_labels; i++)
+			free(f->names[i]);
+	free(f->names);
+	free(f->sorted_names);
+	free(f->order);
+	free(f->bounds);
+	if (f->table)
+		cds_lfht_destroy(f->table, NULL);
+	free(f);
+}
+
+static unsigned long buckets_for(unsigned int max_children)
+{
+	unsigned long n = MIN_BUCKETS;
+
+	while (n < MAX_BUCKETS && n < max_children / 2)
+		n *= 2;
+	return n;
+}
+
+static uint64_t new_seed(void)
+{
+	uint64_t seed;
+	struct timespec ts;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
+		return seed;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_sec;
+}
+
+static int copy_names(struct pcpu_family *f, const char *const *names)
+{
+	f->names = calloc(f->nr_labels, sizeof(*f->names));
+	f->sorted_names = calloc(f->nr_labels, sizeof(*f->sorted_names));
+	f->order = calloc(f->nr_labels, sizeof(*f->order));
+	if (!f->names || !f->sorted_names || !f->order)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < f->nr_labels; i++) {
+		unsigned int j = i;
+
+		f->names[i] = strdup(names[i]);
+		if (!f->names[i])
+			return -ENOMEM;
+		/* insertion sort: a few names */
+		while (j > 0 && strcmp(f->sorted_names[j - 1], f->names[i]) > 0) {
+			f->sorted_names[j] = f->sorted_names[j - 1];
+			f->order[j] = f->order[j - 1];
+			j--;
+		}
+		f->sorted_names[j] = f->names[i];
+		f->order[j] = i;
+	}
+	return 0;
+}
+
+/* The kind, and the bounds of a histogram family (as pcpu_histogram_create()). */
+static int check_bounds(const struct pcpu_family_desc *d)
+{
+	if (d->kind != PCPU_METRIC_HISTOGRAM)
+		return d->kind == PCPU_METRIC_COUNTER || d->kind == PCPU_METRIC_GAUGE ? 0 : -EINVAL;
+	if (d->nr_bounds > PCPU_HISTOGRAM_MAX_BOUNDS || d->scale < 0 ||
+	    (d->nr_bounds && !d->bounds))
+		return -EINVAL;
+	for (uint32_t i = 1; i < d->nr_bounds; i++)
+		if (d->bounds[i] <= d->bounds[i - 1])
+			return -EINVAL;
+	return 0;
+}
+
+PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc *d)
+{
+	struct pcpu_family *f;
+	struct pcpu_counter probe;
+	struct metric_spec sp;
+	int err;
+
+	if (!d || d->max_children > PCPU_FAMILY_MAX_CHILDREN || check_bounds(d) != 0 ||
+	    pcpu_metrics_check_name(NULL, d->name, d->unit, d->kind) != 0 ||
+	    pcpu_metrics_check_label_names(d->label_names, PCPU_FAMILY_MAX_LABELS, d->kind) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* the options are checked once here, not at the first child */
+	err = pcpu_counter_init_opts(&probe, 0, d->opts);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	pcpu_counter_destroy(&probe);
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	f->kind = d->kind;
+	f->max_children = d->max_children ? d->max_children : PCPU_FAMILY_DEFAULT_MAX_CHILDREN;
+	if (d->opts) {
+		f->has_opts = true;
+		f->opts = *d->opts;
+	}
+	f->seed = new_seed();
+	if (d->kind == PCPU_METRIC_HISTOGRAM) {
+		f->nr_bounds = d->nr_bounds;
+		f->scale = d->scale > 1 ? d->scale : 1;
+		f->bounds = malloc((d->nr_bounds ? d->nr_bounds : 1) * sizeof(*f->bounds));
+		if (!f->bounds) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		if (d->nr_bounds)
+			memcpy(f->bounds, d->bounds, d->nr_bounds * sizeof(*f->bounds));
+	}
+	while (d->label_names[f->nr_labels])
+		f->nr_labels++;
+	err = copy_names(f, d->label_names);
+	if (err)
+		goto fail;
+	f->table = cds_lfht_new_flavor(buckets_for(f->max_children), MIN_BUCKETS,
+				       buckets_for(f->max_children), 0, &urcu_bp_flavor, NULL);
+	f->entry = pcpu_registry_add(&family_class, f);
+	if (!f->table || !f->entry) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
+				   .kind = d->kind, .source = METRIC_FROM_FAMILY, .obj = f };
+	err = pcpu_metrics_add(&sp, 1);
+	if (err)
+		goto fail;
+	return f;
+fail:
+	pcpu_registry_remove(f->entry);
+	free_family(f);
+	errno = -err;
+	return NULL;
+}
+
+PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f)
+{
+	struct cds_lfht_iter iter;
+	struct child *c, *all;
+
+	if (!f)
+		return;
+	/* out of the exposition first: this waits for one in progress */
+	pcpu_metrics_forget(f);
+	pcpu_registry_remove(f->entry);
+	all = f->removed;
+	/* nothing else runs on f now (the caller's promise) */
+	urcu_bp_read_lock();
+	for_each_child(f, &iter, c) {
+		cds_lfht_del(f->table, &c->node);
+		c->next_removed = all;
+		all = c;
+	}
+	urcu_bp_read_unlock();
+	urcu_bp_synchronize_rcu();
+	free_children(f, all);
+	free_family(f);
+}
+
+/* The child of @values, made on first use; NULL with errno. */
+static struct child *get_child(struct pcpu_family *f, const char *const *values)
+{
+	struct child *c, *made;
+	unsigned long hash;
+	int err = 0;
+
+	/*
+	 * Only the count before the look-up: no child holds an invalid or
+	 * over-long value, so a tuple that matches one is valid.
+	 */
+	if (check_count(f, values) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	hash = hash_values(f, values);
+	urcu_bp_read_lock();
+	c = lookup(f, values, hash);
+	urcu_bp_read_unlock();
+	if (pcpu_likely(c != NULL))
+		return c;
+	if (check_values(f, values) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	/* first use: make the child outside the lock (see the lock order) */
+	made = new_child(f, values, hash);
+	if (!made)
+		return NULL;
+	pthread_mutex_lock(&f->lock);
+	urcu_bp_read_lock();
+	publish(made);
+	if (f->nr_children < f->max_children) {
+		struct cds_lfht_node *node = cds_lfht_add_unique(f->table, hash, match,
+								 &(struct key){ f, values },
+								 &made->node);
+
+		c = caa_container_of(node, struct child, node);
+		if (c == made)
+			__atomic_store_n(&f->nr_children, f->nr_children + 1, __ATOMIC_RELAXED);
+	} else {
+		/* full: another thread may have made this very tuple meanwhile */
+		c = lookup(f, values, hash);
+		if (!c)
+			err = E2BIG;
+	}
+	urcu_bp_read_unlock();
+	pthread_mutex_unlock(&f->lock);
+	if (c != made)
+		free_child(f, made);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	return c;
+}
+
+PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
+						 const char *const *values)
+{
+	struct child *c;
+
+	if (f && f->kind == PCPU_METRIC_HISTOGRAM) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = get_child(f, values);
+	return c ? &c->counter : NULL;
+}
+
+PCPU_EXPORT struct pcpu_histogram *pcpu_family_get_histogram(struct pcpu_family *f,
+							     const char *const *values)
+{
+	struct child *c;
+
+	if (f && f->kind != PCPU_METRIC_HISTOGRAM) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = get_child(f, values);
+	return c ? &c->hist : NULL;
+}
+
+PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *values)
+{
+	unsigned long hash;
+	struct child *c;
+
+	if (check_values(f, values) != 0)
+		return -EINVAL;
+	hash = hash_values(f, values);
+	rcu_register_early();
+	pthread_mutex_lock(&f->lock);
+	urcu_bp_read_lock();
+	c = lookup(f, values, hash);
+	/* creation and removal both hold the lock: c cannot go meanwhile */
+	if (c && cds_lfht_del(f->table, &c->node) == 0) {
+		__atomic_store_n(&f->nr_children, f->nr_children - 1, __ATOMIC_RELAXED);
+		c->next_removed = f->removed;
+		f->removed = c;
+	} else {
+		c = NULL;
+	}
+	urcu_bp_read_unlock();
+	pthread_mutex_unlock(&f->lock);
+	return c ? 0 : -ENOENT;
+}
+
+PCPU_EXPORT void pcpu_family_reclaim(struct pcpu_family *f)
+{
+	struct child *dead;
+
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	dead = f->removed;
+	f->removed = NULL;
+	pthread_mutex_unlock(&f->lock);
+	if (!dead)
+		return;
+	urcu_bp_synchronize_rcu();
+	free_children(f, dead);
+}
+
+PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f)
+{
+	return f ? __atomic_load_n(&f->nr_children, __ATOMIC_RELAXED) : 0;
+}
+
+PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t len)
+{
+	/* the counter's registry entry (registry.c): a list link and four words */
+	size_t entry = 6 * sizeof(void *);
+
+	if (!f || f->kind == PCPU_METRIC_HISTOGRAM)
+		return 0;
+	return child_alloc_size(f, len + f->nr_labels) + entry +
+	       sizeof(struct pcpu_slot) * pcpu_cpu_possible();
+}
+
+/* The exposition's side (metrics.c). */
+
+void pcpu_family_walk_prepare(void)
+{
+	rcu_register_early();
+}
+
+/* Under the metrics lock. */
+
+int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
+		     int (*cb)(const struct pcpu_metric_sample *, void *), void *arg)
+{
+	uint64_t buckets[PCPU_HISTOGRAM_MAX_BOUNDS + 1];
+	struct pcpu_family *f = family;
+	struct cds_lfht_iter iter;
+	struct child *c;
+	int ret = 0;
+
+	urcu_bp_read_lock();
+	for_each_child(f, &iter, c) {
+		int64_t v;
+
+		smp->labels = c->labels;
+		if (f->kind == PCPU_METRIC_HISTOGRAM) {
+			ret = pcpu_histogram_snapshot(&c->hist, buckets, &smp->sum);
+			if (ret)
+				break;
+			smp->nr_bounds = f->nr_bounds;
+			smp->bounds = f->bounds;
+			smp->buckets = buckets;
+			smp->scale = f->scale;
+			smp->count = 0;
+			for (uint32_t i = 0; i <= f->nr_bounds; i++)
+				smp->count += buckets[i];
+			ret = cb(smp, arg);
+			if (ret)
+				break;
+			continue;
+		}
+		v = pcpu_counter_sum(&c->counter);
+
+		/* the metrics lock serialises expositions: one writer of high_water */
+		if (f->kind == PCPU_METRIC_COUNTER) {
+			if (v < c->high_water)
+				v = c->high_water;
+			c->high_water = v;
+		}
+		smp->value = v;
+		ret = cb(smp, arg);
+		if (ret)
+			break;
+	}
+	urcu_bp_read_unlock();
+	return ret;
+}
