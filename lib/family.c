@@ -287,6 +287,9 @@ static void free_children(const struct pcpu_family *f, struct child *c)
  * The first RCU read lock of a thread registers it with urcu, under urcu's
  * lock: take it before the family's lock (see the lock order above).
  */
+/* Families created and not destroyed (pcpu_family_walk_prepare()). */
+static unsigned int live_families;
+
 static void rcu_register_early(void)
 {
 	urcu_bp_read_lock();
@@ -426,9 +429,13 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 	}
 	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
 				   .kind = d->kind, .source = METRIC_FROM_FAMILY, .obj = f };
+	/* counted before it can be seen: a scrape that sees it registers first */
+	__atomic_add_fetch(&live_families, 1, __ATOMIC_SEQ_CST);
 	err = pcpu_metrics_add(&sp, 1);
-	if (err)
+	if (err) {
+		__atomic_sub_fetch(&live_families, 1, __ATOMIC_SEQ_CST);
 		goto fail;
+	}
 	return f;
 fail:
 	pcpu_registry_remove(f->entry);
@@ -446,6 +453,7 @@ PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f)
 		return;
 	/* out of the exposition first: this waits for one in progress */
 	pcpu_metrics_forget(f);
+	__atomic_sub_fetch(&live_families, 1, __ATOMIC_SEQ_CST);
 	pcpu_registry_remove(f->entry);
 	all = f->removed;
 	/* nothing else runs on f now (the caller's promise) */
@@ -606,7 +614,16 @@ PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t le
 
 void pcpu_family_walk_prepare(void)
 {
-	rcu_register_early();
+	/*
+	 * Only where a family exists: urcu's registration allocates, and
+	 * aborts if it cannot, which an exposition without families must not
+	 * risk. A scrape that reads 0 here while the first family is being
+	 * created may then meet it under the metrics lock and register there:
+	 * a fork() at that instant could deadlock (see the lock order above);
+	 * a window of one scrape per thread, at the first family's creation.
+	 */
+	if (__atomic_load_n(&live_families, __ATOMIC_SEQ_CST))
+		rcu_register_early();
 }
 
 /* Under the metrics lock. */
