@@ -5,15 +5,16 @@
 # GET / with percpu-load (LOAD; half on HTTP/1.1 keep-alive connections, half
 # on HTTP/1.0, a connection each) and 3 GET /nope, then scrapes /metrics
 # with python3's urllib and checks, exactly:
-#   httpd_requests_get_200_total == N    (GET / only: scrapes are not in it)
-#   httpd_requests_get_404_total == 3
+#   httpd_requests_total{code="200",method="GET"} == N (GET /; not the scrapes)
+#   httpd_requests_total{code="404",method="GET"} == 3
 #   httpd_scrapes_total           == the number of this scrape (it counts itself)
 #   httpd_response_body_bytes_total grows by exactly the previous scrape's body
 #   httpd_connections             == 1   (the scraper's own connection)
-#   the histogram's +Inf bucket == its _count, and OpenMetrics ends in # EOF.
+#   the histogram's +Inf bucket == its _count, and OpenMetrics ends in # EOF;
+#   a scrape that accepts gzip gets it, and it inflates to the same counts.
 # With --prometheus it then starts a real Prometheus on another free loopback
 # port, scraping the daemon every second, and waits (at most 60 s) until its
-# query API returns N for httpd_requests_get_200_total.
+# query API returns N for httpd_requests_total{code="200",method="GET"}.
 #
 # Whatever happens, everything it started is killed and waited for. Prints
 # one "ok"/"not ok" line per check and "N passed, N failed"; exit status 0
@@ -31,6 +32,8 @@ if [ $# -ne 3 ]; then
 fi
 HTTPD=$1 LOAD=$2 N=$3
 PY=${PYTHON:-python3}
+GET_200='httpd_requests_total{code="200",method="GET"}'
+GET_404='httpd_requests_total{code="404",method="GET"}'
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/percpu-httpd-test.XXXXXX")
 HTTPD_PID= PROM_PID=
@@ -88,20 +91,26 @@ free_port()
 }
 
 # scrape FILE [ACCEPT]: GETs /metrics into FILE.body, its Content-Type into FILE.type
+# scrape FILE [ACCEPT [ACCEPT-ENCODING]]: FILE.body (inflated if gzipped),
+# FILE.type (Content-Type), FILE.encoding (Content-Encoding)
 scrape()
 {
-	"$PY" - "http://127.0.0.1:$PORT/metrics" "$1" "${2:-text/plain}" <<'EOF'
-import sys, urllib.request
-url, out, accept = sys.argv[1:4]
-req = urllib.request.Request(url, headers={"Accept": accept})
+	"$PY" - "http://127.0.0.1:$PORT/metrics" "$1" "${2:-text/plain}" "${3:-identity}" <<'EOF'
+import gzip, sys, urllib.request
+url, out, accept, encoding = sys.argv[1:5]
+req = urllib.request.Request(url, headers={"Accept": accept, "Accept-Encoding": encoding})
 with urllib.request.urlopen(req, timeout=10) as r:
     body = r.read()
     open(out + ".type", "w").write(r.headers.get("Content-Type", ""))
+    coding = r.headers.get("Content-Encoding", "")
+    open(out + ".encoding", "w").write(coding)
+if coding == "gzip":
+    body = gzip.decompress(body)
 open(out + ".body", "wb").write(body)
 EOF
 }
 
-# value FILE NAME: the value of the unlabelled sample NAME in FILE.body
+# value FILE SERIES: the value of the sample SERIES (name{labels}) in FILE.body
 value()
 {
 	awk -v n="$2" '$1 == n { print $2; found = 1; exit } END { if (!found) print "missing" }' "$1.body"
@@ -158,10 +167,10 @@ done
 S=$(value "$TMP/s1" httpd_scrapes_total)
 check "scrape 1: Prometheus text content type" \
 	grep -q '^text/plain; version=0\.0\.4' "$TMP/s1.type"
-check "scrape 1: httpd_requests_get_200_total is exactly $N" \
-	eq get_200 "$(value "$TMP/s1" httpd_requests_get_200_total)" "$N"
-check "scrape 1: httpd_requests_get_404_total is exactly 3" \
-	eq get_404 "$(value "$TMP/s1" httpd_requests_get_404_total)" 3
+check "scrape 1: $GET_200 is exactly $N" \
+	eq get_200 "$(value "$TMP/s1" "$GET_200")" "$N"
+check "scrape 1: $GET_404 is exactly 3" \
+	eq get_404 "$(value "$TMP/s1" "$GET_404")" 3
 check "scrape 1: httpd_connections is 1 (this scrape's)" \
 	eq connections "$(value "$TMP/s1" httpd_connections)" 1
 check "scrape 1: histogram +Inf bucket equals its count" \
@@ -175,16 +184,22 @@ check "scrape 2: body bytes grew by exactly scrape 1's body" \
 	eq bytes $(($(value "$TMP/s2" httpd_response_body_bytes_total) - \
 		    $(value "$TMP/s1" httpd_response_body_bytes_total))) \
 	"$(stat -c %s "$TMP/s1.body")"
-check "scrape 2: httpd_requests_get_200_total still $N" \
-	eq get_200 "$(value "$TMP/s2" httpd_requests_get_200_total)" "$N"
+check "scrape 2: $GET_200 still $N" \
+	eq get_200 "$(value "$TMP/s2" "$GET_200")" "$N"
 
 scrape "$TMP/om" "application/openmetrics-text; version=1.0.0"
 check "OpenMetrics: content type" \
 	grep -q '^application/openmetrics-text' "$TMP/om.type"
-check "OpenMetrics: httpd_requests_get_200_total is exactly $N" \
-	eq get_200 "$(value "$TMP/om" httpd_requests_get_200_total)" "$N"
+check "OpenMetrics: $GET_200 is exactly $N" \
+	eq get_200 "$(value "$TMP/om" "$GET_200")" "$N"
 check "OpenMetrics: ends with # EOF" \
 	eq eof "$(tail -n 1 "$TMP/om.body")" "# EOF"
+
+scrape "$TMP/gz" "text/plain" "gzip"
+check "gzip: a scrape that accepts gzip gets it" \
+	eq encoding "$(cat "$TMP/gz.encoding")" gzip
+check "gzip: it inflates to $GET_200 = $N" \
+	eq get_200 "$(value "$TMP/gz" "$GET_200")" "$N"
 
 # ---- Prometheus ----
 
@@ -209,7 +224,7 @@ EOF
 		kill -0 "$PROM_PID" 2>/dev/null || break
 		GOT=$("$PY" - "http://127.0.0.1:$PPORT/api/v1/query" <<'EOF' || echo none
 import json, sys, urllib.parse, urllib.request
-q = urllib.parse.urlencode({"query": 'httpd_requests_get_200_total{job="percpu-httpd"}'})
+q = urllib.parse.urlencode({"query": 'httpd_requests_total{job="percpu-httpd",method="GET",code="200"}'})
 try:
     with urllib.request.urlopen(sys.argv[1] + "?" + q, timeout=5) as r:
         res = json.load(r)["data"]["result"]
@@ -221,7 +236,7 @@ EOF
 		[ "$GOT" = "$N" ] && break
 		sleep 1
 	done
-	echo "# prometheus query httpd_requests_get_200_total returned: $GOT (after about $i s)"
+	echo "# prometheus query httpd_requests_total{method=\"GET\",code=\"200\"} returned: $GOT (after about $i s)"
 	if ! check "prometheus: the query API returns exactly $N" eq prometheus "$GOT" "$N"; then
 		sed 's/^/# /' "$TMP/prometheus.log" | tail -n 20
 	fi

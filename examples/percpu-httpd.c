@@ -2,15 +2,16 @@
 /*
  * percpu-httpd: a small multi-threaded HTTP server on libmicrohttpd,
  * instrumented with percpu metrics. It serves a page at / and the
- * exposition at /metrics (Prometheus text 0.0.4; OpenMetrics 1.0 when the
- * Accept header asks for application/openmetrics-text).
+ * exposition at /metrics through pcpu_metrics_respond(): the format its
+ * Accept header prefers (Prometheus text 0.0.4 or OpenMetrics 1.0.0),
+ * gzipped when Accept-Encoding allows.
  *
  * What it counts, exactly:
- *  - httpd_requests_<method>_<status>_total (a stat set registered with the
- *    prefix "httpd_requests"): every request except the scrapes of
- *    /metrics, by method and status, counted when its response is queued,
- *    so a client that has read its response is already counted. Only /
- *    answers 200, so httpd_requests_get_200_total is the number of GET /.
+ *  - httpd_requests_total{method, code} (a label family: a child per
+ *    method and status, made on first use): every request except the
+ *    scrapes of /metrics, counted when its response is queued, so a client
+ *    that has read its response is already counted. Only / answers 200, so
+ *    httpd_requests_total{method="GET",code="200"} is the number of GET /.
  *  - httpd_scrapes_total: requests for /metrics, counted before the
  *    exposition is written (a scrape sees itself).
  *  - httpd_response_body_bytes_total: body bytes of every response queued.
@@ -41,9 +42,10 @@
 #include <microhttpd.h>
 
 #include <percpu/counter.h>
+#include <percpu/family.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
-#include <percpu/stat.h>
+#include <percpu/metrics_http.h>
 
 #if MHD_VERSION < 0x00097002
 typedef int mhd_result;
@@ -61,30 +63,27 @@ PCPU_COUNTER_DEFINE(body_bytes, "httpd_response_body_bytes",
 		    "Body bytes of the responses queued");
 PCPU_GAUGE_DEFINE(connections, "httpd_connections", "Client connections open now");
 
-/* the request stat set's items: method x status */
-enum req_item {
-	REQ_GET_200,
-	REQ_GET_404,
-	REQ_HEAD_200,
-	REQ_HEAD_404,
-	REQ_OTHER_405,
-	NR_REQ_ITEMS
-};
+/* requests by method and status: labels, not names */
+static const char *const request_labels[] = { "method", "code", NULL };
+static struct pcpu_family *requests;
 
-static const struct pcpu_stat_item req_items[NR_REQ_ITEMS] = {
-	[REQ_GET_200] = { .name = "get_200", .group = 1, .kind = PCPU_METRIC_COUNTER,
-			  .help = "GET requests answered 200 (GET /)" },
-	[REQ_GET_404] = { .name = "get_404", .group = 1, .kind = PCPU_METRIC_COUNTER,
-			  .help = "GET requests answered 404" },
-	[REQ_HEAD_200] = { .name = "head_200", .group = 1, .kind = PCPU_METRIC_COUNTER,
-			   .help = "HEAD requests answered 200 (HEAD /)" },
-	[REQ_HEAD_404] = { .name = "head_404", .group = 1, .kind = PCPU_METRIC_COUNTER,
-			   .help = "HEAD requests answered 404" },
-	[REQ_OTHER_405] = { .name = "other_405", .group = 1, .kind = PCPU_METRIC_COUNTER,
-			    .help = "Requests with another method, answered 405" },
-};
+/*
+ * Counts a request: a lookup of the child for its labels (lock-free), then
+ * the child's inline add. Methods other than GET and HEAD count as "other",
+ * so that clients cannot grow the family without bound.
+ */
+static void count_request(const char *method, const char *code)
+{
+	const char *values[] = { method, code, NULL };
+	struct pcpu_counter *child;
 
-static struct pcpu_stat *requests;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		values[0] = "other";
+	child = pcpu_family_get(requests, values);
+	if (child)
+		pcpu_counter_add(child, 1);
+}
+
 static struct pcpu_histogram *latency;
 
 /* request latency bounds, in ns: 50 us to 1 s */
@@ -137,35 +136,28 @@ static struct MHD_Response *static_response(const char *body, size_t len, const 
 
 static mhd_result serve_metrics(struct MHD_Connection *conn)
 {
-	enum pcpu_metrics_format fmt = PCPU_METRICS_PROMETHEUS;
+	struct pcpu_metrics_response res;
 	struct MHD_Response *resp;
-	const char *accept;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int rc;
 
-	accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	if (accept && strstr(accept, "application/openmetrics-text"))
-		fmt = PCPU_METRICS_OPENMETRICS;
 	pcpu_counter_add(&scrapes, 1);
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return MHD_NO;
-	rc = pcpu_metrics_write(f, fmt);
-	if (fclose(f) != 0 || rc < 0) {
-		free(buf);
+	if (pcpu_metrics_respond(
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						MHD_HTTP_HEADER_ACCEPT_ENCODING),
+		    &res) != 0) {
 		resp = static_response("exposition failed\n", 18, "text/plain");
 		return queue(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, resp, 18);
 	}
-	resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	resp = MHD_create_response_from_buffer(res.length, res.body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
-		free(buf);
+		pcpu_metrics_response_free(&res);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				pcpu_metrics_content_type(fmt));
-	return queue(conn, MHD_HTTP_OK, resp, len);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, res.content_type);
+	if (res.content_encoding)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					res.content_encoding);
+	return queue(conn, MHD_HTTP_OK, resp, res.length);
 }
 
 static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -190,7 +182,7 @@ static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char 
 		*req_cls = start;
 	}
 	if (!get && !head) {
-		pcpu_stat_add(requests, REQ_OTHER_405, 1);
+		count_request(method, "405");
 		resp = static_response(not_allowed_page, sizeof(not_allowed_page) - 1,
 				       "text/plain");
 		if (resp)
@@ -201,11 +193,11 @@ static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char 
 	if (strcmp(url, "/metrics") == 0)
 		return serve_metrics(conn);
 	if (strcmp(url, "/") == 0) {
-		pcpu_stat_add(requests, get ? REQ_GET_200 : REQ_HEAD_200, 1);
+		count_request(method, "200");
 		resp = static_response(index_page, sizeof(index_page) - 1, "text/html");
 		return queue(conn, MHD_HTTP_OK, resp, head ? 0 : sizeof(index_page) - 1);
 	}
-	pcpu_stat_add(requests, get ? REQ_GET_404 : REQ_HEAD_404, 1);
+	count_request(method, "404");
 	resp = static_response(not_found_page, sizeof(not_found_page) - 1, "text/plain");
 	return queue(conn, MHD_HTTP_NOT_FOUND, resp, head ? 0 : sizeof(not_found_page) - 1);
 }
@@ -266,9 +258,12 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 static int create_metrics(void)
 {
-	static const struct pcpu_stat_desc desc = {
-		.items = req_items,
-		.nr_items = NR_REQ_ITEMS,
+	static const struct pcpu_family_desc desc = {
+		.name = "httpd_requests",
+		.help = "Requests answered, /metrics excepted",
+		.kind = PCPU_METRIC_COUNTER,
+		.label_names = request_labels,
+		.max_children = 16,
 	};
 	static const struct pcpu_histogram_desc hdesc = {
 		.name = "httpd_request_duration_seconds",
@@ -278,16 +273,10 @@ static int create_metrics(void)
 		.nr_bounds = sizeof(latency_bounds) / sizeof(latency_bounds[0]),
 		.scale = NS_PER_SEC,
 	};
-	int rc;
 
-	requests = pcpu_stat_create(&desc);
+	requests = pcpu_family_create(&desc);
 	if (!requests) {
-		fprintf(stderr, "percpu-httpd: pcpu_stat_create: %s\n", strerror(errno));
-		return -1;
-	}
-	rc = pcpu_stat_register(requests, "httpd_requests");
-	if (rc < 0) {
-		fprintf(stderr, "percpu-httpd: pcpu_stat_register: %s\n", strerror(-rc));
+		fprintf(stderr, "percpu-httpd: pcpu_family_create: %s\n", strerror(errno));
 		return -1;
 	}
 	latency = pcpu_histogram_create(&hdesc);
@@ -391,12 +380,13 @@ int main(int argc, char **argv)
 	} while (sig != SIGINT && sig != SIGTERM);
 	MHD_stop_daemon(d);
 	printf("stopped: %" PRId64 " GET / answered, %" PRId64 " scrapes\n",
-	       pcpu_stat_sum(requests, REQ_GET_200), pcpu_counter_sum(&scrapes));
+	       pcpu_counter_sum(pcpu_family_get(requests, (const char *const[]){ "GET", "200",
+										 NULL })),
+	       pcpu_counter_sum(&scrapes));
 	ret = 0;
 out:
 	if (latency)
 		pcpu_histogram_destroy(latency);
-	if (requests)
-		pcpu_stat_destroy(requests);
+	pcpu_family_destroy(requests);
 	return ret;
 }
