@@ -110,8 +110,8 @@ PCPU_EXPORT const char *pcpu_metrics_content_type(enum pcpu_metrics_format f);
  */
 struct pcpu_metric_sample {
 	const char *name;           /**< family name (a counter's without "_total") */
-	const char *help;           /**< "" if none */
-	const char *unit;           /**< "" if none */
+	const char *help;           /**< empty if none */
+	const char *unit;           /**< empty if none */
 	enum pcpu_metric_kind kind; /**< counter, gauge or histogram */
 	const char *const *labels;  /**< {"key", "value", ..., NULL}, sorted by key */
 	int64_t value;              /**< counters (high-water kept) and gauges */

@@ -25,7 +25,7 @@ struct pcpu_metrics_response {
 	char *body;                   /**< malloc()ed; pcpu_metrics_response_free() */
 	size_t length;                /**< bytes of @c body */
 	const char *content_type;     /**< the Content-Type header's value */
-	const char *content_encoding; /**< "gzip", or NULL: send no such header */
+	const char *content_encoding; /**< gzip, or NULL: send no such header */
 };
 
 /**
