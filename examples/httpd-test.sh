@@ -195,6 +195,8 @@ check "OpenMetrics: $GET_200 is exactly $N" \
 check "OpenMetrics: ends with # EOF" \
 	eq eof "$(tail -n 1 "$TMP/om.body")" "# EOF"
 
+check "scrape 1: process_open_fds is there" \
+	grep -q '^process_open_fds [0-9][0-9]*$' "$TMP/s1.body"
 scrape "$TMP/gz" "text/plain" "gzip"
 check "gzip: a scrape that accepts gzip gets it" \
 	eq encoding "$(cat "$TMP/gz.encoding")" gzip
@@ -202,6 +204,22 @@ check "gzip: it inflates to $GET_200 = $N" \
 	eq get_200 "$(value "$TMP/gz" "$GET_200")" "$N"
 
 # ---- Prometheus ----
+
+# pquery EXPR: the value of the first series the Prometheus query API
+# returns for the instant query EXPR, or "none"
+pquery()
+{
+	"$PY" - "http://127.0.0.1:$PPORT/api/v1/query" "$1" <<'EOF' || echo none
+import json, sys, urllib.parse, urllib.request
+q = urllib.parse.urlencode({"query": sys.argv[2]})
+try:
+    with urllib.request.urlopen(sys.argv[1] + "?" + q, timeout=5) as r:
+        res = json.load(r)["data"]["result"]
+    print(res[0]["value"][1] if res else "none")
+except Exception:
+    print("none")
+EOF
+}
 
 if [ "$PROMETHEUS" = 1 ]; then
 	PPORT=$(free_port)
@@ -222,17 +240,7 @@ EOF
 	GOT=none
 	for i in $(seq 60); do
 		kill -0 "$PROM_PID" 2>/dev/null || break
-		GOT=$("$PY" - "http://127.0.0.1:$PPORT/api/v1/query" <<'EOF' || echo none
-import json, sys, urllib.parse, urllib.request
-q = urllib.parse.urlencode({"query": 'httpd_requests_total{job="percpu-httpd",method="GET",code="200"}'})
-try:
-    with urllib.request.urlopen(sys.argv[1] + "?" + q, timeout=5) as r:
-        res = json.load(r)["data"]["result"]
-    print(res[0]["value"][1] if res else "none")
-except Exception:
-    print("none")
-EOF
-)
+		GOT=$(pquery 'httpd_requests_total{job="percpu-httpd",method="GET",code="200"}')
 		[ "$GOT" = "$N" ] && break
 		sleep 1
 	done
@@ -240,6 +248,16 @@ EOF
 	if ! check "prometheus: the query API returns exactly $N" eq prometheus "$GOT" "$N"; then
 		sed 's/^/# /' "$TMP/prometheus.log" | tail -n 20
 	fi
+	# the process metrics, as Prometheus stored them, against /proc
+	RSS=$(pquery 'process_resident_memory_bytes{job="percpu-httpd"}')
+	PROC_RSS=$(($(awk '{ print $2 }' "/proc/$HTTPD_PID/statm") * $(getconf PAGESIZE)))
+	echo "# prometheus: process_resident_memory_bytes $RSS, /proc says $PROC_RSS"
+	check "prometheus: process_resident_memory_bytes within 2x of /proc's" \
+		"$PY" -c "import sys; r, p = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not (p / 2 < r < p * 2))" \
+		"$RSS" "$PROC_RSS"
+	check "prometheus: process_max_fds is the daemon's limit" \
+		eq max_fds "$(pquery 'process_max_fds{job="percpu-httpd"}')" \
+		"$(awk '$1 == "Max" && $2 == "open" { print $4 }' "/proc/$HTTPD_PID/limits")"
 	check "prometheus: stopped cleanly" stop "$PROM_PID"
 	PROM_PID=
 fi

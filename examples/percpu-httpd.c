@@ -19,6 +19,7 @@
  *  - httpd_request_duration_seconds: a histogram of the time from a
  *    request's first callback to its completion, observed in ns and exposed
  *    in seconds.
+ *  - the standard process_* metrics (pcpu_metrics_process_collector()).
  *
  * Exit status: 0 after a clean shutdown (SIGINT, SIGTERM), 1 on an error,
  * 2 on bad usage.
@@ -277,6 +278,11 @@ static int create_metrics(void)
 	requests = pcpu_family_create(&desc);
 	if (!requests) {
 		fprintf(stderr, "percpu-httpd: pcpu_family_create: %s\n", strerror(errno));
+		return -1;
+	}
+	/* process_cpu_seconds_total, process_resident_memory_bytes, ... */
+	if (pcpu_metrics_collector_add(pcpu_metrics_process_collector, NULL) != 0) {
+		fprintf(stderr, "percpu-httpd: pcpu_metrics_collector_add failed\n");
 		return -1;
 	}
 	latency = pcpu_histogram_create(&hdesc);

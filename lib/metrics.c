@@ -364,6 +364,39 @@ static int64_t double_to_int64(double d)
 	return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 
+/* Collectors, in the order they were added; under metrics_lock. */
+struct collector {
+	pcpu_metrics_collector_fn fn;
+	void *arg;
+	struct collector *next;
+};
+
+static struct collector *collectors;
+
+/* The longest label value a collector may emit, in bytes. */
+#define LABEL_VALUE_MAX 4096
+
+/* What a collector's emit() hands on, once the sample passed the checks. */
+struct checked_emit {
+	int (*cb)(const struct pcpu_metric_sample *, void *);
+	void *arg;
+};
+
+static int emit_checked(const struct pcpu_metric_sample *s, void *ctx)
+{
+	struct checked_emit *ce = ctx;
+
+	if (!s || !s->name || !s->help || !s->unit ||
+	    pcpu_metrics_check_name(NULL, s->name, s->unit, s->kind) != 0 ||
+	    pcpu_metrics_check_labels(s->labels, s->kind) < 0 ||
+	    (s->kind == PCPU_METRIC_HISTOGRAM && s->nr_bounds && (!s->bounds || !s->buckets)))
+		return -EINVAL;
+	for (unsigned int i = 0; s->labels && s->labels[2 * i]; i++)
+		if (pcpu_metrics_check_label_value(s->labels[2 * i + 1], LABEL_VALUE_MAX) != 0)
+			return -EINVAL;
+	return ce->cb(s, ce->arg);
+}
+
 PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *, void *),
 				     void *arg)
 {
@@ -421,6 +454,53 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 		if (ret == 0)
 			ret = cb(&smp, arg);
 	}
+	for (struct collector *c = collectors; c && ret == 0; c = c->next) {
+		struct checked_emit ce = { cb, arg };
+
+		ret = c->fn(emit_checked, &ce, c->arg);
+	}
 	pthread_mutex_unlock(&metrics_lock);
 	return ret;
+}
+
+/* ---- collectors ---------------------------------------------------------- */
+
+PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg)
+{
+	struct collector *c, **tail;
+
+	if (!fn)
+		return -EINVAL;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = (struct collector){ .fn = fn, .arg = arg };
+	pthread_mutex_lock(&metrics_lock);
+	for (tail = &collectors; *tail; tail = &(*tail)->next) {
+		if ((*tail)->fn == fn && (*tail)->arg == arg) {
+			pthread_mutex_unlock(&metrics_lock);
+			free(c);
+			return -EEXIST;
+		}
+	}
+	*tail = c;
+	pthread_mutex_unlock(&metrics_lock);
+	return 0;
+}
+
+PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void *arg)
+{
+	struct collector *found = NULL;
+
+	pthread_mutex_lock(&metrics_lock);
+	for (struct collector **p = &collectors; *p; p = &(*p)->next) {
+		if ((*p)->fn == fn && (*p)->arg == arg) {
+			found = *p;
+			*p = found->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&metrics_lock);
+	free(found);
+	return found ? 0 : -ENOENT;
 }

@@ -54,6 +54,26 @@ static int walk_items(int (*cb)(const struct pcpu_metric_sample *, void *), void
 	return err;
 }
 
+PCPU_EXPORT int pcpu_shared_collector(int (*emit)(const struct pcpu_metric_sample *s, void *ctx),
+				      void *ctx, void *segment)
+{
+	struct walk_ctx w = { .s = segment };
+	int64_t *values;
+	int err;
+
+	if (!w.s || !emit)
+		return -EINVAL;
+	values = calloc(pcpu_shared_count(w.s), sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	err = pcpu_shared_snapshot(w.s, values, NULL);
+	w.values = values;
+	if (!err)
+		err = walk_items(emit, ctx, &w);
+	free(values);
+	return err;
+}
+
 PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
 				  enum pcpu_metrics_format f)
 {

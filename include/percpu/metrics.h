@@ -147,6 +147,52 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 				     void *arg);
 
 /**
+ * A collector: writes samples computed at scrape time (a queue's depth, a
+ * pool's size, the process's own figures) into the same exposition, after
+ * the registered metrics, by calling @p emit(sample, @p ctx) for each, the
+ * samples of one family contiguous. A sample is a zero-initialised struct
+ * pcpu_metric_sample with a name, help (may be ""), unit (may be ""),
+ * kind, labels and value filled in (histograms: the histogram fields);
+ * emit() checks the name, unit and labels as registration does and
+ * returns -EINVAL for a bad one. Returns 0, or a negative errno (what emit
+ * returned, or its own), which stops the exposition and is returned by it.
+ * Runs under the metrics lock: it must not register, unregister or
+ * destroy metrics. Its names must not be those of registered metrics.
+ * @since 0.3
+ */
+typedef int (*pcpu_metrics_collector_fn)(int (*emit)(const struct pcpu_metric_sample *s,
+						     void *ctx),
+					 void *ctx, void *arg);
+
+/**
+ * Adds collector @p fn with argument @p arg to every exposition
+ * (pcpu_metrics_write(), pcpu_metrics_foreach(), pcpu_metrics_respond()),
+ * after the ones added before it.
+ * @return 0; -EINVAL for NULL @p fn; -EEXIST if @p fn with @p arg is
+ *         already added; -ENOMEM. @since 0.3
+ */
+PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg);
+
+/**
+ * Removes collector @p fn with argument @p arg, after an exposition in
+ * progress ends. @return 0, or -ENOENT if it was not added. @since 0.3
+ */
+PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void *arg);
+
+/**
+ * A collector of the standard process metrics, as the official Prometheus
+ * clients name them: process_cpu_seconds_total, process_open_fds,
+ * process_max_fds, process_virtual_memory_bytes,
+ * process_resident_memory_bytes, process_start_time_seconds (from /proc;
+ * the ones it cannot read are left out). Add it with
+ * pcpu_metrics_collector_add(pcpu_metrics_process_collector, NULL).
+ * @since 0.3
+ */
+PCPU_EXPORT int pcpu_metrics_process_collector(int (*emit)(const struct pcpu_metric_sample *s,
+							   void *ctx),
+					       void *ctx, void *arg);
+
+/**
  * Number of PCPU_COUNTER_DEFINE()/PCPU_GAUGE_DEFINE() definitions whose
  * registration failed (a bad or duplicate name, no memory) since the
  * process started. @since 0.2

@@ -305,6 +305,17 @@ PCPU_EXPORT enum pcpu_metric_kind pcpu_shared_kind(const struct pcpu_shared *s,
 PCPU_EXPORT int pcpu_shared_lookup(const struct pcpu_shared *s, const char *name);
 
 /**
+ * A collector (<percpu/metrics.h>) of every item of the segment @p segment
+ * (a struct pcpu_shared *), exact values from one snapshot: added with
+ * pcpu_metrics_collector_add(pcpu_shared_collector, s), the segment's items
+ * join the process's own metrics in one exposition (one "# EOF"). Remove it
+ * before closing the segment. @return 0, -EINVAL for a NULL segment,
+ * -ENOMEM, -ENXIO as snapshot(), or what @p emit returned. @since 0.3
+ */
+PCPU_EXPORT int pcpu_shared_collector(int (*emit)(const struct pcpu_metric_sample *s, void *ctx),
+				      void *ctx, void *segment);
+
+/**
  * Writes every item's exact value to @p out as Prometheus text 0.0.4 or
  * OpenMetrics 1.0.0 (counters as NAME_total), as pcpu_metrics_write().
  * @return 0; -EINVAL for NULL arguments or an unknown format; -ENOMEM;
