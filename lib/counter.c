@@ -35,12 +35,12 @@
 #include <string.h>
 
 #include <percpu/counter.h>
+#include <percpu/registry.h>
 
 #include "arena.h"
 #include "atomics.h"
 #include "counter_internal.h"
 #include "cpu_internal.h"
-#include "metrics_internal.h"
 #include "misuse.h"
 #include "pair.h"
 #include "policy.h"
@@ -163,6 +163,11 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 		fold_slot(c, slot_of(c, (unsigned int)cpu));
 }
 
+PCPU_EXPORT size_t pcpu_registry_count(void)
+{
+	return pcpu_registry_count_of(&pcpu_counter_class);
+}
+
 PCPU_EXPORT int64_t pcpu_counter_default_floor(void)
 {
 	return pcpu_policy_default_floor(pcpu_cpu_online());
@@ -259,7 +264,7 @@ PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c)
 		return;
 	/* first: an exposition in progress finishes reading the counter */
 	if (c->flags & PCPU_COUNTER_F_METRIC)
-		pcpu_metrics_forget(c);
+		pcpu_registry_forget(c);
 	pcpu_registry_remove(c->entry);
 	pcpu_arena_free(c->slots, sizeof(struct pcpu_slot));
 	*c = (struct pcpu_counter){ 0 };

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "metrics_internal.h"
+#include "names.h"
 
 /* Constant label pairs of one metric, at most. */
 #define MAX_LABELS 64

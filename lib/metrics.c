@@ -29,7 +29,7 @@
 #include "cpu_internal.h"
 #include "metrics_internal.h"
 #include "registry.h"
-#include "stat_internal.h"
+#include "stat_class.h"
 
 struct metric {
 	struct metric *next;
@@ -184,6 +184,19 @@ static void unlink_metric(struct metric *m)
  * A fork must not leave the child with the lock held by a vanished thread:
  * the registry's fork handlers, the library's only ones, call these.
  */
+static const struct pcpu_registry_client metrics_client = {
+	.forget = pcpu_metrics_forget,
+	.fork_prepare = pcpu_metrics_fork_prepare,
+	.fork_parent = pcpu_metrics_fork_parent,
+	.fork_child = pcpu_metrics_fork_child,
+};
+
+/* before any metric exists, and before any fork() can find the lock held */
+__attribute__((constructor)) static void metrics_client_setup(void)
+{
+	pcpu_registry_set_client(&metrics_client);
+}
+
 void pcpu_metrics_fork_prepare(void)
 {
 	pthread_mutex_lock(&metrics_lock);
@@ -298,24 +311,22 @@ PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_
 PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
 {
 	struct metric_spec *sp;
-	struct stat_set *s;
 	int err;
 
 	if (!pub)
 		return -EINVAL;
-	s = set_of(pub);
 	sp = calloc(pub->nr_items, sizeof(*sp));
 	if (!sp)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < pub->nr_items; i++)
-		sp[i] = (struct metric_spec){ .prefix = prefix, .name = s->items[i].name,
-					      .help = s->items[i].help,
-					      .kind = (enum pcpu_metric_kind)s->items[i].kind,
+		sp[i] = (struct metric_spec){ .prefix = prefix, .name = pcpu_stat_name(pub, i),
+					      .help = pcpu_stat_help(pub, i),
+					      .kind = pcpu_stat_kind(pub, i),
 					      .source = METRIC_FROM_STAT, .obj = pub, .item = i };
 	err = pcpu_metrics_add(sp, pub->nr_items);
 	free(sp);
 	if (!err)
-		s->metric = true;
+		pcpu_stat_mark_metric(pub);
 	return err;
 }
 

@@ -13,6 +13,8 @@
 
 #include <percpu/metrics.h>
 
+#include "names.h"
+
 /* Where a metric's value comes from. */
 enum metric_source {
 	METRIC_FROM_COUNTER,   /* obj: struct pcpu_counter */
@@ -49,29 +51,6 @@ void pcpu_metrics_forget(const void *obj);
 void pcpu_metrics_fork_prepare(void);
 void pcpu_metrics_fork_parent(void);
 void pcpu_metrics_fork_child(void);
-
-/* Names (metric_names.c). */
-
-/* 0 if prefix_name (or name) is a valid metric name for @kind, and @unit fits it. */
-int pcpu_metrics_check_name(const char *prefix, const char *name, const char *unit,
-			    enum pcpu_metric_kind kind);
-
-/* Number of pairs in @labels (NULL: 0), or -EINVAL. */
-int pcpu_metrics_check_labels(const char *const *labels, enum pcpu_metric_kind kind);
-
-/*
- * Would families @a of @kind_a and @b of @kind_b write a sample (or a
- * family) of the same name?
- */
-bool pcpu_metrics_names_meet(const char *a, enum pcpu_metric_kind kind_a, const char *b,
-			     enum pcpu_metric_kind kind_b);
-
-/* 0 if @names ({"k", ..., NULL}) are 1 to @max distinct label names for @kind. */
-int pcpu_metrics_check_label_names(const char *const *names, unsigned int max,
-				   enum pcpu_metric_kind kind);
-
-/* 0 if @v is valid UTF-8 of at most @max bytes, else -EINVAL. */
-int pcpu_metrics_check_label_value(const char *v, size_t max);
 
 /* Histograms (histogram.c). */
 

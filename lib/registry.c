@@ -26,8 +26,6 @@
 #include "arena.h"
 #include "atomics.h"
 #include "cpu_internal.h"
-#include "counter_internal.h"
-#include "metrics_internal.h"
 #include "registry.h"
 
 /* Dead entries freed together after one grace period. */
@@ -53,6 +51,8 @@ static struct class_slot classes[MAX_CLASSES];
 static struct pcpu_registry_entry *graveyard;
 static unsigned int graveyard_size;
 static bool atfork_registered;
+/* The metrics list, or NULL (pcpu_registry_set_client()). */
+static const struct pcpu_registry_client *client;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void reset_refresher(void);
@@ -132,14 +132,16 @@ static void before_fork(void)
 		if (e->obj && e->cls->fork_prepare)
 			e->cls->fork_prepare(e->obj);
 	pcpu_arena_fork_prepare();
-	pcpu_metrics_fork_prepare();
+	if (client)
+		client->fork_prepare();
 }
 
 static void after_fork_parent(void)
 {
 	struct pcpu_registry_entry *e;
 
-	pcpu_metrics_fork_parent();
+	if (client)
+		client->fork_parent();
 	pcpu_arena_fork_parent();
 	cds_list_for_each_entry(e, &live, link)
 		if (e->obj && e->cls->fork_parent)
@@ -159,7 +161,8 @@ static void after_fork_child(void)
 	struct pcpu_registry_entry *e, *next;
 
 	/* single-threaded now: no walker, no reader of the graveyard */
-	pcpu_metrics_fork_child();
+	if (client)
+		client->fork_child();
 	pcpu_arena_fork_child();
 	urcu_bp_after_fork_child();
 	cds_list_for_each_entry_safe(e, next, &live, link) {
@@ -262,9 +265,17 @@ size_t pcpu_registry_count_of(const struct pcpu_class *cls)
 	return n;
 }
 
-PCPU_EXPORT size_t pcpu_registry_count(void)
+void pcpu_registry_set_client(const struct pcpu_registry_client *c)
 {
-	return pcpu_registry_count_of(&pcpu_counter_class);
+	__atomic_store_n(&client, c, __ATOMIC_RELEASE);
+}
+
+void pcpu_registry_forget(const void *obj)
+{
+	const struct pcpu_registry_client *c = __atomic_load_n(&client, __ATOMIC_ACQUIRE);
+
+	if (c)
+		c->forget(obj);
 }
 
 PCPU_EXPORT void pcpu_registry_fold_all(void)

@@ -38,6 +38,25 @@ struct pcpu_class {
 struct pcpu_registry_entry;
 
 /*
+ * The client of the live objects above the units (the metrics list): told
+ * when an object that it may know goes, and around fork(). Set once, by the
+ * client, before it can know any object; the registry knows nothing else
+ * of it, so units and registry never include the client.
+ */
+struct pcpu_registry_client {
+	/* @obj is going: forget it, waiting for any use of it in progress */
+	void (*forget)(const void *obj);
+	void (*fork_prepare)(void);
+	void (*fork_parent)(void);
+	void (*fork_child)(void);
+};
+
+void pcpu_registry_set_client(const struct pcpu_registry_client *client);
+
+/* Tells the client that @obj goes (a unit calls it before freeing @obj). */
+void pcpu_registry_forget(const void *obj);
+
+/*
  * Installs the library's fork handlers, once (pthread_atfork() allocates:
  * 0 or -ENOMEM, and a later call tries again). Every initialiser calls it
  * before it allocates anything, so that no lock of the library (the

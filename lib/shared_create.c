@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cpu_internal.h"
-#include "metrics_internal.h"
+#include "names.h"
 #include "pair.h"
 #include "policy.h"
 #include "shared_internal.h"

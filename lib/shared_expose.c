@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <percpu/shared.h>
+
 #include "metrics_internal.h"
-#include "shared_internal.h"
 
 struct walk_ctx {
 	const struct pcpu_shared *s;

@@ -11,7 +11,7 @@
 #include <percpu/stat.h>
 
 #include "arena.h"
-#include "metrics_internal.h"
+#include "stat_class.h"
 #include "stat_internal.h"
 
 /* Creation. */
@@ -219,10 +219,29 @@ PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *pub)
 	if (!pub)
 		return;
 	s = set_of(pub);
-	if (s->metric)
-		pcpu_metrics_forget(pub);
+	if (__atomic_load_n(&pub->flags, __ATOMIC_ACQUIRE) & PCPU_STAT_F_METRIC)
+		pcpu_registry_forget(pub);
 	pcpu_registry_remove(s->entry);
 	free_set(s);
+}
+
+/* The class interface for clients (lib/stat_class.h). */
+
+const char *pcpu_stat_help(const struct pcpu_stat *pub, unsigned int item)
+{
+	const char *help = set_of(pub)->items[item].help;
+
+	return help ? help : "";
+}
+
+enum pcpu_metric_kind pcpu_stat_kind(const struct pcpu_stat *pub, unsigned int item)
+{
+	return (enum pcpu_metric_kind)set_of(pub)->items[item].kind;
+}
+
+void pcpu_stat_mark_metric(struct pcpu_stat *pub)
+{
+	__atomic_fetch_or(&pub->flags, PCPU_STAT_F_METRIC, __ATOMIC_RELEASE);
 }
 
 /* Test-only accessors: in the suite's internal library only. */

@@ -100,7 +100,6 @@ struct stat_set {
 	size_t words_bytes;
 	uint32_t nr_lines;
 	struct pcpu_registry_entry *entry; /* in the registry of live objects */
-	bool metric;                       /* pcpu_stat_register() succeeded once */
 };
 
 static inline struct stat_set *set_of(const struct pcpu_stat *s)

@@ -106,6 +106,11 @@ extern "C" {
 
 /** Flag: give every item a central line of its own (groups ignored). @since 0.1 */
 #define PCPU_STAT_ONE_PER_LINE 1u
+/**
+ * Set by the library in struct pcpu_stat's flags, never in a descriptor's:
+ * the set is registered as metrics (<percpu/metrics.h>). @since 0.3
+ */
+#define PCPU_STAT_F_METRIC (1u << 31)
 
 /** One item of a descriptor. Zero means "the default". @since 0.1 */
 struct pcpu_stat_item {

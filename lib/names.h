@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one validator of metric and item names, units, label names and
+ * label values (lib/metric_names.c), below every unit and client: stat
+ * sets, shared segments and the metrics list check with the same rules.
+ */
+#ifndef PCPU_LIB_NAMES_H
+#define PCPU_LIB_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <percpu/metrics.h>
+
+/* 0 if prefix_name (or name) is a valid metric name for @kind, and @unit fits it. */
+int pcpu_metrics_check_name(const char *prefix, const char *name, const char *unit,
+			    enum pcpu_metric_kind kind);
+
+/* Number of pairs in @labels (NULL: 0), or -EINVAL. */
+int pcpu_metrics_check_labels(const char *const *labels, enum pcpu_metric_kind kind);
+
+/*
+ * Would families @a of @kind_a and @b of @kind_b write a sample (or a
+ * family) of the same name?
+ */
+bool pcpu_metrics_names_meet(const char *a, enum pcpu_metric_kind kind_a, const char *b,
+			     enum pcpu_metric_kind kind_b);
+
+/* 0 if @names ({"k", ..., NULL}) are 1 to @max distinct label names for @kind. */
+int pcpu_metrics_check_label_names(const char *const *names, unsigned int max,
+				   enum pcpu_metric_kind kind);
+
+/* 0 if @v is valid UTF-8 of at most @max bytes, else -EINVAL. */
+int pcpu_metrics_check_label_value(const char *v, size_t max);
+
+#endif /* PCPU_LIB_NAMES_H */
