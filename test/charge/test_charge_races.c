@@ -99,7 +99,7 @@
 #include "pcpu_test.h"
 #include "ptrace_steps.h"
 
-/* a sweep of ~1400 stops under ASan takes ~45 s on two CPUs (~140 s on busy ones) */
+/* the longest sweep (~2300 stops under ASan) takes ~17 s on two CPUs */
 TestSuite(charge_races, .timeout = 240);
 
 #define LIMIT (INT64_C(1) << 20)
@@ -512,9 +512,12 @@ __attribute__((unused)) static void child_main(void)
 
 #if defined(__x86_64__)
 
+static struct pcpu_race_trail trail; /* of the run without a stop */
+
 /* What one run saw. */
 struct run_result {
 	long steps;    /* instructions of the traced call (when the stop was not reached) */
+	bool diverged; /* the free run to the anchor did not run as the stepped one */
 	bool stopped;  /* the stop was reached and the racer acted there */
 	bool in_cs;    /* the stop was inside an armed restartable sequence */
 	long aborts;   /* aborts the kernel had to make: at a fence, or on resume */
@@ -564,7 +567,9 @@ static bool rerun(pid_t pid, uintptr_t cs_field, uintptr_t armed, uint64_t stop_
 
 /*
  * One child: the racer acts before the traced call's instruction number
- * @stop (counted from its first), or never if @stop < 0.
+ * @stop (counted from its first), or never if @stop < 0, when the run
+ * leaves its trail. A run with a stop goes freely to the stop's anchor on
+ * that trail, and is stepped from there.
  */
 static struct run_result run_once(long stop)
 {
@@ -598,8 +603,25 @@ static struct run_result run_once(long stop)
 			if (cs)
 				armed = (uintptr_t)cs;
 		}
-		if (!inside && ip == (uint64_t)(uintptr_t)traced_call)
+		if (!inside && ip == (uint64_t)(uintptr_t)traced_call) {
+			long nth, anchor = stop > 0 ? pcpu_race_anchor(&trail, stop, &nth) : 0;
+
 			inside = true;
+			if (anchor > 0) {
+				pcpu_race_run_to(pid, trail.ip[anchor], nth, cs_field, &armed);
+				r.steps = anchor;
+				continue;
+			}
+		}
+		if (inside && stop < 0)
+			pcpu_race_trail_note(&trail, r.steps, ip);
+		if (inside && stop >= 0 && ip != trail.ip[r.steps]) {
+			/* a real preemption restarted a sequence on the way: run it again */
+			r.diverged = true;
+			kill(pid, SIGKILL);
+			cr_assert_eq(waitpid(pid, &status, 0), pid);
+			return r;
+		}
 		if (inside && ip == (uint64_t)(uintptr_t)traced_done)
 			break;
 		if (inside && r.steps == stop) {
@@ -645,7 +667,6 @@ static struct run_result run_once(long stop)
 		pcpu_race_step(pid, &status);
 		if (inside)
 			r.steps++;
-		cr_assert_lt(r.steps, 200000, "the traced call never returned");
 		cr_assert_lt(++before, 1000000, "the traced call was never reached");
 	}
 	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
@@ -721,6 +742,7 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 {
 	struct run_result whole;
 	long in_cs = 0, aborts = 0, aborted = 0, reruns = 0, failed = 0, refused = 0;
+	long diverged = 0;
 	long first = -2, last = -2;
 	char why[1024], first_why[1024] = "";
 	int64_t first_exact = 0;
@@ -735,6 +757,7 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 	traced = what;
 	action = act;
 	racer_amount = amount;
+	pcpu_race_trail_init(&trail);
 	whole = run_once(-1);
 	assert_mode();
 	cr_assert(oracles_hold(why, sizeof(why)), "%s, no stop: %s", name, why);
@@ -746,6 +769,11 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 	for (long k = 0; k < whole.steps; k++) {
 		struct run_result r = run_once(k);
 
+		for (int again = 0; r.diverged; again++) {
+			cr_assert_lt(again, 10, "%s: stop %ld: every run diverged", name, k);
+			diverged++;
+			r = run_once(k);
+		}
 		cr_assert(r.stopped, "%s: stop %ld of %ld never reached", name, k, whole.steps);
 		if (!oracles_hold(why, sizeof(why))) {
 			if (failed++ == 0) {
@@ -764,9 +792,9 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 	}
 	cr_log_info("%s: %ld stops, %ld inside a restartable sequence, %ld aborts there "
 		    "(racer on %s CPU), %ld restarts back at their stop, %ld traced tries "
-		    "refused; %ld stops failed",
+		    "refused; %ld stops failed; %ld runs diverged and were run again",
 		    name, whole.steps, in_cs, aborted, remote ? "another" : "the same", reruns,
-		    refused, failed);
+		    refused, failed, diverged);
 	cr_assert_eq(failed, 0,
 		     "%s: %ld of %ld stops broke a promise (stops %ld to %ld); at stop %ld, "
 		     "exact %" PRId64 ": %s",
@@ -778,6 +806,7 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 	if (page->mode == PCPU_CPU_RSEQ && what != TRACED_DRAIN && what != TRACED_UNCHARGE_SLOW &&
 	    what != TRACED_SET_LIMIT)
 		cr_assert_gt(in_cs, 0, "%s: no stop inside the restartable sequence", name);
+	pcpu_race_trail_free(&trail);
 	munmap(page, sizeof(*page));
 }
 

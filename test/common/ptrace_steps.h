@@ -2,18 +2,23 @@
 /*
  * What the deterministic race tests (test/counter/test_fold_races.c,
  * test/charge/test_charge_races.c) share: single-stepping a traced child on
- * x86_64 and reading its restartable-sequence descriptor, and collecting
- * the broken promises of one stop into one message. Include after
+ * x86_64, running it on to a stop with a breakpoint (a sweep of n stops
+ * then steps a few instructions per stop, not n^2 / 2 in all), reading its
+ * restartable-sequence descriptor, and collecting the broken promises of
+ * one stop into one message. Include after
  * <criterion/criterion.h> (pcpu_test.h).
  */
 #ifndef PCPU_TEST_PTRACE_STEPS_H
 #define PCPU_TEST_PTRACE_STEPS_H
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
@@ -73,6 +78,134 @@ static inline bool pcpu_race_in_section(pid_t pid, uintptr_t cs, uint64_t ip)
 	uint64_t length = (uint64_t)pcpu_race_peek(pid, cs + 16);
 
 	return ip >= start && ip < start + length;
+}
+
+/*
+ * Is @ip in this test program itself (its code and the static library),
+ * not in a shared library? The child is forked from this process, so an
+ * address means the same code in both.
+ */
+static inline bool pcpu_race_in_program(uint64_t ip)
+{
+	static Dl_info self;
+	Dl_info info;
+
+	if (!self.dli_fbase)
+		cr_assert(dladdr((void *)(uintptr_t)&pcpu_race_in_program, &self));
+	return dladdr((void *)(uintptr_t)ip, &info) && info.dli_fbase == self.dli_fbase;
+}
+
+/*
+ * Fast-forwarding a sweep. Stopping before instruction k of a traced call
+ * by single-stepping from its first costs k steps, so a sweep of n stops
+ * costs n^2 / 2 (under ASan, which triples n, nine times as much). Instead
+ * the child runs freely to an earlier instruction of the same run, the
+ * anchor, with a breakpoint (int3) on it, and is stepped from there.
+ *
+ * Runs the stopped child on until it is about to run @ip for the @nth time,
+ * counting its present instruction if it is @ip. Until then it runs as a
+ * stepped child does: before each resumption the restartable-sequence
+ * pointer at @cs_field (if any) is cleared, so that no stop aborts a
+ * sequence, and the last one armed is kept in @armed.
+ *
+ * Only the traced thread may meet the breakpoint (another would die of its
+ * SIGTRAP): @ip must be code that no other thread of the child runs
+ * meanwhile. A free run can differ from the stepped one: a real preemption
+ * inside a sequence that armed itself aborts and restarts it, and the
+ * caller sees that as a different instruction where it expected one.
+ */
+static inline void pcpu_race_run_to(pid_t pid, uint64_t ip, long nth, uintptr_t cs_field,
+				    uintptr_t *armed)
+{
+	struct user_regs_struct regs;
+	long text, seen = 0;
+	int status;
+
+	errno = 0;
+	text = ptrace(PTRACE_PEEKTEXT, pid, (void *)(uintptr_t)ip, NULL);
+	cr_assert_eq(errno, 0);
+	for (;;) {
+		cr_assert_eq(ptrace(PTRACE_GETREGS, pid, NULL, &regs), 0);
+		if (regs.rip == ip && ++seen == nth)
+			return;
+		if (cs_field) {
+			long cs = pcpu_race_peek(pid, cs_field);
+
+			cr_assert_eq(errno, 0);
+			if (cs) {
+				*armed = (uintptr_t)cs;
+				cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
+			}
+		}
+		if (regs.rip == ip) {
+			pcpu_race_step(pid, &status); /* off the breakpoint's address */
+			continue;
+		}
+		cr_assert_eq(ptrace(PTRACE_POKETEXT, pid, (void *)(uintptr_t)ip,
+				    (void *)((text & ~0xffL) | 0xcc)), 0);
+		cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP,
+			  "the child left or stopped elsewhere on its way (status %#x)", status);
+		cr_assert_eq(ptrace(PTRACE_POKETEXT, pid, (void *)(uintptr_t)ip, (void *)text), 0);
+		cr_assert_eq(ptrace(PTRACE_GETREGS, pid, NULL, &regs), 0);
+		cr_assert_eq(regs.rip, ip + 1, "the child stopped off the breakpoint");
+		regs.rip = ip;
+		cr_assert_eq(ptrace(PTRACE_SETREGS, pid, NULL, &regs), 0);
+	}
+}
+
+#define PCPU_RACE_MAX_STEPS 200000 /* instructions of one traced call, at most */
+
+/*
+ * The trail of a run without a stop: where each instruction of the traced
+ * call stood, and whether in this program's code, where a breakpoint can
+ * take a later run on to it.
+ */
+struct pcpu_race_trail {
+	uint64_t *ip;
+	bool *in_program;
+	long steps;
+};
+
+static inline void pcpu_race_trail_init(struct pcpu_race_trail *t)
+{
+	t->ip = calloc(PCPU_RACE_MAX_STEPS, sizeof(*t->ip));
+	t->in_program = calloc(PCPU_RACE_MAX_STEPS, sizeof(*t->in_program));
+	t->steps = 0;
+	cr_assert(t->ip && t->in_program);
+}
+
+/* Instruction @step of the run without a stop stood at @ip. */
+static inline void pcpu_race_trail_note(struct pcpu_race_trail *t, long step, uint64_t ip)
+{
+	cr_assert_lt(step, PCPU_RACE_MAX_STEPS, "the traced call never returned");
+	t->ip[step] = ip;
+	t->in_program[step] = pcpu_race_in_program(ip);
+	t->steps = step + 1;
+}
+
+/*
+ * The anchor of @stop: the last instruction up to it in this program's
+ * code, as its number in the trail and as which of the visits to its
+ * address it is (@nth); 0 (the call's first instruction) if none.
+ */
+static inline long pcpu_race_anchor(const struct pcpu_race_trail *t, long stop, long *nth)
+{
+	long anchor = stop;
+
+	while (anchor > 0 && !t->in_program[anchor])
+		anchor--;
+	*nth = 0;
+	for (long i = 0; i <= anchor; i++)
+		*nth += t->ip[i] == t->ip[anchor];
+	return anchor;
+}
+
+static inline void pcpu_race_trail_free(struct pcpu_race_trail *t)
+{
+	free(t->ip);
+	free(t->in_program);
 }
 
 #endif /* __x86_64__ */
