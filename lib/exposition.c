@@ -6,8 +6,9 @@
  * on the other end of a socket never holds up destroy()).
  *
  * Differences between the two that matter here: in Prometheus text a
- * counter family is named with its "_total" and HELP escapes only
- * backslash and newline; OpenMetrics names the family without it, escapes
+ * counter family is named with its "_total" (an info family with its
+ * "_info", typed gauge) and HELP escapes only backslash and newline;
+ * OpenMetrics names the family without them, types info as info, escapes
  * double quotes in HELP too, has UNIT, forbids _sum (and so _count) on a
  * histogram with negative buckets, and ends with "# EOF".
  */
@@ -102,19 +103,27 @@ static void format_double(char *buf, size_t size, double d)
 	}
 }
 
+/* What a sample of @kind appends to the family's name. */
+static const char *sample_suffix(enum pcpu_metric_kind kind)
+{
+	return kind == PCPU_METRIC_COUNTER ? "_total" : kind == PCPU_METRIC_INFO ? "_info" : "";
+}
+
 static void put_header(struct writer *w, const struct pcpu_metric_sample *m)
 {
 	static const char *const types[] = { [PCPU_METRIC_COUNTER] = "counter",
 					     [PCPU_METRIC_GAUGE] = "gauge",
-					     [PCPU_METRIC_HISTOGRAM] = "histogram" };
-	const char *total = !w->om && m->kind == PCPU_METRIC_COUNTER ? "_total" : "";
+					     [PCPU_METRIC_HISTOGRAM] = "histogram",
+					     [PCPU_METRIC_INFO] = "info" };
+	const char *suffix = w->om ? "" : sample_suffix(m->kind);
+	const char *type = !w->om && m->kind == PCPU_METRIC_INFO ? "gauge" : types[m->kind];
 
 	if (m->help[0]) {
-		fprintf(w->out, "# HELP %s%s ", m->name, total);
+		fprintf(w->out, "# HELP %s%s ", m->name, suffix);
 		put_escaped(w->out, m->help, w->om);
 		fputc('\n', w->out);
 	}
-	fprintf(w->out, "# TYPE %s%s %s\n", m->name, total, types[m->kind]);
+	fprintf(w->out, "# TYPE %s%s %s\n", m->name, suffix, type);
 	if (w->om && m->unit[0])
 		fprintf(w->out, "# UNIT %s %s\n", m->name, m->unit);
 }
@@ -159,8 +168,12 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 		put_histogram(w, m);
 		return 0;
 	}
-	fprintf(w->out, "%s%s", m->name, m->kind == PCPU_METRIC_COUNTER ? "_total" : "");
+	fprintf(w->out, "%s%s", m->name, sample_suffix(m->kind));
 	put_labels(w->out, m->labels, NULL, NULL);
+	if (m->kind == PCPU_METRIC_INFO) {
+		fputs(" 1\n", w->out); /* an info sample is 1, whatever its source holds */
+		return 0;
+	}
 	if (m->flags & PCPU_METRIC_SAMPLE_F_DOUBLE) {
 		char v[64];
 

@@ -21,7 +21,8 @@ static int register_gauge(void *g, uint32_t *flags, enum metric_source source,
 	struct metric_spec sp;
 	int err;
 
-	if (!g || !d || d->kind != PCPU_METRIC_GAUGE)
+	if (!g || !d || (d->kind != PCPU_METRIC_GAUGE &&
+			 (d->kind != PCPU_METRIC_INFO || source != METRIC_FROM_GAUGE)))
 		return -EINVAL;
 	if (__atomic_fetch_or(flags, PCPU_GAUGE_F_METRIC, __ATOMIC_ACQ_REL) & PCPU_GAUGE_F_METRIC)
 		return -EEXIST;

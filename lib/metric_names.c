@@ -37,9 +37,11 @@ static const char *const *suffixes_of(enum pcpu_metric_kind kind)
 	static const char *const gauge[] = { "", NULL };
 	static const char *const histogram[] = { "", "_bucket", "_sum", "_count", "_created",
 						 NULL };
+	static const char *const info[] = { "_info", NULL };
 
 	return kind == PCPU_METRIC_COUNTER ? counter :
-	       kind == PCPU_METRIC_HISTOGRAM ? histogram : gauge;
+	       kind == PCPU_METRIC_HISTOGRAM ? histogram :
+	       kind == PCPU_METRIC_INFO ? info : gauge;
 }
 
 int pcpu_metrics_check_name(const char *prefix, const char *name, const char *unit,
@@ -53,7 +55,9 @@ int pcpu_metrics_check_name(const char *prefix, const char *name, const char *un
 	if (!name)
 		return -EINVAL;
 	if (kind != PCPU_METRIC_COUNTER && kind != PCPU_METRIC_GAUGE &&
-	    kind != PCPU_METRIC_HISTOGRAM)
+	    kind != PCPU_METRIC_HISTOGRAM && kind != PCPU_METRIC_INFO)
+		return -EINVAL;
+	if (kind == PCPU_METRIC_INFO && unit && *unit)
 		return -EINVAL;
 	len = strlen(name);
 	first = plen ? prefix[0] : name[0];

@@ -330,13 +330,19 @@ PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
 	return err;
 }
 
+PCPU_EXPORT void __pcpu_metrics_define_desc(struct pcpu_counter *c,
+					    const struct pcpu_metric_desc *d)
+{
+	if (pcpu_counter_init(c, 0) != 0 || pcpu_counter_register(c, d) != 0)
+		__atomic_fetch_add(&define_errors, 1, __ATOMIC_RELAXED);
+}
+
 PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
 				       const char *help, enum pcpu_metric_kind kind)
 {
 	struct pcpu_metric_desc d = { .name = name, .help = help, .kind = kind };
 
-	if (pcpu_counter_init(c, 0) != 0 || pcpu_counter_register(c, &d) != 0)
-		__atomic_fetch_add(&define_errors, 1, __ATOMIC_RELAXED);
+	__pcpu_metrics_define_desc(c, &d);
 }
 
 PCPU_EXPORT void __pcpu_metrics_undefine(struct pcpu_counter *c)

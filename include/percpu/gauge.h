@@ -114,6 +114,11 @@ static inline double pcpu_gauge_double_add(struct pcpu_gauge_double *g, double d
 /**
  * Registers @p g as the metric @p d, whose kind must be PCPU_METRIC_GAUGE,
  * until pcpu_gauge_unregister(). A gauge is registered at most once.
+ *
+ * Or PCPU_METRIC_INFO: an info metric, exposed as name_info with @p d's
+ * labels and the value 1 whatever @p g holds (the gauge is only its
+ * handle), e.g. { .name = "myapp_build", .kind = PCPU_METRIC_INFO,
+ * .labels = (const char *const[]){ "version", "1.2.0", NULL } }.
  * @return 0; -EINVAL (NULL @p g or @p d, another kind, a bad name, unit or
  *         label); -EEXIST (registered already, or the name and labels
  *         are); -ENOMEM. @since 0.3
@@ -123,7 +128,7 @@ PCPU_EXPORT int pcpu_gauge_register(struct pcpu_gauge *g, const struct pcpu_metr
 /** Unregisters @p g if it is registered; NULL: nothing. @since 0.3 */
 PCPU_EXPORT void pcpu_gauge_unregister(struct pcpu_gauge *g);
 
-/** As pcpu_gauge_register(), for a double gauge. @since 0.3 */
+/** As pcpu_gauge_register(), for a double gauge (not an info metric). @since 0.3 */
 PCPU_EXPORT int pcpu_gauge_double_register(struct pcpu_gauge_double *g,
 					   const struct pcpu_metric_desc *d);
 

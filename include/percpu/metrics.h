@@ -52,6 +52,13 @@ enum pcpu_metric_kind {
 	PCPU_METRIC_COUNTER = 1,   /**< monotone; exposed as name_total */
 	PCPU_METRIC_GAUGE = 2,     /**< any value */
 	PCPU_METRIC_HISTOGRAM = 3, /**< <percpu/histogram.h> only */
+	/**
+	 * An info metric: constant labels (a version, a build), exposed as
+	 * name_info with the value 1 (OpenMetrics type info; a gauge in text
+	 * 0.0.4). No unit. Through pcpu_gauge_register() or a collector.
+	 * @since 0.3
+	 */
+	PCPU_METRIC_INFO = 4,
 };
 
 /** What a counter is registered as; every string is copied. @since 0.2 */
@@ -206,6 +213,10 @@ PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void);
 PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
 				       const char *help, enum pcpu_metric_kind kind);
 
+/* Internal to the headers: the same, from a whole description. */
+PCPU_EXPORT void __pcpu_metrics_define_desc(struct pcpu_counter *c,
+					    const struct pcpu_metric_desc *d);
+
 /*
  * Internal to the headers: what a file-scope definition runs at exit (or
  * unload): destroys @c, and clears the calling thread's rseq critical
@@ -252,6 +263,46 @@ PCPU_EXPORT void __pcpu_metrics_undefine(struct pcpu_counter *c);
 /** As PCPU_COUNTER_DEFINE(), for a gauge. @since 0.2 */
 #define PCPU_GAUGE_DEFINE(var, name, help) \
 	__PCPU_METRIC_DEFINE(var, name, help, PCPU_METRIC_GAUGE)
+
+/* Internal to the headers; the macro's kind wins over a .kind in the fields. */
+#define __PCPU_METRIC_DEFINE_DESC(var, kind_, ...)                                   \
+	struct pcpu_counter var;                                                      \
+	__attribute__((constructor(101))) static void __pcpu_define_##var(void)       \
+	{                                                                             \
+		const struct pcpu_metric_desc fields = { __VA_ARGS__ };               \
+		struct pcpu_metric_desc d = fields;                                   \
+                                                                                      \
+		d.kind = (kind_);                                                     \
+		__pcpu_metrics_define_desc(&(var), &d);                               \
+	}                                                                             \
+	__attribute__((destructor(101))) static void __pcpu_undefine_##var(void)      \
+	{                                                                             \
+		__pcpu_metrics_undefine(&(var));                                      \
+	}                                                                             \
+	extern struct pcpu_counter var
+
+/**
+ * As PCPU_COUNTER_DEFINE(), with the metric's fields given as designated
+ * initialisers of struct pcpu_metric_desc (a unit, constant labels):
+ * @code
+ * PCPU_COUNTER_DEFINE_DESC(rx_bytes, .name = "net_received_bytes", .unit = "bytes",
+ *                          .help = "Bytes received.",
+ *                          .labels = PCPU_LABELS("interface", "eth0"));
+ * @endcode
+ * Strings are copied at registration. @since 0.3
+ */
+#define PCPU_COUNTER_DEFINE_DESC(var, ...) \
+	__PCPU_METRIC_DEFINE_DESC(var, PCPU_METRIC_COUNTER, __VA_ARGS__)
+
+/** As PCPU_COUNTER_DEFINE_DESC(), for a gauge. @since 0.3 */
+#define PCPU_GAUGE_DEFINE_DESC(var, ...) \
+	__PCPU_METRIC_DEFINE_DESC(var, PCPU_METRIC_GAUGE, __VA_ARGS__)
+
+/**
+ * Constant labels for struct pcpu_metric_desc's @c labels:
+ * PCPU_LABELS("key", "value", ...), NULL-terminated. C only. @since 0.3
+ */
+#define PCPU_LABELS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 #ifdef __cplusplus
 }

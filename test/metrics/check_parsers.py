@@ -15,6 +15,8 @@ except ImportError:
 WANT = {
     # family: (type, unit, {(sample name, labels...): value})
     "app_started": ("counter", "", {("app_started_total",): 1}),
+    "app_received_bytes": ("counter", "bytes", {
+        ("app_received_bytes_total", ("interface", "lo")): 4096}),
     "http_requests": ("counter", "", {
         ("http_requests_total", ("method", "GET"), ("path", '/a"b\\c\nd')): 12,
         ("http_requests_total", ("method", "POST"), ("path", "/")): 3}),
@@ -49,6 +51,9 @@ WANT = {
     "vm_nr_free_pages": ("gauge", "", {("vm_nr_free_pages",): 12345}),
     "vm_pgfault": ("counter", "", {("vm_pgfault_total",): 99}),
 }
+# the info metric: a gauge family "x_info" in text 0.0.4, an info family "x" in OpenMetrics
+WANT_PROM = dict(WANT, app_build_info=("gauge", "", {("app_build_info", ("version", "0.3.0")): 1}))
+WANT_OM = dict(WANT, app_build=("info", "", {("app_build_info", ("version", "0.3.0")): 1}))
 HELP = {"http_requests": 'Requests \\ served\nby "us".'}
 
 
@@ -61,11 +66,12 @@ def canon_le(labels):
 
 def check(name, families, om):
     failures = 0
+    want = WANT_OM if om else WANT_PROM
     got = {f.name: f for f in families}
-    if sorted(got) != sorted(WANT):
-        print(f"# {name}: families {sorted(got)}, want {sorted(WANT)}")
+    if sorted(got) != sorted(want):
+        print(f"# {name}: families {sorted(got)}, want {sorted(want)}")
         return 1
-    for fam, (typ, unit, samples) in WANT.items():
+    for fam, (typ, unit, samples) in want.items():
         f = got[fam]
         if f.type != typ:
             print(f"# {name}: {fam} type {f.type}, want {typ}")

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * File-scope definitions (PCPU_COUNTER_DEFINE, PCPU_GAUGE_DEFINE) in the
+ * File-scope definitions (PCPU_COUNTER_DEFINE, PCPU_GAUGE_DEFINE, and the
+ * _DESC forms with a unit and constant labels) in the
  * test executable: registered before main(), usable at once, and a
  * definition that cannot register (bad or duplicate name) stays usable,
  * unexposed, and is counted by pcpu_metrics_define_errors(). Linked
@@ -16,6 +17,14 @@ PCPU_COUNTER_DEFINE(defined_requests, "defined_requests", "Requests defined at f
 PCPU_GAUGE_DEFINE(defined_depth, "defined_depth", "A gauge defined at file scope.");
 PCPU_COUNTER_DEFINE(defined_bad, "defined bad", "Refused: a space in the name.");
 PCPU_COUNTER_DEFINE(defined_dup, "defined_requests", "Refused: a duplicate.");
+PCPU_COUNTER_DEFINE_DESC(defined_rx, .name = "defined_received_bytes", .unit = "bytes",
+			 .help = "Bytes received.", .labels = PCPU_LABELS("interface", "eth0"));
+PCPU_GAUGE_DEFINE_DESC(defined_temp, .name = "defined_temperature_celsius", .unit = "celsius",
+		       .labels = PCPU_LABELS("sensor", "a", "zone", "b"));
+/* the macro's kind wins: a gauge, though the fields say counter */
+PCPU_GAUGE_DEFINE_DESC(defined_kind, .name = "defined_level", .kind = PCPU_METRIC_COUNTER);
+PCPU_COUNTER_DEFINE_DESC(defined_bad_unit, .name = "defined_sent", .unit = "bytes",
+			 .help = "Refused: the unit is not the end of the name.");
 
 /* Ran before main(), after the definitions' constructors (priority 101). */
 static int registered_before_main = -1;
@@ -40,24 +49,37 @@ Test(define, defined_counters_count_and_show_in_both_formats)
 
 	pcpu_counter_add(&defined_requests, 5);
 	pcpu_counter_add(&defined_depth, -2);
+	pcpu_counter_add(&defined_rx, 1500);
+	pcpu_counter_add(&defined_temp, -4);
+	pcpu_counter_add(&defined_kind, -1);
 	text = metrics_text(PCPU_METRICS_PROMETHEUS);
 	cr_assert_not_null(text);
 	cr_expect_str_eq(text, "# HELP defined_depth A gauge defined at file scope.\n"
 			       "# TYPE defined_depth gauge\n"
 			       "defined_depth -2\n"
+			       "# TYPE defined_level gauge\n"
+			       "defined_level -1\n"
+			       "# HELP defined_received_bytes_total Bytes received.\n"
+			       "# TYPE defined_received_bytes_total counter\n"
+			       "defined_received_bytes_total{interface=\"eth0\"} 1500\n"
 			       "# HELP defined_requests_total Requests defined at file scope.\n"
 			       "# TYPE defined_requests_total counter\n"
-			       "defined_requests_total 5\n");
+			       "defined_requests_total 5\n"
+			       "# TYPE defined_temperature_celsius gauge\n"
+			       "defined_temperature_celsius{sensor=\"a\",zone=\"b\"} -4\n");
 	free(text);
 	text = metrics_text(PCPU_METRICS_OPENMETRICS);
 	cr_expect(metrics_has_line(text, "# TYPE defined_requests counter"), "%s", text);
 	cr_expect(metrics_has_line(text, "defined_requests_total 5"), "%s", text);
+	cr_expect(metrics_has_line(text, "# UNIT defined_received_bytes bytes"), "%s", text);
+	cr_expect(metrics_has_line(text, "# UNIT defined_temperature_celsius celsius"), "%s", text);
 	free(text);
 }
 
 Test(define, failed_definitions_are_counted_unexposed_and_still_usable)
 {
-	cr_expect_eq(pcpu_metrics_define_errors(), 2, "the bad name and the duplicate");
+	cr_expect_eq(pcpu_metrics_define_errors(), 3, "the bad name, the duplicate, the bad unit");
+	cr_expect(pcpu_counter_initialized(&defined_bad_unit));
 	cr_assert(pcpu_counter_initialized(&defined_bad));
 	cr_assert(pcpu_counter_initialized(&defined_dup));
 	pcpu_counter_add(&defined_bad, 3);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <pthread.h>
 
+#include <percpu/family.h>
 #include <percpu/gauge.h>
 #include <percpu/metrics.h>
 
@@ -245,4 +246,61 @@ PCPU_TEST(gauge, registration_errors_are_reported_and_undone)
 	cr_expect_eq(pcpu_gauge_register(&other, &desc), 0, "unregister gave the name back");
 	cr_expect_eq(pcpu_gauge_double_register(NULL, &desc), -EINVAL);
 	pcpu_gauge_unregister(&other);
+}
+
+/*
+ * An info metric: name_info with its labels and the value 1, whatever the
+ * gauge that stands for it holds; typed info in OpenMetrics, gauge in text.
+ */
+PCPU_TEST(gauge, an_info_metric_is_its_labels_with_the_value_one_in_both_formats)
+{
+	struct pcpu_gauge build = PCPU_GAUGE_INIT(0);
+	char *prom, *om;
+
+	cr_assert_eq(pcpu_gauge_register(&build, &(struct pcpu_metric_desc){
+		.name = "app_build", .help = "Build data.", .kind = PCPU_METRIC_INFO,
+		.labels = (const char *const[]){ "version", "1.2.0", "commit", "ab\"c", NULL } }),
+		0);
+	pcpu_gauge_set(&build, 7);
+	prom = metrics_text(PCPU_METRICS_PROMETHEUS);
+	om = metrics_text(PCPU_METRICS_OPENMETRICS);
+	cr_assert(prom && om);
+	cr_expect(metrics_has_line(prom, "# HELP app_build_info Build data."), "%s", prom);
+	cr_expect(metrics_has_line(prom, "# TYPE app_build_info gauge"), "%s", prom);
+	cr_expect(metrics_has_line(prom, "app_build_info{commit=\"ab\\\"c\",version=\"1.2.0\"} 1"),
+		  "%s", prom);
+	cr_expect(metrics_has_line(om, "# HELP app_build Build data."), "%s", om);
+	cr_expect(metrics_has_line(om, "# TYPE app_build info"), "%s", om);
+	cr_expect(metrics_has_line(om, "app_build_info{commit=\"ab\\\"c\",version=\"1.2.0\"} 1"),
+		  "%s", om);
+	free(prom);
+	free(om);
+	pcpu_gauge_unregister(&build);
+}
+
+PCPU_TEST(gauge, info_metrics_refuse_units_reserved_names_doubles_families_and_clashes)
+{
+	struct pcpu_gauge info = { 0 }, g = { 0 };
+	struct pcpu_gauge_double d = { 0 };
+	struct pcpu_metric_desc desc = { .name = "clash", .kind = PCPU_METRIC_INFO };
+
+	cr_expect_eq(pcpu_gauge_register(&info, &(struct pcpu_metric_desc){
+		.name = "x_bytes", .unit = "bytes", .kind = PCPU_METRIC_INFO }), -EINVAL);
+	cr_expect_eq(pcpu_gauge_register(&info, &(struct pcpu_metric_desc){
+		.name = "x_info", .kind = PCPU_METRIC_INFO }), -EINVAL, "the exposition adds _info");
+	cr_expect_eq(pcpu_gauge_double_register(&d, &desc), -EINVAL);
+	errno = 0;
+	cr_expect_null(pcpu_family_create(&(struct pcpu_family_desc){
+		.name = "fam", .kind = PCPU_METRIC_INFO,
+		.label_names = (const char *const[]){ "a", NULL } }));
+	cr_expect_eq(errno, EINVAL);
+	cr_expect_eq(info.flags, 0u);
+	cr_assert_eq(pcpu_gauge_register(&info, &desc), 0);
+	/* a gauge "clash_info" would write the info's sample */
+	cr_expect_eq(pcpu_gauge_register(&g, &(struct pcpu_metric_desc){
+		.name = "clash_info", .kind = PCPU_METRIC_GAUGE }), -EEXIST);
+	pcpu_gauge_unregister(&info);
+	cr_expect_eq(pcpu_gauge_register(&g, &(struct pcpu_metric_desc){
+		.name = "clash_info", .kind = PCPU_METRIC_GAUGE }), 0);
+	pcpu_gauge_unregister(&g);
 }

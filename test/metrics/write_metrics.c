@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Writes a known set of metrics (every kind, labels, escapes, units, a
- * scaled histogram, a label family, set-style gauges) in both formats: argv[1] gets Prometheus text,
- * argv[2] OpenMetrics. check-parsers.sh feeds them to the real parsers.
+ * scaled histogram, a label family, set-style gauges, an info metric) in
+ * both formats: argv[1] gets Prometheus text, argv[2] OpenMetrics. check-parsers.sh feeds them to the real parsers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,8 @@
 #include <percpu/stat.h>
 
 PCPU_COUNTER_DEFINE(requests_defined, "app_started", "Times the program started.");
+PCPU_COUNTER_DEFINE_DESC(received_defined, .name = "app_received_bytes", .unit = "bytes",
+			 .help = "Bytes received.", .labels = PCPU_LABELS("interface", "lo"));
 
 static int write_to(const char *path, enum pcpu_metrics_format f)
 {
@@ -42,6 +44,7 @@ int main(int argc, char **argv)
 	static const char *const code_path[] = { "code", "path", NULL };
 	static struct pcpu_gauge depth = PCPU_GAUGE_INIT(42);
 	static struct pcpu_gauge_double load = PCPU_GAUGE_DOUBLE_INIT(0.25);
+	static struct pcpu_gauge build;
 	static const char *const route[] = { "route", NULL };
 	static const int64_t route_bounds[] = { 100, 1000 };
 	struct pcpu_family *responses, *routes;
@@ -85,6 +88,9 @@ int main(int argc, char **argv)
 		.name = "queue_depth", .help = "Jobs waiting.", .kind = PCPU_METRIC_GAUGE });
 	err |= pcpu_gauge_double_register(&load, &(struct pcpu_metric_desc){
 		.name = "load_ratio", .help = "Load.", .unit = "ratio", .kind = PCPU_METRIC_GAUGE });
+	err |= pcpu_gauge_register(&build, &(struct pcpu_metric_desc){
+		.name = "app_build", .help = "Build data.", .kind = PCPU_METRIC_INFO,
+		.labels = (const char *const[]){ "version", "0.3.0", NULL } });
 	if (err || !vm || !lat || !delta || !responses || !routes || pcpu_stat_register(vm, "vm"))
 		return 1;
 	pcpu_counter_add(pcpu_family_get(responses, (const char *const[]){ "200", "/", NULL }), 5);
@@ -97,6 +103,7 @@ int main(int argc, char **argv)
 	pcpu_counter_add(pcpu_family_get(responses,
 					 (const char *const[]){ "404", "/a\"b\\c\nd", NULL }), 1);
 	pcpu_counter_add(&requests_defined, 1);
+	pcpu_counter_add(&received_defined, 4096);
 	pcpu_counter_add(&a, 12);
 	pcpu_counter_add(&b, 3);
 	pcpu_counter_add(&sent, 1 << 20);
@@ -113,6 +120,7 @@ int main(int argc, char **argv)
 	pcpu_family_destroy(routes);
 	pcpu_gauge_unregister(&depth);
 	pcpu_gauge_double_unregister(&load);
+	pcpu_gauge_unregister(&build);
 	pcpu_histogram_destroy(lat);
 	pcpu_histogram_destroy(delta);
 	pcpu_stat_destroy(vm);
