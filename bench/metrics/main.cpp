@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+//
+// percpu-bench-metrics: percpu's metrics beside prometheus-cpp 1.0 (Debian's
+// prometheus-cpp-dev), the client a C/C++ daemon would otherwise pick, in
+// one run:
+//   counter inc          a registered counter / prometheus::Counter
+//   child inc, cached    a label family's child looked up once per thread
+//   child inc, lookup    the child looked up by label values at every add
+//                        (8 status codes in turn), as
+//                        Family::Add({...}).Increment() does
+//   histogram observe    8 buckets, values spread over them
+// at 1, 2 and 4 threads (Mops/s, all threads; the median of the runs, and
+// the median of the per-run ratios), then the scrape of a family of 1k and
+// 10k series: ms and bytes per scrape (percpu: pcpu_metrics_write() into
+// memory; prometheus-cpp: Registry::Collect() then TextSerializer).
+//
+// Both sides are used as their documentation shows: the percpu calls are
+// inline per-CPU adds; prometheus-cpp's are atomics on one shared value
+// per series, and its Add() takes the family's mutex.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pthread.h>
+
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+extern "C" {
+#include <percpu/counter.h>
+#include <percpu/family.h>
+#include <percpu/histogram.h>
+#include <percpu/metrics.h>
+#include "timing.h"
+}
+
+namespace {
+
+const char *const codes[] = { "200", "201", "204", "301", "304", "400", "404", "500" };
+const int n_codes = 8;
+const int64_t bounds_us[] = { 100, 250, 500, 1000, 2500, 5000, 10000 };
+
+struct config {
+	int runs = 5;
+	int duration_ms = 200;
+};
+
+// One thread's loop: returns how many operations it did before @stop.
+using loop_fn = std::function<long(int thread, const std::atomic<bool> &stop)>;
+
+// Runs @fn on @threads threads for the run's duration: Mops/s, all threads.
+double run_threads(const config &cfg, int threads, const loop_fn &fn)
+{
+	std::atomic<bool> stop{ false };
+	std::vector<long> done(threads);
+	std::vector<std::thread> pool;
+	pthread_barrier_t start;
+	uint64_t t0, t1;
+
+	pthread_barrier_init(&start, nullptr, threads + 1);
+	for (int i = 0; i < threads; i++)
+		pool.emplace_back([&, i] {
+			pthread_barrier_wait(&start);
+			done[i] = fn(i, stop);
+		});
+	pthread_barrier_wait(&start);
+	t0 = timing_now_ns();
+	std::this_thread::sleep_for(std::chrono::milliseconds(cfg.duration_ms));
+	stop.store(true, std::memory_order_relaxed);
+	for (auto &t : pool)
+		t.join();
+	t1 = timing_now_ns();
+	pthread_barrier_destroy(&start);
+	long total = 0;
+	for (long d : done)
+		total += d;
+	return (double)total / (double)(t1 - t0) * 1e3;
+}
+
+// A loop of @body, checking @stop every 1024 calls.
+template <typename F> long loop(const std::atomic<bool> &stop, F body)
+{
+	long n = 0;
+
+	while (!stop.load(std::memory_order_relaxed)) {
+		for (int i = 0; i < 1024; i++)
+			body(n + i);
+		n += 1024;
+	}
+	return n;
+}
+
+struct workload {
+	const char *name;
+	loop_fn percpu, prom;
+};
+
+void compare(const config &cfg, const workload &w)
+{
+	for (int threads : { 1, 2, 4 }) {
+		std::vector<double> a, b, ratio;
+
+		for (int r = 0; r < cfg.runs; r++) {
+			a.push_back(run_threads(cfg, threads, w.percpu));
+			b.push_back(run_threads(cfg, threads, w.prom));
+			ratio.push_back(a.back() / b.back());
+		}
+		std::printf("%-20s %7d %10.1f %12.1f %9.2fx\n", w.name, threads,
+			    timing_median(a.data(), (unsigned)a.size()),
+			    timing_median(b.data(), (unsigned)b.size()),
+			    timing_median(ratio.data(), (unsigned)ratio.size()));
+	}
+}
+
+// ms and bytes of one scrape of a family of @series counters, both sides.
+void scrape(const config &cfg, unsigned series)
+{
+	static const char *const code_label[] = { "series", nullptr };
+	auto registry = std::make_shared<prometheus::Registry>();
+	auto &prom_family = prometheus::BuildCounter()
+				    .Name("bench_scrape_series")
+				    .Help("One of many series.")
+				    .Register(*registry);
+	std::string name = "bench_scrape" + std::to_string(series);
+	pcpu_family_desc d = {};
+	std::vector<double> ours, theirs;
+	size_t our_bytes = 0, their_bytes = 0;
+
+	d.name = name.c_str();
+	d.help = "One of many series.";
+	d.kind = PCPU_METRIC_COUNTER;
+	d.label_names = code_label;
+	d.max_children = series;
+	pcpu_family *f = pcpu_family_create(&d);
+	if (!f) {
+		std::perror("pcpu_family_create");
+		std::exit(1);
+	}
+	for (unsigned i = 0; i < series; i++) {
+		std::string v = std::to_string(i);
+		const char *values[] = { v.c_str(), nullptr };
+
+		pcpu_counter_add(pcpu_family_get(f, values), i);
+		prom_family.Add({ { "series", v } }).Increment(i);
+	}
+	for (int r = 0; r < cfg.runs; r++) {
+		char *buf = nullptr;
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+		uint64_t t0 = timing_now_ns();
+
+		if (!out || pcpu_metrics_write(out, PCPU_METRICS_PROMETHEUS) != 0 || fclose(out)) {
+			std::fprintf(stderr, "pcpu_metrics_write failed\n");
+			std::exit(1);
+		}
+		ours.push_back((double)(timing_now_ns() - t0) / 1e6);
+		our_bytes = len;
+		free(buf);
+
+		t0 = timing_now_ns();
+		prometheus::TextSerializer serializer;
+		std::string text = serializer.Serialize(registry->Collect());
+		theirs.push_back((double)(timing_now_ns() - t0) / 1e6);
+		their_bytes = text.size();
+	}
+	std::printf("scrape %-13u %10.2f %12.2f %9.2fx   bytes %zu / %zu\n", series,
+		    timing_median(ours.data(), (unsigned)ours.size()),
+		    timing_median(theirs.data(), (unsigned)theirs.size()),
+		    timing_median(theirs.data(), (unsigned)theirs.size()) /
+			    timing_median(ours.data(), (unsigned)ours.size()),
+		    our_bytes, their_bytes);
+	pcpu_family_destroy(f);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	config cfg;
+
+	for (int i = 1; i < argc; i++) {
+		if (!std::strcmp(argv[i], "--quick")) {
+			cfg.runs = 3;
+			cfg.duration_ms = 50;
+		} else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
+			cfg.runs = std::atoi(argv[++i]);
+		} else if (!std::strcmp(argv[i], "--duration-ms") && i + 1 < argc) {
+			cfg.duration_ms = std::atoi(argv[++i]);
+		} else {
+			std::fprintf(stderr, "usage: %s [--quick] [--runs N] [--duration-ms N]\n",
+				     argv[0]);
+			return 2;
+		}
+	}
+	if (cfg.runs < 1 || cfg.duration_ms < 1) {
+		std::fprintf(stderr, "--runs and --duration-ms must be positive\n");
+		return 2;
+	}
+
+	// the series, registered as a daemon would register them
+	static const char *const code_label[] = { "code", nullptr };
+	pcpu_counter requests;
+	pcpu_metric_desc rd = {};
+	rd.name = "bench_requests";
+	rd.kind = PCPU_METRIC_COUNTER;
+	pcpu_family_desc fd = {};
+	fd.name = "bench_responses";
+	fd.kind = PCPU_METRIC_COUNTER;
+	fd.label_names = code_label;
+	pcpu_histogram_desc hd = {};
+	hd.name = "bench_latency_seconds";
+	hd.unit = "seconds";
+	hd.bounds = bounds_us;
+	hd.nr_bounds = 7;
+	hd.scale = 1000000;
+	pcpu_family *responses = pcpu_family_create(&fd);
+	pcpu_histogram *latency = pcpu_histogram_create(&hd);
+	if (pcpu_counter_init(&requests, 0) || pcpu_counter_register(&requests, &rd) ||
+	    !responses || !latency) {
+		std::fprintf(stderr, "percpu setup failed\n");
+		return 1;
+	}
+
+	auto registry = std::make_shared<prometheus::Registry>();
+	auto &p_requests = prometheus::BuildCounter().Name("bench_requests").Register(*registry).Add({});
+	auto &p_responses = prometheus::BuildCounter().Name("bench_responses").Register(*registry);
+	auto &p_latency = prometheus::BuildHistogram()
+				  .Name("bench_latency_seconds")
+				  .Register(*registry)
+				  .Add({}, prometheus::Histogram::BucketBoundaries{ 0.0001, 0.00025, 0.0005,
+										   0.001, 0.0025, 0.005,
+										   0.01 });
+
+	std::printf("percpu metrics beside prometheus-cpp %s, %d runs of %d ms, medians; "
+		    "ratio > 1: percpu ahead\n\n",
+		    "1.0", cfg.runs, cfg.duration_ms);
+	std::printf("%-20s %7s %10s %12s %10s\n", "Mops/s", "threads", "percpu", "prometheus",
+		    "ratio");
+
+	const workload workloads[] = {
+		{ "counter inc",
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long) { pcpu_counter_add(&requests, 1); });
+		  },
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long) { p_requests.Increment(); });
+		  } },
+		{ "child inc, cached",
+		  [&](int t, const std::atomic<bool> &stop) {
+			  const char *values[] = { codes[t % n_codes], nullptr };
+			  pcpu_counter *child = pcpu_family_get(responses, values);
+			  return loop(stop, [&](long) { pcpu_counter_add(child, 1); });
+		  },
+		  [&](int t, const std::atomic<bool> &stop) {
+			  auto &child = p_responses.Add({ { "code", codes[t % n_codes] } });
+			  return loop(stop, [&](long) { child.Increment(); });
+		  } },
+		{ "child inc, lookup",
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  const char *values[] = { codes[i % n_codes], nullptr };
+				  pcpu_counter_add(pcpu_family_get(responses, values), 1);
+			  });
+		  },
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  p_responses.Add({ { "code", codes[i % n_codes] } }).Increment();
+			  });
+		  } },
+		{ "histogram observe",
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  pcpu_histogram_observe(latency, (i * 37) % 12000);
+			  });
+		  },
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  p_latency.Observe((double)((i * 37) % 12000) / 1e6);
+			  });
+		  } },
+	};
+	for (const auto &w : workloads)
+		compare(cfg, w);
+
+	std::printf("\n%-20s %10s %12s %10s\n", "scrape, ms", "percpu", "prometheus",
+		    "ratio");
+	scrape(cfg, 1000);
+	scrape(cfg, 10000);
+
+	pcpu_family_destroy(responses);
+	pcpu_histogram_destroy(latency);
+	pcpu_counter_destroy(&requests);
+	return 0;
+}
