@@ -4,8 +4,10 @@
  * metric and label names, units, reserved suffixes, and which names would
  * write the same sample (a gauge "x_total" beside a counter "x").
  */
+#define _GNU_SOURCE /* stpcpy */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "names.h"
@@ -145,6 +147,37 @@ static bool joined_equal(const char *n1, const char *s1, const char *n2, const c
 		p++;
 		q++;
 	}
+}
+
+int pcpu_metrics_rivals(const char *name, enum pcpu_metric_kind kind,
+			int (*visit)(const char *family, void *arg), void *arg)
+{
+	/* every suffix any kind's samples have */
+	static const char *const any[] = { "", "_total", "_created", "_bucket", "_sum", "_count",
+					   "_info", NULL };
+	size_t len = strlen(name);
+	char *sample = malloc(len + 16), *family = malloc(len + 16);
+	int ret = sample && family ? 0 : -ENOMEM;
+
+	for (const char *const *sa = suffixes_of(kind); !ret && *sa; sa++) {
+		size_t slen;
+
+		strcpy(stpcpy(sample, name), *sa);
+		slen = strlen(sample);
+		for (const char *const *sb = any; !ret && *sb; sb++) {
+			size_t blen = strlen(*sb);
+
+			if (blen >= slen || !ends_with(sample, slen, *sb))
+				continue;
+			memcpy(family, sample, slen - blen);
+			family[slen - blen] = '\0';
+			if (strcmp(family, name) != 0)
+				ret = visit(family, arg);
+		}
+	}
+	free(sample);
+	free(family);
+	return ret;
 }
 
 bool pcpu_metrics_names_meet(const char *a, enum pcpu_metric_kind kind_a, const char *b,

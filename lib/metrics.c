@@ -11,8 +11,13 @@
  * the lock to unlink its metrics before its memory goes, so a walk in
  * progress (which holds the lock) never reads freed memory.
  *
- * The list is sorted by name, then labels: a family (same name) is
- * contiguous, and output is deterministic.
+ * The list is two sorted arrays of the same metrics. By name, then labels:
+ * a family (same name) is contiguous, output is deterministic, and a
+ * name's family, the one check a registration makes against each family
+ * whose samples could clash with its own, is a binary search. By the object
+ * a metric reads: destroying an object finds its metrics by binary search.
+ * So registering or forgetting a metric costs O(log n) comparisons and a
+ * memmove of pointers, not a walk of every metric.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,7 +37,7 @@
 #include "stat_class.h"
 
 struct metric {
-	struct metric *next;
+	struct metric *next; /* on the list of the unlinked, to free */
 	char *name;    /* the family name */
 	char *help;    /* "" if none */
 	char *unit;    /* "" if none */
@@ -44,7 +49,8 @@ struct metric {
 	int64_t high_water; /* counters: the largest value exposed */
 };
 
-static struct metric *metrics;
+static struct metric **by_name, **by_obj;
+static size_t nr_metrics, capacity;
 static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int define_errors;
 
@@ -142,42 +148,136 @@ static bool samples_meet(const struct metric *a, const struct metric *b)
 	return pcpu_metrics_names_meet(a->name, a->kind, b->name, b->kind);
 }
 
-/* Links @m in order; -EEXIST if it clashes with a registered metric. Under the lock. */
-static int link_metric(struct metric *m)
+/* The order of by_name; NULL @labels sort before any. */
+static int compare_key(const struct metric *e, const char *name, char *const *labels)
 {
-	struct metric **pos = &metrics;
+	int d = strcmp(e->name, name);
 
-	for (struct metric *e = metrics; e; e = e->next) {
-		if (strcmp(e->name, m->name) == 0) {
-			/* a label family's name is its own: its children are its samples */
-			if (e->source == METRIC_FROM_FAMILY || m->source == METRIC_FROM_FAMILY)
-				return -EEXIST;
-			if (e->kind != m->kind || strcmp(e->unit, m->unit) != 0 ||
-			    compare_labels(e->labels, m->labels) == 0)
-				return -EEXIST;
-		} else if (samples_meet(e, m)) {
-			return -EEXIST;
-		}
-	}
-	while (*pos) {
-		int d = strcmp((*pos)->name, m->name);
+	return d || !labels ? d : compare_labels(e->labels, labels);
+}
 
-		if (d > 0 || (d == 0 && compare_labels((*pos)->labels, m->labels) > 0))
-			break;
-		pos = &(*pos)->next;
+/* The first index of by_name not below (@name, @labels); NULL @labels: @name's first. */
+static size_t name_rank(const char *name, char *const *labels)
+{
+	size_t lo = 0, hi = nr_metrics;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (compare_key(by_name[mid], name, labels) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	m->next = *pos;
-	*pos = m;
+	return lo;
+}
+
+/* The first index of by_obj whose object is not below @obj. */
+static size_t obj_rank(const void *obj)
+{
+	size_t lo = 0, hi = nr_metrics;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)by_obj[mid]->obj < (uintptr_t)obj)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first metric of the family @name, or NULL. */
+static struct metric *family_of(const char *name)
+{
+	size_t i = name_rank(name, NULL);
+
+	return i < nr_metrics && strcmp(by_name[i]->name, name) == 0 ? by_name[i] : NULL;
+}
+
+/* Room for @more metrics in both arrays; -ENOMEM. Under the lock. */
+static int reserve(size_t more)
+{
+	size_t cap = capacity ? capacity : 64;
+	struct metric **a;
+
+	if (nr_metrics + more <= capacity)
+		return 0;
+	while (cap < nr_metrics + more)
+		cap *= 2;
+	a = realloc(by_name, cap * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	by_name = a;
+	a = realloc(by_obj, cap * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	by_obj = a;
+	capacity = cap;
 	return 0;
 }
 
+/* Shifts @a[@i..] up one and puts @m at @i (nr_metrics not yet counting it). */
+static void insert_at(struct metric **a, size_t i, struct metric *m)
+{
+	memmove(&a[i + 1], &a[i], (nr_metrics - i) * sizeof(*a));
+	a[i] = m;
+}
+
+/* Shifts @a[@i + 1..] down one (nr_metrics still counting the one at @i). */
+static void remove_at(struct metric **a, size_t i)
+{
+	memmove(&a[i], &a[i + 1], (nr_metrics - i - 1) * sizeof(*a));
+}
+
+/* -EEXIST if family @name is registered and its samples meet @arg's. */
+static int rival_meets(const char *name, void *arg)
+{
+	const struct metric *e = family_of(name);
+
+	return e && samples_meet(e, arg) ? -EEXIST : 0;
+}
+
+/*
+ * Links @m in order; -EEXIST if it clashes with a registered metric. Under
+ * the lock, with room reserved.
+ */
+static int link_metric(struct metric *m)
+{
+	const struct metric *e = family_of(m->name);
+	size_t at = name_rank(m->name, m->labels);
+	int err;
+
+	if (e) {
+		/* a label family's name is its own: its children are its samples */
+		if (e->source == METRIC_FROM_FAMILY || m->source == METRIC_FROM_FAMILY)
+			return -EEXIST;
+		/* every member agrees with the first */
+		if (e->kind != m->kind || strcmp(e->unit, m->unit) != 0)
+			return -EEXIST;
+		if (at < nr_metrics && compare_key(by_name[at], m->name, m->labels) == 0)
+			return -EEXIST;
+	}
+	err = pcpu_metrics_rivals(m->name, m->kind, rival_meets, m);
+	if (err)
+		return err;
+	insert_at(by_name, at, m);
+	insert_at(by_obj, obj_rank(m->obj), m);
+	nr_metrics++;
+	return 0;
+}
+
+/* Unlinks @m, which is linked. Under the lock. */
 static void unlink_metric(struct metric *m)
 {
-	for (struct metric **pos = &metrics; *pos; pos = &(*pos)->next)
-		if (*pos == m) {
-			*pos = m->next;
-			return;
-		}
+	size_t i = obj_rank(m->obj);
+
+	while (by_obj[i] != m)
+		i++;
+	remove_at(by_obj, i);
+	remove_at(by_name, name_rank(m->name, m->labels));
+	nr_metrics--;
 }
 
 /*
@@ -240,7 +340,8 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 		}
 	}
 	pthread_mutex_lock(&metrics_lock);
-	for (; linked < n; linked++) {
+	err = reserve(n);
+	for (; !err && linked < n; linked++) {
 		err = link_metric(made[linked]);
 		if (err)
 			break;
@@ -260,16 +361,12 @@ void pcpu_metrics_forget(const void *obj)
 	struct metric *dead = NULL;
 
 	pthread_mutex_lock(&metrics_lock);
-	for (struct metric **pos = &metrics; *pos;) {
-		struct metric *m = *pos;
+	for (size_t i = obj_rank(obj); i < nr_metrics && by_obj[i]->obj == obj;) {
+		struct metric *m = by_obj[i];
 
-		if (m->obj == obj) {
-			*pos = m->next;
-			m->next = dead;
-			dead = m;
-		} else {
-			pos = &m->next;
-		}
+		unlink_metric(m);
+		m->next = dead;
+		dead = m;
 	}
 	pthread_mutex_unlock(&metrics_lock);
 	while (dead) {
@@ -425,7 +522,8 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 	/* before the lock: a family's walk must not register with urcu under it */
 	pcpu_family_walk_prepare();
 	pthread_mutex_lock(&metrics_lock);
-	for (struct metric *m = metrics; m && ret == 0; m = m->next) {
+	for (size_t i = 0; i < nr_metrics && ret == 0; i++) {
+		struct metric *m = by_name[i];
 		struct pcpu_metric_sample smp = {
 			.name = m->name, .help = m->help, .unit = m->unit, .kind = m->kind,
 			.labels = (const char *const *)m->labels, .scale = 1,
@@ -462,8 +560,8 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 			smp.nr_bounds = h->nr_bounds;
 			smp.bounds = h->bounds;
 			smp.buckets = buckets;
-			for (uint32_t i = 0; i <= h->nr_bounds; i++)
-				smp.count += buckets[i];
+			for (uint32_t b = 0; b <= h->nr_bounds; b++)
+				smp.count += buckets[b];
 			smp.scale = h->scale;
 			break;
 		}

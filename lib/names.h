@@ -26,6 +26,16 @@ int pcpu_metrics_check_labels(const char *const *labels, enum pcpu_metric_kind k
 bool pcpu_metrics_names_meet(const char *a, enum pcpu_metric_kind kind_a, const char *b,
 			     enum pcpu_metric_kind kind_b);
 
+/*
+ * Calls @visit(F, @arg) for each family name F other than @name that,
+ * with some kind's suffix, could write a sample that @name of @kind writes
+ * (pcpu_metrics_names_meet() tells whether it does), until @visit returns
+ * non-zero; returns that, 0, or -ENOMEM. So a registration checks the few
+ * families that could clash, not every one.
+ */
+int pcpu_metrics_rivals(const char *name, enum pcpu_metric_kind kind,
+			int (*visit)(const char *family, void *arg), void *arg);
+
 /* 0 if @names ({"k", ..., NULL}) are 1 to @max distinct label names for @kind. */
 int pcpu_metrics_check_label_names(const char *const *names, unsigned int max,
 				   enum pcpu_metric_kind kind);

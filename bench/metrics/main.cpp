@@ -12,7 +12,8 @@
 // at 1, 2 and 4 threads (Mops/s, all threads; the median of the runs, and
 // the median of the per-run ratios), then the scrape of a family of 1k and
 // 10k series: ms and bytes per scrape (percpu: pcpu_metrics_write() into
-// memory; prometheus-cpp: Registry::Collect() then TextSerializer).
+// memory; prometheus-cpp: Registry::Collect() then TextSerializer), and the
+// time to register and unregister 1k and 10k counters of distinct names.
 //
 // Both sides are used as their documentation shows: the percpu calls are
 // inline per-CPU adds; prometheus-cpp's are atomics on one shared value
@@ -180,6 +181,45 @@ void scrape(const config &cfg, unsigned series)
 	pcpu_family_destroy(f);
 }
 
+// ms to register, then to unregister, @n counters of distinct names, both sides.
+void registration(unsigned n)
+{
+	std::vector<pcpu_counter> ours(n);
+	std::vector<std::string> names(n);
+	uint64_t t0, t1, t2;
+
+	for (unsigned i = 0; i < n; i++)
+		names[i] = "bench_registered_" + std::to_string(i);
+	t0 = timing_now_ns();
+	for (unsigned i = 0; i < n; i++) {
+		pcpu_metric_desc d = {};
+
+		d.name = names[i].c_str();
+		d.kind = PCPU_METRIC_COUNTER;
+		if (pcpu_counter_init(&ours[i], 0) || pcpu_counter_register(&ours[i], &d)) {
+			std::fprintf(stderr, "registration %u failed\n", i);
+			std::exit(1);
+		}
+	}
+	t1 = timing_now_ns();
+	for (unsigned i = 0; i < n; i++)
+		pcpu_counter_destroy(&ours[i]);
+	t2 = timing_now_ns();
+
+	auto registry = std::make_shared<prometheus::Registry>();
+	std::vector<prometheus::Family<prometheus::Counter> *> families(n);
+	uint64_t p0 = timing_now_ns();
+	for (unsigned i = 0; i < n; i++)
+		families[i] = &prometheus::BuildCounter().Name(names[i]).Register(*registry);
+	uint64_t p1 = timing_now_ns();
+	for (unsigned i = 0; i < n; i++)
+		registry->Remove(*families[i]);
+	uint64_t p2 = timing_now_ns();
+	std::printf("register %-11u %10.2f %12.2f   unregister %.2f / %.2f ms\n", n,
+		    (double)(t1 - t0) / 1e6, (double)(p1 - p0) / 1e6, (double)(t2 - t1) / 1e6,
+		    (double)(p2 - p1) / 1e6);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -294,6 +334,9 @@ int main(int argc, char **argv)
 		    "ratio");
 	scrape(cfg, 1000);
 	scrape(cfg, 10000);
+	std::printf("\n%-20s %10s %12s\n", "counters, ms", "percpu", "prometheus");
+	registration(1000);
+	registration(10000);
 
 	pcpu_family_destroy(responses);
 	pcpu_histogram_destroy(latency);

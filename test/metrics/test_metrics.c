@@ -8,9 +8,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
@@ -772,4 +775,154 @@ PCPU_TEST(metrics, a_fork_during_exposition_leaves_the_child_able_to_expose)
 	__atomic_store_n(&churn_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	pcpu_counter_destroy(&c);
+}
+
+/*
+ * The registration rules against an oracle written from the formats, over
+ * thousands of random registrations and removals of names that clash in
+ * every way (suffixes of every kind, each kind, labels or none): a
+ * registration succeeds exactly when the name is valid for its kind, no
+ * registered family of another name writes a sample of the same name, and
+ * a family of the same name has the same kind and other labels. Proves the
+ * indexed checks (lib/metrics.c) decide as a walk of every metric would.
+ */
+#define ORACLE_NAMES 12
+#define ORACLE_SLOTS 64
+
+static const char *const oracle_names[ORACLE_NAMES] = {
+	"a", "a_total", "a_created", "a_count", "a_sum", "a_bucket", "a_info",
+	"b", "b_total", "b_info", "a_total_total", "a_sum_count",
+};
+
+/* The samples (and family name) a kind writes, as the formats define them. */
+static const char *const *oracle_suffixes(enum pcpu_metric_kind kind)
+{
+	static const char *const counter[] = { "", "_total", "_created", NULL };
+	static const char *const gauge[] = { "", NULL };
+	static const char *const histogram[] = { "", "_bucket", "_sum", "_count", "_created",
+						 NULL };
+	static const char *const info[] = { "_info", NULL };
+
+	return kind == PCPU_METRIC_COUNTER ? counter : kind == PCPU_METRIC_GAUGE ? gauge :
+	       kind == PCPU_METRIC_HISTOGRAM ? histogram : info;
+}
+
+static bool oracle_meet(const char *a, enum pcpu_metric_kind ka, const char *b,
+			enum pcpu_metric_kind kb)
+{
+	char x[64], y[64];
+
+	for (const char *const *sa = oracle_suffixes(ka); *sa; sa++)
+		for (const char *const *sb = oracle_suffixes(kb); *sb; sb++) {
+			snprintf(x, sizeof(x), "%s%s", a, *sa);
+			snprintf(y, sizeof(y), "%s%s", b, *sb);
+			if (strcmp(x, y) == 0)
+				return true;
+		}
+	return false;
+}
+
+static bool oracle_valid(const char *name, enum pcpu_metric_kind kind)
+{
+	static const char *const reserved[] = { "_total", "_created", "_count", "_sum",
+						"_bucket", "_info" };
+	size_t len = strlen(name);
+
+	if (kind == PCPU_METRIC_GAUGE)
+		return true;
+	for (unsigned int i = 0; i < 6; i++) {
+		size_t n = strlen(reserved[i]);
+
+		if (len >= n && strcmp(name + len - n, reserved[i]) == 0)
+			return false;
+	}
+	return true;
+}
+
+struct oracle_slot {
+	bool live;
+	const char *name;
+	enum pcpu_metric_kind kind;
+	int label; /* 0: none, else {"k", "1"} or {"k", "2"} */
+	struct pcpu_counter c;
+	struct pcpu_gauge g;
+	struct pcpu_histogram *h;
+};
+
+PCPU_TEST(metrics, registrations_are_decided_as_an_oracle_of_the_formats_decides)
+{
+	static const char *const labels[3][3] = { { NULL }, { "k", "1", NULL }, { "k", "2", NULL } };
+	static const enum pcpu_metric_kind kinds[] = { PCPU_METRIC_COUNTER, PCPU_METRIC_GAUGE,
+						      PCPU_METRIC_HISTOGRAM, PCPU_METRIC_INFO };
+	static struct oracle_slot slot[ORACLE_SLOTS];
+	long ops = pcpu_test_iterations(20000), accepted = 0, refused = 0;
+	unsigned int seed = 12345;
+
+	for (long op = 0; op < ops; op++) {
+		struct oracle_slot *s = &slot[rand_r(&seed) % ORACLE_SLOTS];
+		bool want;
+		int got;
+
+		if (s->live) {
+			if (s->kind == PCPU_METRIC_HISTOGRAM)
+				pcpu_histogram_destroy(s->h);
+			else if (s->kind == PCPU_METRIC_INFO)
+				pcpu_gauge_unregister(&s->g);
+			else
+				pcpu_counter_destroy(&s->c);
+			s->live = false;
+			continue;
+		}
+		s->name = oracle_names[rand_r(&seed) % ORACLE_NAMES];
+		s->kind = kinds[rand_r(&seed) % 4];
+		s->label = (int)(rand_r(&seed) % 3);
+		want = oracle_valid(s->name, s->kind);
+		for (int i = 0; want && i < ORACLE_SLOTS; i++) {
+			const struct oracle_slot *o = &slot[i];
+
+			if (!o->live)
+				continue;
+			if (strcmp(o->name, s->name) == 0)
+				want = o->kind == s->kind && o->label != s->label;
+			else
+				want = !oracle_meet(o->name, o->kind, s->name, s->kind);
+		}
+		if (s->kind == PCPU_METRIC_HISTOGRAM) {
+			errno = 0;
+			s->h = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+				.name = s->name, .labels = labels[s->label] });
+			got = s->h ? 0 : -errno;
+		} else if (s->kind == PCPU_METRIC_INFO) {
+			s->g = (struct pcpu_gauge){ 0 };
+			got = pcpu_gauge_register(&s->g, &(struct pcpu_metric_desc){
+				.name = s->name, .kind = s->kind, .labels = labels[s->label] });
+		} else {
+			cr_assert_eq(pcpu_counter_init(&s->c, 0), 0);
+			got = pcpu_counter_register(&s->c, &(struct pcpu_metric_desc){
+				.name = s->name, .kind = s->kind, .labels = labels[s->label] });
+		}
+		cr_assert_eq(got, want ? 0 : oracle_valid(s->name, s->kind) ? -EEXIST : -EINVAL,
+			     "op %ld: %s of kind %d, label %d: %d", op, s->name, s->kind, s->label,
+			     got);
+		if (want) {
+			s->live = true;
+			accepted++;
+		} else {
+			refused++;
+			if (s->kind == PCPU_METRIC_COUNTER || s->kind == PCPU_METRIC_GAUGE)
+				pcpu_counter_destroy(&s->c);
+		}
+	}
+	cr_log_info("%ld registrations accepted, %ld refused", accepted, refused);
+	cr_expect_gt(accepted, ops / 20);
+	cr_expect_gt(refused, ops / 20);
+	for (int i = 0; i < ORACLE_SLOTS; i++)
+		if (slot[i].live) {
+			if (slot[i].kind == PCPU_METRIC_HISTOGRAM)
+				pcpu_histogram_destroy(slot[i].h);
+			else if (slot[i].kind == PCPU_METRIC_INFO)
+				pcpu_gauge_unregister(&slot[i].g);
+			else
+				pcpu_counter_destroy(&slot[i].c);
+		}
 }
