@@ -119,21 +119,31 @@ static mhd_result queue_metrics(struct MHD_Connection *conn)
 }
 
 /*
- * Called once a request's headers are in; a response queued then ends it
- * (a request body, which no method we serve has, is not read).
+ * Called when a request's headers are in, then for its body, then once at
+ * its end: a response queued at the end keeps the connection alive for the
+ * next scrape (libmicrohttpd closes one answered before). A request with a
+ * body we would not read (a POST) is refused at once, and closed.
  */
 static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 			     const char *method, const char *version, const char *upload_data,
 			     size_t *upload_data_size, void **req_cls)
 {
+	static int headers_seen;
+
 	(void)cls;
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return queue_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, not_allowed,
 				  sizeof(not_allowed) - 1);
+	if (!*req_cls) {
+		*req_cls = &headers_seen;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0; /* a GET with a body: ignored */
+		return MHD_YES;
+	}
 	if (strcmp(url, "/metrics") != 0)
 		return queue_text(conn, MHD_HTTP_NOT_FOUND, not_found, sizeof(not_found) - 1);
 	return queue_metrics(conn);

@@ -277,6 +277,25 @@ PCPU_TEST(metrics_serve, openmetrics_goes_to_prometheus_2_and_3_and_text_to_who_
 	pcpu_metrics_server_stop(srv);
 }
 
+PCPU_TEST(metrics_serve, one_http_1_1_connection_serves_scrape_after_scrape)
+{
+	struct pcpu_metrics_server *srv = pcpu_metrics_serve("127.0.0.1", 0);
+	struct reply r;
+	int n = 0;
+
+	cr_assert_not_null(srv, "pcpu_metrics_serve: %s", strerror(errno));
+	/* as Prometheus keeps its connection: three requests, the last closes */
+	exchange("127.0.0.1", pcpu_metrics_server_port(srv),
+		 "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n"
+		 "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n"
+		 "GET /metrics HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", &r);
+	for (const char *p = r.raw; (p = strstr(p, "HTTP/1.1 200 OK\r\n")); p++)
+		n++;
+	cr_assert_eq(n, 3, "%s", r.raw);
+	reply_free(&r);
+	pcpu_metrics_server_stop(srv);
+}
+
 PCPU_TEST(metrics_serve, gzip_is_sent_when_asked_and_inflates_to_the_exposition)
 {
 	struct pcpu_metrics_server *srv = pcpu_metrics_serve("127.0.0.1", 0);
