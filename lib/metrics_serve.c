@@ -14,19 +14,51 @@
  * bounds what a flood of them can cost the daemon.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <percpu/metrics_http.h>
+
+/*
+ * The socket address for @address (NULL: IPv6's any, all zeros) and @port,
+ * its length; 0 if they are no numeric IP address and TCP port. Checked
+ * with or without libmicrohttpd, so that bad arguments are EINVAL in both.
+ */
+static socklen_t parse_address(const char *address, unsigned int port,
+			       struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (port > 65535)
+		return 0;
+	if (!address || inet_pton(AF_INET6, address, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		return sizeof(*in6);
+	}
+	if (inet_pton(AF_INET, address, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		return sizeof(*in4);
+	}
+	return 0;
+}
 
 #ifndef PCPU_HAVE_MICROHTTPD
 
 PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
 							   unsigned int port)
 {
-	(void)address;
-	(void)port;
-	errno = ENOTSUP;
+	struct sockaddr_storage ss;
+
+	errno = parse_address(address, port, &ss) ? ENOTSUP : EINVAL;
 	return NULL;
 }
 
@@ -42,12 +74,6 @@ PCPU_EXPORT void pcpu_metrics_server_stop(struct pcpu_metrics_server *srv)
 }
 
 #else /* PCPU_HAVE_MICROHTTPD */
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -153,26 +179,16 @@ static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char 
 static int listen_on(const char *address, unsigned int port, unsigned int *bound)
 {
 	struct sockaddr_storage ss;
-	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-	socklen_t len;
+	socklen_t len = parse_address(address, port, &ss);
 	int fd, one = 1, zero = 0, err;
 
-	memset(&ss, 0, sizeof(ss));
-	if (!address || inet_pton(AF_INET6, address, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6; /* NULL: in6addr_any, all zeros */
-		in6->sin6_port = htons((uint16_t)port);
-		len = sizeof(*in6);
-	} else if (inet_pton(AF_INET, address, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons((uint16_t)port);
-		len = sizeof(*in4);
-	} else {
+	if (!len)
 		return -EINVAL;
-	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 && !address && errno == EAFNOSUPPORT) {
 		/* every address on a host without IPv6: IPv4's */
+		struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+
 		memset(&ss, 0, sizeof(ss));
 		in4->sin_family = AF_INET;
 		in4->sin_port = htons((uint16_t)port);
@@ -191,7 +207,8 @@ static int listen_on(const char *address, unsigned int port, unsigned int *bound
 		close(fd);
 		return err;
 	}
-	*bound = ntohs(ss.ss_family == AF_INET6 ? in6->sin6_port : in4->sin_port);
+	*bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+						  ((struct sockaddr_in *)&ss)->sin_port);
 	return fd;
 }
 
@@ -201,10 +218,6 @@ PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
 	struct pcpu_metrics_server *srv;
 	int fd;
 
-	if (port > 65535) {
-		errno = EINVAL;
-		return NULL;
-	}
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return NULL;

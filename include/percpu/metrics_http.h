@@ -79,7 +79,8 @@ struct pcpu_metrics_server;
  *         numeric IP address, @p port above 65535), EADDRINUSE,
  *         EADDRNOTAVAIL, EACCES (a privileged port) or another errno of
  *         socket(), bind() or listen(), ENOMEM, or ENOTSUP where the
- *         library was built without libmicrohttpd.
+ *         library was built without libmicrohttpd (bad arguments are
+ *         EINVAL there too).
  * @since 0.3
  */
 PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,

@@ -5,7 +5,7 @@
  * counts against a shadow tally, the format by Accept, gzip, HEAD, 404 and
  * 405, a failing exposition, stop and restart on the same port, bad
  * arguments and a port in use. Built without libmicrohttpd, the server is
- * refused with ENOTSUP, and that is all that is tested.
+ * refused with ENOTSUP, and bad arguments are EINVAL all the same.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -481,24 +481,6 @@ PCPU_TEST(metrics_serve, scrapes_during_adds_never_go_back_and_end_exact)
 	pcpu_metrics_server_stop(srv);
 }
 
-PCPU_TEST(metrics_serve, bad_arguments_are_einval)
-{
-	static const char *const addrs[] = { "", "localhost", "127.0.0.1:80", "256.0.0.1",
-					     "[::1]", "1.2.3" };
-
-	errno = 0;
-	cr_assert_null(pcpu_metrics_serve("127.0.0.1", 65536));
-	cr_assert_eq(errno, EINVAL);
-	errno = 0;
-	cr_assert_null(pcpu_metrics_serve("127.0.0.1", UINT32_MAX));
-	cr_assert_eq(errno, EINVAL);
-	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
-		errno = 0;
-		cr_assert_null(pcpu_metrics_serve(addrs[i], 0), "%s", addrs[i]);
-		cr_assert_eq(errno, EINVAL, "%s: %s", addrs[i], strerror(errno));
-	}
-}
-
 PCPU_TEST(metrics_serve, a_port_in_use_is_eaddrinuse)
 {
 	struct pcpu_metrics_server *srv = pcpu_metrics_serve("127.0.0.1", 0), *again;
@@ -581,8 +563,30 @@ Test(metrics_serve, without_libmicrohttpd_serving_is_enotsup)
 	errno = 0;
 	cr_assert_null(pcpu_metrics_serve("127.0.0.1", 0));
 	cr_assert_eq(errno, ENOTSUP);
+	errno = 0;
+	cr_assert_null(pcpu_metrics_serve(NULL, 9100));
+	cr_assert_eq(errno, ENOTSUP);
 	cr_assert_eq(pcpu_metrics_server_port(NULL), 0);
 	pcpu_metrics_server_stop(NULL);
 }
 
 #endif
+
+/* with or without libmicrohttpd */
+PCPU_TEST(metrics_serve, bad_arguments_are_einval)
+{
+	static const char *const addrs[] = { "", "localhost", "127.0.0.1:80", "256.0.0.1",
+					     "[::1]", "1.2.3" };
+
+	errno = 0;
+	cr_assert_null(pcpu_metrics_serve("127.0.0.1", 65536));
+	cr_assert_eq(errno, EINVAL);
+	errno = 0;
+	cr_assert_null(pcpu_metrics_serve("127.0.0.1", UINT32_MAX));
+	cr_assert_eq(errno, EINVAL);
+	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		errno = 0;
+		cr_assert_null(pcpu_metrics_serve(addrs[i], 0), "%s", addrs[i]);
+		cr_assert_eq(errno, EINVAL, "%s: %s", addrs[i], strerror(errno));
+	}
+}
