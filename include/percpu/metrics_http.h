@@ -74,7 +74,10 @@ struct pcpu_metrics_server;
  * the host has both). Port 0 picks a free port: see
  * pcpu_metrics_server_port(). Other paths answer 404, methods other than
  * GET and HEAD 405, and an exposition that fails 500. Scrapes are served
- * one at a time; an idle connection is closed after 10 s.
+ * one at a time; an idle connection is closed after 10 s. A child of
+ * fork() has no copy of the thread: it must not stop the server, and it
+ * holds the listening socket open until it closes its descriptors or exits
+ * (so start the server after forking workers, where that matters).
  * @return the server; NULL with errno EINVAL (an address that is not a
  *         numeric IP address, @p port above 65535), EADDRINUSE,
  *         EADDRNOTAVAIL, EACCES (a privileged port) or another errno of
