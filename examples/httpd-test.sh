@@ -203,6 +203,21 @@ check "gzip: a scrape that accepts gzip gets it" \
 check "gzip: it inflates to $GET_200 = $N" \
 	eq get_200 "$(value "$TMP/gz" "$GET_200")" "$N"
 
+# HEAD / (its own series, so the counts above stay exact), twice on one
+# HTTP/1.1 connection: a scraper's or a load client's keep-alive is kept
+check "keep-alive: two requests on one HTTP/1.1 connection, none closed" \
+	"$PY" - 127.0.0.1 "$PORT" <<'EOF'
+import http.client, sys
+c = http.client.HTTPConnection(sys.argv[1], int(sys.argv[2]), timeout=10)
+for i in range(2):
+    c.request("HEAD", "/")
+    r = c.getresponse()
+    r.read()
+    assert r.status == 200 and r.getheader("Connection", "").lower() != "close", \
+        (i, r.status, r.getheaders())
+c.close()
+EOF
+
 # ---- Prometheus ----
 
 # pquery EXPR: the value of the first series the Prometheus query API

@@ -173,16 +173,8 @@ static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char 
 	(void)cls;
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
-	if (!*req_cls) {
-		/* first call: headers only; the start time lives until completion */
-		start = malloc(sizeof(*start));
-		if (!start)
-			return MHD_NO;
-		*start = now_ns();
-		*req_cls = start;
-	}
 	if (!get && !head) {
+		/* at once, its body unread: libmicrohttpd closes the connection */
 		count_request(method, "405");
 		resp = static_response(not_allowed_page, sizeof(not_allowed_page) - 1,
 				       "text/plain");
@@ -190,6 +182,23 @@ static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char 
 			MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 		return queue(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp,
 			     sizeof(not_allowed_page) - 1);
+	}
+	if (!*req_cls) {
+		/*
+		 * first call: headers only; the start time lives until completion.
+		 * Answer at the last call: a response queued now would make
+		 * libmicrohttpd close a keep-alive connection after it.
+		 */
+		start = malloc(sizeof(*start));
+		if (!start)
+			return MHD_NO;
+		*start = now_ns();
+		*req_cls = start;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0; /* a GET with a body: ignored */
+		return MHD_YES;
 	}
 	if (strcmp(url, "/metrics") == 0)
 		return serve_metrics(conn);

@@ -7,11 +7,22 @@
  * only.
  *
  *   percpu-stat [-i SECONDS] [-n COUNT] [--prometheus | --openmetrics] NAME
+ *   percpu-stat --listen ADDR:PORT NAME
  *
  * Plain output, one line per item: the name, the exact value (the sum over
  * the CPUs), and the approximate value the writers' read() returns with
  * its error bound. Exit status: 0; 1 if the segment cannot be attached or
- * written out, or is cut short while it reads it; 2 for a usage error.
+ * written out, or is cut short while it reads it, or cannot be served; 2
+ * for a usage error.
+ *
+ * Repeated expositions (-i or -n with a format) are each whole and parse
+ * alone once split: in the text format each starts with a comment line
+ * "# percpu-stat report N" (comments are allowed there); in OpenMetrics,
+ * which allows no other comment, each ends with its own "# EOF".
+ *
+ * --listen is an exporter beside the processes that count: it serves the
+ * segment at /metrics (pcpu_metrics_serve() with the segment's collector),
+ * the format negotiated per scrape, until SIGINT or SIGTERM.
  *
  * A segment still being made (EAGAIN) is waited for, up to WAIT_MS. A
  * process with write access may truncate the segment: the library sees it
@@ -21,6 +32,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <percpu/metrics_http.h>
 #include <percpu/shared.h>
 
 enum format { PLAIN, PROMETHEUS, OPENMETRICS };
@@ -44,6 +57,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: percpu-stat [-i SECONDS] [-n COUNT] [--prometheus | --openmetrics] NAME\n"
+		"       percpu-stat --listen ADDR:PORT NAME\n"
 		"Prints every item of the percpu shared segment NAME (a shm name, such as\n"
 		"/myd-stats; the leading slash may be left out): name, exact value,\n"
 		"approximate value and its error bound.\n"
@@ -51,6 +65,11 @@ static void usage(FILE *out)
 		"  -n COUNT        stop after COUNT reports (default: 1, or for ever with -i)\n"
 		"  --prometheus    Prometheus text format 0.0.4\n"
 		"  --openmetrics   OpenMetrics 1.0.0\n"
+		"                  (repeated: text reports start with '# percpu-stat report N',\n"
+		"                  OpenMetrics ones end with '# EOF')\n"
+		"  --listen ADDR:PORT  serve NAME at http://ADDR:PORT/metrics until SIGINT or\n"
+		"                  SIGTERM, the format negotiated per scrape (ADDR: an IPv4\n"
+		"                  address, [IPv6], or empty for every address; PORT 0: any)\n"
 		"  -h, --help      this text\n"
 		"A segment that its creator has not finished is waited for, up to 2 s.\n");
 }
@@ -120,17 +139,96 @@ static const char *attach_error(int err)
 	}
 }
 
+/*
+ * ADDR:PORT, split at the last colon: ADDR an IPv4 address, an IPv6 one in
+ * brackets, or empty (NULL: every address); PORT 0 to 65535. Writes into
+ * @spec. -1 if it is none of these; pcpu_metrics_serve() checks the address.
+ */
+static int parse_listen(char *spec, const char **addr, unsigned int *port)
+{
+	char *colon = strrchr(spec, ':'), *end;
+	unsigned long p;
+
+	if (!colon || colon[1] < '0' || colon[1] > '9')
+		return -1;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (errno || *end || p > 65535)
+		return -1;
+	*colon = '\0';
+	if (spec[0] == '[' && colon[-1] == ']' && colon - spec >= 2) {
+		colon[-1] = '\0';
+		spec++;
+	}
+	*addr = *spec ? spec : NULL;
+	*port = (unsigned int)p;
+	return 0;
+}
+
+/*
+ * Serves @s at /metrics on @addr:@port until SIGINT or SIGTERM: the
+ * segment's collector in the exposition, which holds nothing else (this
+ * program registers no metric). Returns the exit status.
+ */
+static int serve(struct pcpu_shared *s, const char *addr, unsigned int port)
+{
+	struct pcpu_metrics_server *srv;
+	sigset_t sigs;
+	int sig, err;
+
+	err = pcpu_metrics_collector_add(pcpu_shared_collector, s);
+	if (err) {
+		fprintf(stderr, "percpu-stat: %s\n", strerror(-err));
+		return 1;
+	}
+	/* the server's thread inherits this mask: only sigwait() takes them */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	srv = pcpu_metrics_serve(addr, port);
+	if (!srv) {
+		err = errno;
+		if (err == ENOTSUP)
+			fprintf(stderr, "percpu-stat: --listen: this libpercpu was built "
+					"without libmicrohttpd\n");
+		else if (err == EINVAL)
+			fprintf(stderr, "percpu-stat: --listen: not a numeric IP address: %s\n",
+				addr);
+		else
+			fprintf(stderr, "percpu-stat: --listen: %s port %u: %s\n",
+				addr ? addr : "every address", port, strerror(err));
+		pcpu_metrics_collector_remove(pcpu_shared_collector, s);
+		return err == EINVAL ? 2 : 1;
+	}
+	printf("listening on %s%s%s:%u\n", addr && strchr(addr, ':') ? "[" : "",
+	       addr ? addr : "*", addr && strchr(addr, ':') ? "]" : "",
+	       pcpu_metrics_server_port(srv));
+	fflush(stdout);
+	do {
+		if (sigwait(&sigs, &sig) != 0)
+			break;
+	} while (sig != SIGINT && sig != SIGTERM);
+	pcpu_metrics_server_stop(srv);
+	pcpu_metrics_collector_remove(pcpu_shared_collector, s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "prometheus", no_argument, NULL, 'P' },
 		{ "openmetrics", no_argument, NULL, 'O' },
+		{ "listen", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum format format = PLAIN;
 	double interval = 0;
 	long count = -1;
+	const char *listen_addr = NULL;
+	char *listen = NULL;
+	unsigned int listen_port = 0;
 	struct sigaction sa = { .sa_handler = on_sigbus };
 	char *name, *end;
 	struct pcpu_shared *s;
@@ -162,6 +260,15 @@ int main(int argc, char **argv)
 			}
 			format = opt == 'P' ? PROMETHEUS : OPENMETRICS;
 			break;
+		case 'L':
+			listen = optarg;
+			if (parse_listen(listen, &listen_addr, &listen_port) < 0) {
+				fprintf(stderr, "percpu-stat: --listen: not ADDR:PORT "
+						"(127.0.0.1:9100, [::1]:9100, :9100): %s\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -172,6 +279,12 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1) {
 		usage(stderr);
+		return 2;
+	}
+	/* a server answers each scrape in the format it asks for, when it asks */
+	if (listen && (format != PLAIN || interval > 0 || count > 0)) {
+		fprintf(stderr, "percpu-stat: --listen serves each scrape in the format its Accept "
+				"header asks for: it takes no --prometheus, --openmetrics, -i or -n\n");
 		return 2;
 	}
 	/* the name whole, however long: shm_open() says if it is too long */
@@ -192,6 +305,13 @@ int main(int argc, char **argv)
 		free(name);
 		return 1;
 	}
+	if (listen) {
+		int status = serve(s, listen_addr, listen_port);
+
+		pcpu_shared_close(s);
+		free(name);
+		return status;
+	}
 	for (long k = 0; !err && (count == 0 || k < count); k++) {
 		if (k > 0) {
 			struct timespec ts = { (time_t)interval,
@@ -201,8 +321,11 @@ int main(int argc, char **argv)
 			if (format == PLAIN)
 				putchar('\n');
 		}
-		/* each report a whole exposition: this line tells where one starts */
-		if (format != PLAIN && count != 1)
+		/*
+		 * each report a whole exposition: in text, this comment says where
+		 * one starts; OpenMetrics allows no comment, and its # EOF ends one
+		 */
+		if (format == PROMETHEUS && count != 1)
 			printf("# percpu-stat report %ld\n", k + 1);
 		if (format == PLAIN)
 			err = print_plain(s);

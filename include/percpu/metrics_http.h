@@ -6,6 +6,8 @@
  * (OpenMetrics 1.0.0 when preferred, the text format 0.0.4 otherwise), and
  * gzip when Accept-Encoding allows it (where the library was built with
  * zlib). Every registered metric, as pcpu_metrics_write() writes them.
+ * And, for a daemon that has no HTTP server, a small one that serves
+ * /metrics so (where the library was built with libmicrohttpd).
  */
 #ifndef PERCPU_METRICS_HTTP_H
 #define PERCPU_METRICS_HTTP_H
@@ -60,6 +62,45 @@ PCPU_EXPORT int pcpu_metrics_respond(const char *accept, const char *accept_enco
 
 /** Frees the body of @p res and empties it; NULL does nothing. @since 0.3 */
 PCPU_EXPORT void pcpu_metrics_response_free(struct pcpu_metrics_response *res);
+
+/** A /metrics server started by pcpu_metrics_serve(). @since 0.3 */
+struct pcpu_metrics_server;
+
+/**
+ * Serves every registered metric at /metrics, as pcpu_metrics_respond()
+ * answers (format by Accept, gzip by Accept-Encoding), from a thread of
+ * its own, on TCP @p port of @p address: a numeric IPv4 or IPv6 address
+ * ("127.0.0.1", "::1"), or NULL for every address (IPv6 and IPv4 where
+ * the host has both). Port 0 picks a free port: see
+ * pcpu_metrics_server_port(). Other paths answer 404, methods other than
+ * GET and HEAD 405, and an exposition that fails 500. Scrapes are served
+ * one at a time; an idle connection is closed after 10 s. A child of
+ * fork() has no copy of the thread: it must not stop the server, and it
+ * holds the listening socket open until it closes its descriptors or exits
+ * (so start the server after forking workers, where that matters).
+ * @return the server; NULL with errno EINVAL (an address that is not a
+ *         numeric IP address, @p port above 65535), EADDRINUSE,
+ *         EADDRNOTAVAIL, EACCES (a privileged port) or another errno of
+ *         socket(), bind() or listen(), ENOMEM, or ENOTSUP where the
+ *         library was built without libmicrohttpd (bad arguments are
+ *         EINVAL there too).
+ * @since 0.3
+ */
+PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
+							   unsigned int port);
+
+/**
+ * The TCP port that @p srv listens on (the one picked for port 0); 0 for
+ * NULL. @since 0.3
+ */
+PCPU_EXPORT unsigned int pcpu_metrics_server_port(const struct pcpu_metrics_server *srv);
+
+/**
+ * Stops @p srv: closes its socket and connections, waits for a scrape in
+ * progress, and frees it. NULL does nothing. The port is free again when
+ * it returns. @since 0.3
+ */
+PCPU_EXPORT void pcpu_metrics_server_stop(struct pcpu_metrics_server *srv);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,7 @@
 #   2 registry  live objects, the refresher, fork; a client hook
 #   3 units     counter, stat set, charge, shared segment: one group each
 #   4 clients   metrics list, exposition, histograms, families, gauges,
-#               collectors, the /metrics handler
+#               collectors, the /metrics handler and server
 #
 # usage: check-layers.sh LIBDIR      Prints a TAP report.
 set -u
@@ -35,7 +35,7 @@ floor_of()
 	shared_create.c | shared_fold.c | shared_open.c | shared_read.c | shared_internal.h)
 		echo "3 shared" ;;
 	metrics.c | metrics_internal.h | exposition.c | histogram.c | family.c | gauge.c | \
-	metrics_http.c | process_metrics.c | shared_expose.c) echo "4 clients" ;;
+	metrics_http.c | metrics_serve.c | process_metrics.c | shared_expose.c) echo "4 clients" ;;
 	*) echo "" ;;
 	esac
 }

@@ -4,7 +4,8 @@
 # percpu-stat against a segment that another process made (shared-peer
 # create: requests 12345, bytes 2^20, depth -3): plain output, repeats,
 # both exposition formats (parsed by prometheus_client and promtool when
-# installed), its errors and exit codes, a name of 255 bytes, and what a
+# installed), repeated expositions each whole, --listen scraped over HTTP
+# (with python3), its errors and exit codes, a name of 255 bytes, and what a
 # hostile or unlucky /dev/shm holds: a FIFO at the name, a segment still
 # being made (zeros), one that is never finished, one cut short while
 # percpu-stat -i reads it.
@@ -38,12 +39,31 @@ grep -qx 'requests_total 12345' "$tmp/prom.txt" || fail "prometheus: requests_to
 grep -qx '# TYPE requests_total counter' "$tmp/prom.txt" || fail "prometheus: TYPE"
 grep -qx '# TYPE requests counter' "$tmp/om.txt" || fail "openmetrics: TYPE"
 [ "$(tail -n 1 "$tmp/om.txt")" = "# EOF" ] || fail "openmetrics: # EOF last"
-# conflicting formats are refused; repeated expositions are marked apart
-"$stat" --prometheus --openmetrics "$name" 2>/dev/null
+# conflicting formats are refused, with a message
+"$stat" --prometheus --openmetrics "$name" 2> "$tmp/err"
 [ $? -eq 2 ] || fail "--prometheus --openmetrics: not refused with 2"
-"$stat" --openmetrics -n 2 -i 0.01 "$name" > "$tmp/om2.txt" || fail "--openmetrics -n 2 -i"
-[ "$(grep -c '^# percpu-stat report ' "$tmp/om2.txt")" = 2 ] || fail "-i: two marked reports"
-[ "$(grep -c '^# EOF$' "$tmp/om2.txt")" = 2 ] || fail "-i: two whole expositions"
+grep -q 'exclude each other' "$tmp/err" || fail "--prometheus --openmetrics: $(cat "$tmp/err")"
+# repeated expositions: each whole, and apart. Text: each starts with a
+# comment line; OpenMetrics, which allows no other comment, ends each with # EOF
+"$stat" --prometheus -n 3 -i 0.01 "$name" > "$tmp/prom3.txt" || fail "--prometheus -n 3 -i"
+"$stat" --openmetrics -n 3 -i 0.01 "$name" > "$tmp/om3.txt" || fail "--openmetrics -n 3 -i"
+[ "$(sed -n 1p "$tmp/prom3.txt")" = "# percpu-stat report 1" ] || fail "text: report 1 first"
+[ "$(grep -c '^# percpu-stat report [123]$' "$tmp/prom3.txt")" = 3 ] || fail "text: 3 marks"
+[ "$(grep -c '^requests_total 12345$' "$tmp/prom3.txt")" = 3 ] || fail "text: 3 reports"
+[ "$(grep -c '^# EOF$' "$tmp/om3.txt")" = 3 ] || fail "openmetrics: three # EOF"
+[ "$(tail -n 1 "$tmp/om3.txt")" = "# EOF" ] || fail "openmetrics: # EOF last"
+grep -q '^# percpu' "$tmp/om3.txt" && fail "openmetrics: a comment OpenMetrics forbids"
+[ "$(grep -c '^requests_total 12345$' "$tmp/om3.txt")" = 3 ] || fail "openmetrics: 3 reports"
+# split, each report is the one-shot exposition, which the parsers check below
+mkdir "$tmp/split"
+awk -v d="$tmp/split" '/^# percpu-stat report /{ n++; next } { print > (d "/prom" n) }' \
+	"$tmp/prom3.txt"
+awk -v d="$tmp/split" '{ print > (d "/om" n + 1) } /^# EOF$/ { close(d "/om" n + 1); n++ }' \
+	"$tmp/om3.txt"
+for k in 1 2 3; do
+	cmp -s "$tmp/split/prom$k" "$tmp/prom.txt" || fail "text report $k is not the exposition"
+	cmp -s "$tmp/split/om$k" "$tmp/om.txt" || fail "openmetrics report $k is not the exposition"
+done
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null; then
 	/usr/bin/python3 - "$tmp/prom.txt" "$tmp/om.txt" <<'PY' || fail "prometheus_client"
 import sys
@@ -82,6 +102,75 @@ head -c 8192 /dev/urandom > /dev/shm/pcpu-stat-junk-$$ 2>/dev/null &&
 grep -Eq '^requests +12345 ' "$tmp/long" || fail "a 255-byte name: requests"
 "$stat" "${long#/}" > "$tmp/long" 2> "$tmp/err" || fail "a 255-byte name without its slash"
 grep -Eq '^requests +12345 ' "$tmp/long" || fail "a 255-byte name without its slash: requests"
+
+# --listen: usage errors (2), a missing segment (1)
+for bad in "--listen 127.0.0.1:0 -i 1" "--listen 127.0.0.1:0 -n 2" "--prometheus --listen :0" \
+	"--listen 127.0.0.1:0 --openmetrics" "--listen 9100" "--listen 127.0.0.1:65536" \
+	"--listen 127.0.0.1:" "--listen localhost:0" "--listen [::1]x:0"; do
+	"$stat" $bad "$name" > /dev/null 2> "$tmp/err"; rc=$?
+	[ $rc -eq 2 ] || fail "$bad: exit $rc, not 2"
+	grep -q 'percpu-stat: --listen' "$tmp/err" || fail "$bad: $(cat "$tmp/err")"
+done
+"$stat" --listen 127.0.0.1:0 /pcpu-stat-none-$$ 2> "$tmp/err" && fail "--listen: a missing segment"
+grep -q 'No such file' "$tmp/err" || fail "--listen: a missing segment: $(cat "$tmp/err")"
+
+# --listen: an exporter serving the segment at /metrics until SIGTERM
+"$stat" --listen 127.0.0.1:0 "$name" > "$tmp/listen" 2> "$tmp/err" & pid=$!
+for k in $(seq 100); do
+	grep -q '^listening on' "$tmp/listen" || ! kill -0 $pid 2>/dev/null && break
+	sleep 0.05
+done
+if grep -q 'without libmicrohttpd' "$tmp/err"; then
+	wait $pid; rc=$?
+	[ $rc -eq 1 ] || fail "--listen without libmicrohttpd: exit $rc, not 1"
+	echo "--listen: refused, built without libmicrohttpd"
+elif [ -x /usr/bin/python3 ]; then
+	port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$tmp/listen")
+	[ -n "$port" ] || { kill $pid; fail "--listen: no port in: $(cat "$tmp/listen" "$tmp/err")"; }
+	# an exact count, the format by Accept (as the one-shot output), gzip, 404, 405
+	/usr/bin/python3 - "$port" "$tmp/prom.txt" "$tmp/om.txt" <<'PY' || { kill $pid; fail "--listen: scrapes"; }
+import gzip, sys, urllib.error, urllib.request
+port, prom, om = sys.argv[1], open(sys.argv[2]).read(), open(sys.argv[3]).read()
+url = "http://127.0.0.1:%s/metrics" % port
+def get(headers={}, method="GET", path="/metrics"):
+    req = urllib.request.Request(url.replace("/metrics", path), headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+st, h, body = get()
+assert st == 200 and h["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8", (st, h)
+assert body.decode() == prom, body
+st, h, body = get({"Accept": "application/openmetrics-text;version=1.0.0,application/"
+                   "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"})
+assert h["Content-Type"] == "application/openmetrics-text; version=1.0.0; charset=utf-8", h
+assert body.decode() == om, body
+st, h, body = get({"Accept-Encoding": "gzip"})
+coding = h["Content-Encoding"]  # None where libpercpu has no zlib
+if coding == "gzip":
+    body = gzip.decompress(body)
+assert body.decode() == prom, body
+assert get(path="/")[0] == 404
+st, h, body = get(method="POST")
+assert st == 405 and h["Allow"] == "GET, HEAD", (st, h)
+print("--listen: text, OpenMetrics, Content-Encoding %s, 404, 405" % coding)
+PY
+	# a writer's add shows in the next scrape; the port is taken; SIGTERM stops it
+	"$peer" write "$name" > /dev/null || fail "shared-peer write"
+	/usr/bin/python3 -c 'import sys, urllib.request as u
+body = u.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode()
+assert "requests_total 12346\n" in body, body' "$port" || { kill $pid; fail "--listen: +1"; }
+	"$stat" --listen "127.0.0.1:$port" "$name" 2> "$tmp/err2"; rc=$?
+	[ $rc -eq 1 ] || { kill $pid; fail "--listen on a port in use: exit $rc"; }
+	grep -q 'in use' "$tmp/err2" || { kill $pid; fail "--listen on a port in use: $(cat "$tmp/err2")"; }
+	kill -TERM $pid
+	wait $pid; rc=$?
+	[ $rc -eq 0 ] || fail "--listen: exit $rc after SIGTERM: $(cat "$tmp/err")"
+else
+	kill $pid; wait $pid
+	echo "--listen: not scraped (no /usr/bin/python3)"
+fi
 
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	# a FIFO planted at the name: refused at once, not waited on for ever
