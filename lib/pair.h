@@ -26,6 +26,24 @@
 #if !PCPU_ARCH_HAVE_CAS_PAIR
 /* The emulation: under a lock striped by address, with signals blocked. */
 bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int64_t mark);
+
+/*
+ * Around fork(): the library's fork handlers (lib/registry.c) take every
+ * pair lock after every other lock of the library, and release them
+ * first. Last, because a thread that holds another lock of the library (a
+ * scrape's, a fold's) may swap a pair before it lets go: taken first, the
+ * pair locks would wait on that thread while it waits on them.
+ */
+void pcpu_pair_fork_prepare(void);
+void pcpu_pair_fork_release(void);
+#else
+static inline void pcpu_pair_fork_prepare(void)
+{
+}
+
+static inline void pcpu_pair_fork_release(void)
+{
+}
 #endif
 
 /*

@@ -10,10 +10,10 @@
  *
  * Signals are blocked while a lock is held: a handler that adds to a
  * counter would otherwise spin for ever on a lock its own thread holds.
- * fork() takes every lock first, so that the child finds none held by a
- * thread that did not come along.
+ * fork() takes every lock (the library's handlers, lib/registry.c, after
+ * all its other locks), so that the child finds none held by a thread
+ * that did not come along.
  */
-#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 
@@ -25,7 +25,6 @@
 #define PAIR_LOCKS 64
 
 static unsigned char locks[PAIR_LOCKS];
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void lock(unsigned char *l)
 {
@@ -40,21 +39,16 @@ static void unlock(unsigned char *l)
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
-static void fork_prepare(void)
+void pcpu_pair_fork_prepare(void)
 {
 	for (int i = 0; i < PAIR_LOCKS; i++)
 		lock(&locks[i]);
 }
 
-static void fork_release(void)
+void pcpu_pair_fork_release(void)
 {
 	for (int i = PAIR_LOCKS - 1; i >= 0; i--)
 		unlock(&locks[i]);
-}
-
-static void setup_fork(void)
-{
-	pthread_atfork(fork_prepare, fork_release, fork_release);
 }
 
 bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int64_t mark)
@@ -64,7 +58,6 @@ bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int
 	int64_t now[2];
 	bool ok;
 
-	pthread_once(&fork_once, setup_fork);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	lock(l);

@@ -26,6 +26,7 @@
 #include "arena.h"
 #include "atomics.h"
 #include "cpu_internal.h"
+#include "pair.h"
 #include "registry.h"
 
 /* Dead entries freed together after one grace period. */
@@ -134,12 +135,14 @@ static void before_fork(void)
 	pcpu_arena_fork_prepare();
 	if (client)
 		client->fork_prepare();
+	pcpu_pair_fork_prepare(); /* last: see lib/pair.h */
 }
 
 static void after_fork_parent(void)
 {
 	struct pcpu_registry_entry *e;
 
+	pcpu_pair_fork_release();
 	if (client)
 		client->fork_parent();
 	pcpu_arena_fork_parent();
@@ -161,6 +164,7 @@ static void after_fork_child(void)
 	struct pcpu_registry_entry *e, *next;
 
 	/* single-threaded now: no walker, no reader of the graveyard */
+	pcpu_pair_fork_release();
 	if (client)
 		client->fork_child();
 	pcpu_arena_fork_child();

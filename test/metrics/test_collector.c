@@ -9,10 +9,12 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -256,4 +258,75 @@ Test(collector, a_shared_segments_items_join_in_one_exposition)
 	cr_assert_eq(pcpu_metrics_collector_remove(pcpu_shared_collector, s), 0);
 	pcpu_shared_close(s);
 	free(om);
+}
+
+/*
+ * fork() while a scrape's collector, under the metrics lock, adds to a
+ * counter. Where pairs are swapped under locks (i386, armhf:
+ * lib/pair_lock.c) the fork handlers must take those locks last: taken
+ * first, the forking thread holds them while it waits for the metrics
+ * lock, and the collector's add waits for them, both for ever (the test
+ * then times out). The forker's own handler, registered after the
+ * library's, runs before them and tells the collector when to add.
+ */
+static struct pcpu_counter forked;
+static volatile int fork_wanted, fork_started;
+
+static void note_fork(void)
+{
+	fork_started = 1;
+}
+
+static int add_while_forking(int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx,
+			     void *arg)
+{
+	(void)emit;
+	(void)ctx;
+	(void)arg;
+	fork_wanted = 1;
+	while (!fork_started)
+		usleep(100);
+	usleep(200 * 1000); /* the forker goes on into the library's handlers */
+	pcpu_counter_add(&forked, 1);
+	return 0;
+}
+
+static void *forker(void *arg)
+{
+	int status = -1;
+	pid_t pid;
+
+	while (!fork_wanted)
+		usleep(100);
+	pid = fork();
+	if (pid == 0) {
+		pcpu_counter_add(&forked, 1);
+		_exit(pcpu_counter_sum(&forked) == 3 ? 0 : 1);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) != pid)
+		status = -1;
+	*(int *)arg = status;
+	return NULL;
+}
+
+Test(collector, a_fork_while_a_collector_adds_under_the_metrics_lock_completes)
+{
+	FILE *devnull = fopen("/dev/null", "w");
+	int status = -1;
+	pthread_t t;
+
+	cr_assert_not_null(devnull);
+	cr_assert_eq(pcpu_counter_init(&forked, 0), 0);
+	pcpu_counter_add(&forked, 1); /* the first swap of a pair, where there are locks */
+	cr_assert_eq(pthread_atfork(note_fork, NULL, NULL), 0);
+	cr_assert_eq(pcpu_metrics_collector_add(add_while_forking, NULL), 0);
+	cr_assert_eq(pthread_create(&t, NULL, forker, &status), 0);
+	cr_assert_eq(pcpu_metrics_write(devnull, PCPU_METRICS_PROMETHEUS), 0);
+	pthread_join(t, NULL);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child did not see the collector's add and its own (status %#x)", status);
+	cr_expect_eq(pcpu_counter_sum(&forked), 2);
+	pcpu_metrics_collector_remove(add_while_forking, NULL);
+	pcpu_counter_destroy(&forked);
+	fclose(devnull);
 }
