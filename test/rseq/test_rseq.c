@@ -12,9 +12,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +26,14 @@
 #include "pcpu_test.h"
 
 #include "rseq_area.h"
+
+/* glibc >= 2.35: the kernel's struct rseq and the signature glibc registers */
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define HAVE_SYS_RSEQ_H 1
+#endif
+#endif
 
 /* glibc's, weak: absent before 2.35 and on other libcs */
 extern const unsigned int __rseq_size __attribute__((weak));
@@ -84,6 +94,43 @@ PCPU_TEST(rseq, update_path_is_the_one_the_environment_asks_for)
 		cr_assert_eq(pcpu_rseq_area_owner(), PCPU_RSEQ_OWN);
 #else
 	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
+#endif
+}
+
+/*
+ * The sequences hard-code the kernel's struct rseq offsets and the
+ * signature before each abort handler (arch/x86_64.h, arch/aarch64.h). A
+ * wrong signature would kill the first thread whose sequence the kernel
+ * aborts; the kernel says which one the area was registered with: asked
+ * to register the same area again, it answers EBUSY if the signature
+ * matches and EPERM if not.
+ */
+PCPU_TEST(rseq, sequences_use_the_kernels_offsets_and_the_registered_signature)
+{
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	void *area;
+
+#ifdef HAVE_SYS_RSEQ_H
+	cr_assert_eq(offsetof(struct rseq, cpu_id), PCPU_RSEQ_CPU_ID_OFFSET);
+	cr_assert_eq(offsetof(struct rseq, rseq_cs), PCPU_RSEQ_CS_OFFSET);
+	cr_assert_eq(RSEQ_SIG, PCPU_RSEQ_SIG, "glibc registers %#x, the sequences say %#x",
+		     (unsigned int)RSEQ_SIG, (unsigned int)PCPU_RSEQ_SIG);
+#endif
+	if (pcpu_cpu_setup() != PCPU_CPU_RSEQ)
+		cr_skip_test("no rseq area here");
+	area = (char *)__builtin_thread_pointer() + __pcpu_rseq_offset;
+	/* 32: the original struct rseq, as glibc and lib/rseq_area.c register it */
+	errno = 0;
+	cr_assert_eq(syscall(SYS_rseq, area, 32u, 0, PCPU_RSEQ_SIG ^ 1), -1);
+	if (errno == EINVAL)
+		cr_skip_test("the area was registered with another length");
+	cr_assert_eq(errno, EPERM, "the kernel does not tell signatures apart (errno %d)", errno);
+	errno = 0;
+	cr_assert_eq(syscall(SYS_rseq, area, 32u, 0, PCPU_RSEQ_SIG), -1);
+	cr_assert_eq(errno, EBUSY, "registered with another signature than %#x (errno %d)",
+		     (unsigned int)PCPU_RSEQ_SIG, errno);
+#else
+	cr_skip_test("no restartable sequences on this architecture");
 #endif
 }
 
