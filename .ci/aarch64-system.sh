@@ -82,7 +82,10 @@ kernel=$(ls "$W"/kernel/boot/vmlinuz-*)
 cp "$W/busybox/bin/busybox" "$TREE/bin/busybox"
 
 # ---- the programs, at their build paths (tests name helpers by those) ----
-aarch64-linux-gnu-gcc -O2 -Wall -Werror -I"$ROOT/include" -I"$BUILD/include" \
+# with the headers of the tree BUILD was built from
+src=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+	"$BUILD/meson-info/meson-info.json")
+aarch64-linux-gnu-gcc -O2 -Wall -Werror -I"$src/include" -I"$BUILD/include" \
 	"$ROOT/.ci/aarch64-mode.c" -o "$TREE/mode/percpu-mode" -L"$BUILD/lib" -lpercpu
 progs=("$TREE/mode/percpu-mode")
 for t in "${TESTS[@]}"; do
@@ -131,7 +134,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mkdir -p /dev/shm
 mount -t tmpfs shm /dev/shm
-mount -t tmpfs tmp /tmp
+# no tmpfs on /tmp: the programs may lie under it (CI's scratch), and the
+# initramfs is writable
 export PATH=/bin LD_LIBRARY_PATH=/lib/aarch64-linux-gnu PCPU_TEST_SMALL=1 TMPDIR=/tmp
 echo "=== kernel $(uname -r) $(uname -m), $(nproc) CPUs"
 run()

@@ -16,6 +16,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -133,6 +135,102 @@ PCPU_TEST(rseq, sequences_use_the_kernels_offsets_and_the_registered_signature)
 	cr_skip_test("no restartable sequences on this architecture");
 #endif
 }
+
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+
+/* Shared with the traced child of the test below. */
+struct restart_page {
+	uintptr_t rseq_cs_addr; /* the child's rseq->rseq_cs */
+	int entered;		/* the child is about to add */
+	int adds_done;		/* adds it has returned from */
+};
+
+#define RESTART_ADDS 3
+
+/* The traced child: RESTART_ADDS adds of 1, each exactly once. */
+static void restart_child(struct restart_page *page)
+{
+	int64_t *cpu0 = NULL, sum = 0;
+	size_t cpus = pcpu_cpu_possible();
+
+	if (posix_memalign((void **)&cpu0, PCPU_STRIDE, cpus * PCPU_STRIDE) != 0)
+		_exit(12);
+	memset(cpu0, 0, cpus * PCPU_STRIDE);
+	page->rseq_cs_addr = (uintptr_t)__builtin_thread_pointer() +
+			     (uintptr_t)__pcpu_rseq_offset + PCPU_RSEQ_CS_OFFSET;
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+		_exit(13);
+	raise(SIGSTOP);
+	__atomic_store_n(&page->entered, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < RESTART_ADDS; i++) {
+		if (pcpu_arch_rseq_add(cpu0, 1) < 0)
+			_exit(14);
+		__atomic_store_n(&page->adds_done, i + 1, __ATOMIC_SEQ_CST);
+	}
+	for (size_t cpu = 0; cpu < cpus; cpu++)
+		sum += *(int64_t *)(void *)((char *)cpu0 + cpu * PCPU_STRIDE);
+	_exit(sum == RESTART_ADDS ? 0 : 15);
+}
+
+/*
+ * Every stop of a thread inside a sequence (here: each single step) makes
+ * the kernel abort it: clear rseq->rseq_cs and resume at the abort
+ * handler, after checking the signature before it; the handler starts the
+ * sequence again, which arms rseq_cs again. So a single-stepped sequence
+ * restarts at every step and never commits, and once let run, it commits
+ * exactly once. Counted from the child's rseq_cs going from 0 to armed: a
+ * wrong signature would kill the child (SIGSEGV) at the first abort, a
+ * handler that did not restart would leave it unarmed.
+ */
+PCPU_TEST(rseq, a_stepped_sequence_restarts_at_every_stop_and_then_adds_exactly_once)
+{
+	struct restart_page *page;
+	long steps, armings = 0;
+	uint64_t armed = 0;
+	int status;
+	pid_t pid;
+
+	if (pcpu_cpu_setup() != PCPU_CPU_RSEQ)
+		cr_skip_test("no rseq area here");
+	page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+		    0);
+	cr_assert_neq(page, MAP_FAILED);
+	memset(page, 0, sizeof(*page));
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		restart_child(page);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 13)
+		cr_skip_test("ptrace is not allowed here");
+	cr_assert(WIFSTOPPED(status), "child did not stop (status %#x)", status);
+	/* into the first sequence, then 200 steps in its restart loop */
+	for (steps = 0; steps < 100000 && armings < 200; steps++) {
+		uint64_t now;
+
+		cr_assert_eq(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP,
+			  "child not stopped by its step (status %#x)", status);
+		errno = 0;
+		now = (uint64_t)ptrace(PTRACE_PEEKDATA, pid, (void *)page->rseq_cs_addr, NULL);
+		cr_assert_eq(errno, 0);
+		if (now != 0 && armed == 0 && __atomic_load_n(&page->entered, __ATOMIC_SEQ_CST))
+			armings++;
+		armed = now;
+	}
+	cr_assert_eq(armings, 200, "the sequence was armed %ld times in %ld steps", armings,
+		     steps);
+	cr_assert_eq(__atomic_load_n(&page->adds_done, __ATOMIC_SEQ_CST), 0,
+		     "a sequence committed while stepped");
+	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "child failed (status %#x): not exactly one add per call", status);
+	munmap(page, sizeof(*page));
+}
+
+#endif
 
 /* Deterministic per-thread pseudo-random signed amounts. */
 static int64_t next_amount(uint64_t *state)
