@@ -147,8 +147,24 @@ struct restart_page {
 
 #define RESTART_ADDS 3
 
-/* The traced child: RESTART_ADDS adds of 1, each exactly once. */
-static void restart_child(struct restart_page *page)
+/* The sequences of arch/: each adds 1 to this CPU's copy, or fails. */
+enum restart_kind { RESTART_ADD, RESTART_CHECKED, RESTART_ADD32, RESTART_KINDS };
+static const char *const restart_names[] = { "plain", "checked", "32-bit" };
+
+static bool restart_add(enum restart_kind kind, int64_t *cpu0)
+{
+	switch (kind) {
+	case RESTART_ADD:
+		return pcpu_arch_rseq_add(cpu0, 1) >= 0;
+	case RESTART_CHECKED:
+		return pcpu_arch_rseq_add_checked(cpu0, 1, 1000) == 1;
+	default:
+		return pcpu_arch_rseq_add32((uint64_t *)(void *)cpu0, 1, 1000) >= 0;
+	}
+}
+
+/* The traced child: RESTART_ADDS adds of 1 by @kind, each exactly once. */
+static void restart_child(struct restart_page *page, enum restart_kind kind)
 {
 	int64_t *cpu0 = NULL, sum = 0;
 	size_t cpus = pcpu_cpu_possible();
@@ -163,12 +179,16 @@ static void restart_child(struct restart_page *page)
 	raise(SIGSTOP);
 	__atomic_store_n(&page->entered, 1, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < RESTART_ADDS; i++) {
-		if (pcpu_arch_rseq_add(cpu0, 1) < 0)
+		if (!restart_add(kind, cpu0))
 			_exit(14);
 		__atomic_store_n(&page->adds_done, i + 1, __ATOMIC_SEQ_CST);
 	}
-	for (size_t cpu = 0; cpu < cpus; cpu++)
-		sum += *(int64_t *)(void *)((char *)cpu0 + cpu * PCPU_STRIDE);
+	/* the 32-bit sequence adds to the low half, the others to the whole */
+	for (size_t cpu = 0; cpu < cpus; cpu++) {
+		int64_t v = *(int64_t *)(void *)((char *)cpu0 + cpu * PCPU_STRIDE);
+
+		sum += kind == RESTART_ADD32 ? (int64_t)(uint32_t)v : v;
+	}
 	_exit(sum == RESTART_ADDS ? 0 : 15);
 }
 
@@ -179,19 +199,19 @@ static void restart_child(struct restart_page *page)
  * sequence again, which arms rseq_cs again. So a single-stepped sequence
  * restarts at every step and never commits, and once let run, it commits
  * exactly once. Counted from the child's rseq_cs going from 0 to armed: a
- * wrong signature would kill the child (SIGSEGV) at the first abort, a
- * handler that did not restart would leave it unarmed.
+ * wrong signature raises SIGSEGV at the first abort, a handler that did
+ * not restart would leave it unarmed. Steps @kind's child into its first
+ * sequence, then lets it run.
  */
-PCPU_TEST(rseq, a_stepped_sequence_restarts_at_every_stop_and_then_adds_exactly_once)
+static void step_through(enum restart_kind kind)
 {
+	const char *name = restart_names[kind];
 	struct restart_page *page;
 	long steps, armings = 0;
 	uint64_t armed = 0;
 	int status;
 	pid_t pid;
 
-	if (pcpu_cpu_setup() != PCPU_CPU_RSEQ)
-		cr_skip_test("no rseq area here");
 	page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
 		    0);
 	cr_assert_neq(page, MAP_FAILED);
@@ -199,11 +219,11 @@ PCPU_TEST(rseq, a_stepped_sequence_restarts_at_every_stop_and_then_adds_exactly_
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0)
-		restart_child(page);
+		restart_child(page, kind);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 13)
 		cr_skip_test("ptrace is not allowed here");
-	cr_assert(WIFSTOPPED(status), "child did not stop (status %#x)", status);
+	cr_assert(WIFSTOPPED(status), "%s: child did not stop (status %#x)", name, status);
 	/* into the first sequence, then 200 steps in its restart loop */
 	for (steps = 0; steps < 100000 && armings < 200; steps++) {
 		uint64_t now;
@@ -211,7 +231,7 @@ PCPU_TEST(rseq, a_stepped_sequence_restarts_at_every_stop_and_then_adds_exactly_
 		cr_assert_eq(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
 		cr_assert_eq(waitpid(pid, &status, 0), pid);
 		cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP,
-			  "child not stopped by its step (status %#x)", status);
+			  "%s: child not stopped by its step (status %#x)", name, status);
 		errno = 0;
 		now = (uint64_t)ptrace(PTRACE_PEEKDATA, pid, (void *)page->rseq_cs_addr, NULL);
 		cr_assert_eq(errno, 0);
@@ -219,15 +239,23 @@ PCPU_TEST(rseq, a_stepped_sequence_restarts_at_every_stop_and_then_adds_exactly_
 			armings++;
 		armed = now;
 	}
-	cr_assert_eq(armings, 200, "the sequence was armed %ld times in %ld steps", armings,
-		     steps);
+	cr_assert_eq(armings, 200, "%s: the sequence was armed %ld times in %ld steps", name,
+		     armings, steps);
 	cr_assert_eq(__atomic_load_n(&page->adds_done, __ATOMIC_SEQ_CST), 0,
-		     "a sequence committed while stepped");
+		     "%s: a sequence committed while stepped", name);
 	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "child failed (status %#x): not exactly one add per call", status);
+		  "%s: child failed (status %#x): not exactly one add per call", name, status);
 	munmap(page, sizeof(*page));
+}
+
+PCPU_TEST(rseq, a_stepped_sequence_restarts_at_every_stop_and_then_adds_exactly_once)
+{
+	if (pcpu_cpu_setup() != PCPU_CPU_RSEQ)
+		cr_skip_test("no rseq area here");
+	for (int kind = 0; kind < RESTART_KINDS; kind++)
+		step_through((enum restart_kind)kind);
 }
 
 #endif
