@@ -4,8 +4,8 @@
  * The CPU layer: which CPU a thread runs on, and "add to this CPU's copy".
  *
  * A process uses one of two update paths, never mixed: the
- * restartable-sequence path (plain adds; x86_64 with glibc >= 2.35, which
- * registers rseq for every thread) or the atomic path (sched_getcpu() and
+ * restartable-sequence path (plain adds; x86_64 and aarch64, on the rseq
+ * area glibc >= 2.35 registers or the library's own) or the atomic path (sched_getcpu() and
  * atomic read-modify-writes). Mixing them would let a plain rseq add on one
  * CPU erase an atomic update from a thread that believes it runs there. The
  * path is chosen once, by the first call of pcpu_cpu_setup(), which every

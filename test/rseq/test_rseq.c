@@ -12,9 +12,13 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +28,14 @@
 #include "pcpu_test.h"
 
 #include "rseq_area.h"
+
+/* glibc >= 2.35: the kernel's struct rseq and the signature glibc registers */
+#if defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define HAVE_SYS_RSEQ_H 1
+#endif
+#endif
 
 /* glibc's, weak: absent before 2.35 and on other libcs */
 extern const unsigned int __rseq_size __attribute__((weak));
@@ -86,6 +98,167 @@ PCPU_TEST(rseq, update_path_is_the_one_the_environment_asks_for)
 	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC);
 #endif
 }
+
+/*
+ * The sequences hard-code the kernel's struct rseq offsets and the
+ * signature before each abort handler (arch/x86_64.h, arch/aarch64.h). A
+ * wrong signature would kill the first thread whose sequence the kernel
+ * aborts; the kernel says which one the area was registered with: asked
+ * to register the same area again, it answers EBUSY if the signature
+ * matches and EPERM if not.
+ */
+PCPU_TEST(rseq, sequences_use_the_kernels_offsets_and_the_registered_signature)
+{
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+	void *area;
+
+#ifdef HAVE_SYS_RSEQ_H
+	cr_assert_eq(offsetof(struct rseq, cpu_id), PCPU_RSEQ_CPU_ID_OFFSET);
+	cr_assert_eq(offsetof(struct rseq, rseq_cs), PCPU_RSEQ_CS_OFFSET);
+	cr_assert_eq(RSEQ_SIG, PCPU_RSEQ_SIG, "glibc registers %#x, the sequences say %#x",
+		     (unsigned int)RSEQ_SIG, (unsigned int)PCPU_RSEQ_SIG);
+#endif
+	if (pcpu_cpu_setup() != PCPU_CPU_RSEQ)
+		cr_skip_test("no rseq area here");
+	area = (char *)__builtin_thread_pointer() + __pcpu_rseq_offset;
+	/* 32: the original struct rseq, as glibc and lib/rseq_area.c register it */
+	errno = 0;
+	cr_assert_eq(syscall(SYS_rseq, area, 32u, 0, PCPU_RSEQ_SIG ^ 1), -1);
+	if (errno == EINVAL)
+		cr_skip_test("the area was registered with another length");
+	cr_assert_eq(errno, EPERM, "the kernel does not tell signatures apart (errno %d)", errno);
+	errno = 0;
+	cr_assert_eq(syscall(SYS_rseq, area, 32u, 0, PCPU_RSEQ_SIG), -1);
+	cr_assert_eq(errno, EBUSY, "registered with another signature than %#x (errno %d)",
+		     (unsigned int)PCPU_RSEQ_SIG, errno);
+#else
+	cr_skip_test("no restartable sequences on this architecture");
+#endif
+}
+
+#if PCPU_ARCH_HAVE_RSEQ_ADD
+
+/* Shared with the traced child of the test below. */
+struct restart_page {
+	uintptr_t rseq_cs_addr; /* the child's rseq->rseq_cs */
+	int entered;		/* the child is about to add */
+	int adds_done;		/* adds it has returned from */
+};
+
+#define RESTART_ADDS 3
+
+/* The sequences of arch/: each adds 1 to this CPU's copy, or fails. */
+enum restart_kind { RESTART_ADD, RESTART_CHECKED, RESTART_ADD32, RESTART_KINDS };
+static const char *const restart_names[] = { "plain", "checked", "32-bit" };
+
+static bool restart_add(enum restart_kind kind, int64_t *cpu0)
+{
+	switch (kind) {
+	case RESTART_ADD:
+		return pcpu_arch_rseq_add(cpu0, 1) >= 0;
+	case RESTART_CHECKED:
+		return pcpu_arch_rseq_add_checked(cpu0, 1, 1000) == 1;
+	default:
+		return pcpu_arch_rseq_add32((uint64_t *)(void *)cpu0, 1, 1000) >= 0;
+	}
+}
+
+/* The traced child: RESTART_ADDS adds of 1 by @kind, each exactly once. */
+static void restart_child(struct restart_page *page, enum restart_kind kind)
+{
+	int64_t *cpu0 = NULL, sum = 0;
+	size_t cpus = pcpu_cpu_possible();
+
+	if (posix_memalign((void **)&cpu0, PCPU_STRIDE, cpus * PCPU_STRIDE) != 0)
+		_exit(12);
+	memset(cpu0, 0, cpus * PCPU_STRIDE);
+	page->rseq_cs_addr = (uintptr_t)__builtin_thread_pointer() +
+			     (uintptr_t)__pcpu_rseq_offset + PCPU_RSEQ_CS_OFFSET;
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+		_exit(13);
+	raise(SIGSTOP);
+	__atomic_store_n(&page->entered, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < RESTART_ADDS; i++) {
+		if (!restart_add(kind, cpu0))
+			_exit(14);
+		__atomic_store_n(&page->adds_done, i + 1, __ATOMIC_SEQ_CST);
+	}
+	/* the 32-bit sequence adds to the low half, the others to the whole */
+	for (size_t cpu = 0; cpu < cpus; cpu++) {
+		int64_t v = *(int64_t *)(void *)((char *)cpu0 + cpu * PCPU_STRIDE);
+
+		sum += kind == RESTART_ADD32 ? (int64_t)(uint32_t)v : v;
+	}
+	_exit(sum == RESTART_ADDS ? 0 : 15);
+}
+
+/*
+ * Every stop of a thread inside a sequence (here: each single step) makes
+ * the kernel abort it: clear rseq->rseq_cs and resume at the abort
+ * handler, after checking the signature before it; the handler starts the
+ * sequence again, which arms rseq_cs again. So a single-stepped sequence
+ * restarts at every step and never commits, and once let run, it commits
+ * exactly once. Counted from the child's rseq_cs going from 0 to armed: a
+ * wrong signature raises SIGSEGV at the first abort, a handler that did
+ * not restart would leave it unarmed. Steps @kind's child into its first
+ * sequence, then lets it run.
+ */
+static void step_through(enum restart_kind kind)
+{
+	const char *name = restart_names[kind];
+	struct restart_page *page;
+	long steps, armings = 0;
+	uint64_t armed = 0;
+	int status;
+	pid_t pid;
+
+	page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+		    0);
+	cr_assert_neq(page, MAP_FAILED);
+	memset(page, 0, sizeof(*page));
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		restart_child(page, kind);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 13)
+		cr_skip_test("ptrace is not allowed here");
+	cr_assert(WIFSTOPPED(status), "%s: child did not stop (status %#x)", name, status);
+	/* into the first sequence, then 200 steps in its restart loop */
+	for (steps = 0; steps < 100000 && armings < 200; steps++) {
+		uint64_t now;
+
+		cr_assert_eq(ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL), 0);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP,
+			  "%s: child not stopped by its step (status %#x)", name, status);
+		errno = 0;
+		now = (uint64_t)ptrace(PTRACE_PEEKDATA, pid, (void *)page->rseq_cs_addr, NULL);
+		cr_assert_eq(errno, 0);
+		if (now != 0 && armed == 0 && __atomic_load_n(&page->entered, __ATOMIC_SEQ_CST))
+			armings++;
+		armed = now;
+	}
+	cr_assert_eq(armings, 200, "%s: the sequence was armed %ld times in %ld steps", name,
+		     armings, steps);
+	cr_assert_eq(__atomic_load_n(&page->adds_done, __ATOMIC_SEQ_CST), 0,
+		     "%s: a sequence committed while stepped", name);
+	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "%s: child failed (status %#x): not exactly one add per call", name, status);
+	munmap(page, sizeof(*page));
+}
+
+PCPU_TEST(rseq, a_stepped_sequence_restarts_at_every_stop_and_then_adds_exactly_once)
+{
+	if (pcpu_cpu_setup() != PCPU_CPU_RSEQ)
+		cr_skip_test("no rseq area here");
+	for (int kind = 0; kind < RESTART_KINDS; kind++)
+		step_through((enum restart_kind)kind);
+}
+
+#endif
 
 /* Deterministic per-thread pseudo-random signed amounts. */
 static int64_t next_amount(uint64_t *state)
