@@ -167,6 +167,7 @@ PCPU_EXPORT enum pcpu_metrics_format pcpu_metrics_negotiate(const char *accept)
 	return offers[1].q > offers[0].q ? PCPU_METRICS_OPENMETRICS : PCPU_METRICS_PROMETHEUS;
 }
 
+#ifdef PCPU_HAVE_ZLIB
 /* gzip's q-value if named (then any * does not count), and *'s */
 struct coding_q {
 	int gzip, any;
@@ -193,6 +194,7 @@ static void coding_range(struct span el, void *arg)
 	else if (span_is(coding, "*"))
 		cq->any = q;
 }
+#endif
 
 PCPU_EXPORT bool pcpu_metrics_gzip_accepted(const char *accept_encoding)
 {

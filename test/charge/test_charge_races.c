@@ -280,7 +280,8 @@ static int64_t traced_amount(void)
 	return 0;
 }
 
-static bool traced_is_try(enum traced_call what)
+/* unused off x86_64, where the sweeps skip */
+__attribute__((unused)) static bool traced_is_try(enum traced_call what)
 {
 	return what == TRACED_TRY_FAST || what == TRACED_TRY_SLOW || what == TRACED_TRY_TAKE;
 }
