@@ -24,9 +24,14 @@
 
 #define PAIR_LOCKS 64
 
-static unsigned char locks[PAIR_LOCKS];
+/*
+ * Words, not bytes: riscv64 has no byte-wide atomic exchange, and GCC 12
+ * calls libatomic's __atomic_exchange_1 for one (which the library does not
+ * link).
+ */
+static unsigned int locks[PAIR_LOCKS];
 
-static void lock(unsigned char *l)
+static void lock(unsigned int *l)
 {
 	unsigned int spins = 0;
 
@@ -34,7 +39,7 @@ static void lock(unsigned char *l)
 		pcpu_relax(&spins);
 }
 
-static void unlock(unsigned char *l)
+static void unlock(unsigned int *l)
 {
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
@@ -53,7 +58,7 @@ void pcpu_pair_fork_release(void)
 
 bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int64_t mark)
 {
-	unsigned char *l = &locks[((uintptr_t)pair >> 4) % PAIR_LOCKS];
+	unsigned int *l = &locks[((uintptr_t)pair >> 4) % PAIR_LOCKS];
 	sigset_t all, old;
 	int64_t now[2];
 	bool ok;

@@ -19,6 +19,8 @@
 #include <percpu/arch/x86_64.h>
 #elif defined(__aarch64__)
 #include <percpu/arch/aarch64.h>
+#elif defined(__s390x__)
+#include <percpu/arch/s390x.h>
 #endif
 
 #include <percpu/arch/generic.h>

@@ -22,8 +22,14 @@
 #define PCPU_PURE
 #endif
 
+/*
+ * __extension__: C99 -pedantic calls _Static_assert C11's. glibc's
+ * <sys/cdefs.h> hid that by defining it as a macro before C11; musl does not.
+ */
 #ifdef __cplusplus
 #define PCPU_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#elif defined(__GNUC__)
+#define PCPU_STATIC_ASSERT(cond, msg) __extension__ _Static_assert(cond, msg)
 #else
 #define PCPU_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
