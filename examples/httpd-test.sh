@@ -14,7 +14,14 @@
 #   a scrape that accepts gzip gets it, and it inflates to the same counts.
 # With --prometheus it then starts a real Prometheus on another free loopback
 # port, scraping the daemon every second, and waits (at most 60 s) until its
-# query API returns N for httpd_requests_total{code="200",method="GET"}.
+# query API returns N for httpd_requests_total{code="200",method="GET"};
+# sends M = N / 5 more GET / and waits for N + M; then asks it for what a
+# dashboard asks: over the window, max - min of the series is exactly M,
+# with no reset, and increase() and rate() cover at least M (they only
+# extrapolate); histogram_quantile() of the latency histogram equals the
+# quantile computed from the buckets that Prometheus returns for the same
+# instant (so le labels, cumulative counts and +Inf parse as a histogram);
+# the process metrics agree with /proc.
 #
 # Whatever happens, everything it started is killed and waited for. Prints
 # one "ok"/"not ok" line per check and "N passed, N failed"; exit status 0
@@ -263,6 +270,56 @@ EOF
 	if ! check "prometheus: the query API returns exactly $N" eq prometheus "$GOT" "$N"; then
 		sed 's/^/# /' "$TMP/prometheus.log" | tail -n 20
 	fi
+	# M more, while Prometheus scrapes: the series moves by exactly M
+	M=$((N / 5))
+	sleep 2 # a sample or two at N first
+	check "load: $M more GET / while Prometheus scrapes" \
+		timeout 60 "$LOAD" -H 127.0.0.1 -p "$PORT" -n "$M" -c 2
+	N=$((N + M))
+	SERIES='httpd_requests_total{job="percpu-httpd",method="GET",code="200"}'
+	for i in $(seq 30); do
+		GOT=$(pquery "$SERIES")
+		[ "$GOT" = "$N" ] && break
+		sleep 1
+	done
+	check "prometheus: the query API returns exactly $N after $M more" eq prometheus "$GOT" "$N"
+	check "prometheus: max_over_time - min_over_time over the window is exactly $M" \
+		eq moved "$(pquery "max_over_time($SERIES[10m]) - min_over_time($SERIES[10m])")" "$M"
+	check "prometheus: no counter reset in the window" \
+		eq resets "$(pquery "resets($SERIES[10m])")" 0
+	INC=$(pquery "increase($SERIES[10m])")
+	RATE=$(pquery "rate($SERIES[10m])")
+	echo "# prometheus: increase $INC, rate $RATE per second, over 10m"
+	check "prometheus: increase() and rate() * 600 cover at least the $M sent" \
+		"$PY" -c "import sys; i, r, m = map(float, sys.argv[1:]); sys.exit(not (i >= m and r * 600 >= m - 1e-6))" \
+		"$INC" "$RATE" "$M"
+	check "prometheus: histogram_quantile() is the quantile of the buckets it stored" \
+		"$PY" - "http://127.0.0.1:$PPORT/api/v1/query" <<'EOF'
+import json, math, sys, time, urllib.parse, urllib.request
+
+def query(expr, at):
+    q = urllib.parse.urlencode({"query": expr, "time": repr(at)})
+    with urllib.request.urlopen(sys.argv[1] + "?" + q, timeout=5) as r:
+        return json.load(r)["data"]["result"]
+
+at = time.time() - 1  # one instant for both queries
+name = 'httpd_request_duration_seconds_bucket{job="percpu-httpd"}'
+buckets = sorted((float(s["metric"]["le"]), float(s["value"][1])) for s in query(name, at))
+assert buckets and math.isinf(buckets[-1][0]), buckets
+for q in (0.5, 0.9, 0.99):
+    got = float(query(f"histogram_quantile({q}, {name})", at)[0]["value"][1])
+    # Prometheus's rule: the bucket where the rank falls, linear within it
+    # (from 0 in the first bucket); the highest finite bound above it
+    rank, lower, below = q * buckets[-1][1], 0.0, 0.0
+    for le, count in buckets:
+        if count >= rank:
+            want = buckets[-2][0] if math.isinf(le) else \
+                lower + (le - lower) * (rank - below) / (count - below)
+            break
+        lower, below = le, count
+    print(f"# histogram_quantile({q}) = {got}, from the buckets {want}")
+    assert math.isclose(got, want, rel_tol=1e-9), (q, got, want)
+EOF
 	# the process metrics, as Prometheus stored them, against /proc
 	RSS=$(pquery 'process_resident_memory_bytes{job="percpu-httpd"}')
 	PROC_RSS=$(($(awk '{ print $2 }' "/proc/$HTTPD_PID/statm") * $(getconf PAGESIZE)))
