@@ -111,7 +111,7 @@ enum far_result {
 
 #if PCPU_ARCH_HAVE_RSEQ_ADD
 
-/* The sequence (arch/x86_64.h), over the counter's fields. */
+/* The sequence (arch/x86_64.h, arch/aarch64.h), over the counter's fields. */
 #define FAR_ASM(ROOM)                                                                      \
 	PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c, offsetof(struct pcpu_counter, count),           \
 				 offsetof(struct pcpu_counter, bound),                     \

@@ -8,7 +8,7 @@
  *     pcpu_arch_rseq_add()          plain add to this CPU's copy
  *     pcpu_arch_rseq_add_checked()  checked add of a {value, mark} pair
  *     pcpu_arch_rseq_add32()        checked add of a 32-bit {value, mark} word
- *     pcpu_arch_rseq_gated_add()    the limited add's far path (checked, gated)
+ *     PCPU_ARCH_RSEQ_GATED_ADD()    the limited add's far path (checked, gated)
  *   PCPU_ARCH_HAVE_CAS_PAIR    pcpu_arch_cas_pair(), a lock-free 16-byte CAS
  *   pcpu_arch_relax()          one spin of a busy wait
  */
