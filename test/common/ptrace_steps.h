@@ -202,6 +202,44 @@ static inline long pcpu_race_anchor(const struct pcpu_race_trail *t, long stop, 
 	return anchor;
 }
 
+/*
+ * The child @pid stands at the traced call's first instruction: runs it on
+ * to @stop's anchor on @t (see pcpu_race_run_to() for @cs_field and
+ * @armed). Returns the anchor's number, where stepping goes on; 0 if there
+ * is none, or no @stop (< 0).
+ */
+static inline long pcpu_race_skip_to_anchor(pid_t pid, const struct pcpu_race_trail *t, long stop,
+					    uintptr_t cs_field, uintptr_t *armed)
+{
+	long nth, anchor = stop > 0 ? pcpu_race_anchor(t, stop, &nth) : 0;
+
+	if (anchor > 0)
+		pcpu_race_run_to(pid, t->ip[anchor], nth, cs_field, armed);
+	return anchor;
+}
+
+/*
+ * Instruction @step of the traced call stands at @ip: a run without a stop
+ * (@stop < 0) notes it on @t; a run with one checks it against @t. False
+ * if it is elsewhere (a real preemption restarted a sequence on the free
+ * run to the anchor): the child is killed, and the run must be made again.
+ */
+static inline bool pcpu_race_on_trail(pid_t pid, struct pcpu_race_trail *t, long stop, long step,
+				      uint64_t ip)
+{
+	int status;
+
+	if (stop < 0) {
+		pcpu_race_trail_note(t, step, ip);
+		return true;
+	}
+	if (ip == t->ip[step])
+		return true;
+	kill(pid, SIGKILL);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return false;
+}
+
 static inline void pcpu_race_trail_free(struct pcpu_race_trail *t)
 {
 	free(t->ip);

@@ -415,22 +415,13 @@ static struct run_result run_once(long stop)
 				armed = (uintptr_t)cs;
 		}
 		if (!inside && ip == (uint64_t)(uintptr_t)traced_call) {
-			long nth, anchor = stop > 0 ? pcpu_race_anchor(&trail, stop, &nth) : 0;
-
 			inside = true;
-			if (anchor > 0) {
-				pcpu_race_run_to(pid, trail.ip[anchor], nth, cs_field, &armed);
-				r.steps = anchor;
+			r.steps = pcpu_race_skip_to_anchor(pid, &trail, stop, cs_field, &armed);
+			if (r.steps > 0)
 				continue;
-			}
 		}
-		if (inside && stop < 0)
-			pcpu_race_trail_note(&trail, r.steps, ip);
-		if (inside && stop >= 0 && ip != trail.ip[r.steps]) {
-			/* a real preemption restarted a sequence on the way: run it again */
+		if (inside && !pcpu_race_on_trail(pid, &trail, stop, r.steps, ip)) {
 			r.diverged = true;
-			kill(pid, SIGKILL);
-			cr_assert_eq(waitpid(pid, &status, 0), pid);
 			return r;
 		}
 		if (inside && ip == (uint64_t)(uintptr_t)traced_done)
