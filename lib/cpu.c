@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CPU layer: CPU counts, the current CPU, and the choice between the
- * restartable-sequence and atomic update paths (see <percpu/cpu.h>).
+ * The CPU layer: CPU counts, the current CPU, the choice between the
+ * restartable-sequence and atomic update paths, and the atomic path's adds
+ * (see <percpu/cpu.h>). The rseq fence is in fence.c, the misuse abort in
+ * misuse.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <percpu/cpu.h>
@@ -209,12 +210,6 @@ int pcpu_cpu_model(unsigned int possible, unsigned int online)
 }
 #endif
 
-void pcpu_misuse_abort(const char *call, const char *what)
-{
-	fprintf(stderr, "percpu: %s: %s\n", call, what);
-	abort();
-}
-
 /*
  * The inline adds leave the thread's rseq_cs pointing at their descriptor,
  * which lives in the object that inlined them. Once that object is
@@ -224,49 +219,4 @@ void pcpu_misuse_abort(const char *call, const char *what)
 void pcpu_cpu_disarm_rseq(void)
 {
 	pcpu_rseq_area_disarm();
-}
-
-/* membarrier(2)'s commands, as <linux/membarrier.h> numbers them (Linux 5.10) */
-#define FENCE_CMD_QUERY 0
-#define FENCE_CMD_RSEQ (1 << 7)
-#define FENCE_CMD_REGISTER_RSEQ (1 << 8)
-
-int pcpu_fence_state = PCPU_FENCE_UNKNOWN;
-static pthread_once_t fence_once = PTHREAD_ONCE_INIT;
-
-static long membarrier(int cmd)
-{
-	return syscall(SYS_membarrier, cmd, 0u, 0);
-}
-
-static void setup_fence(void)
-{
-	long cmds = membarrier(FENCE_CMD_QUERY);
-	int state = 0;
-
-	if (cmds < 0)
-		state = -errno;
-	else if (!(cmds & FENCE_CMD_RSEQ))
-		state = -ENOSYS;
-	else if (membarrier(FENCE_CMD_REGISTER_RSEQ) != 0)
-		state = -errno;
-	__atomic_store_n(&pcpu_fence_state, state, __ATOMIC_RELEASE);
-}
-
-int pcpu_cpu_fence_setup_once(void)
-{
-	pthread_once(&fence_once, setup_fence);
-	return __atomic_load_n(&pcpu_fence_state, __ATOMIC_ACQUIRE);
-}
-
-void pcpu_cpu_fence(void)
-{
-	/*
-	 * The registration belongs to the address space, and a forked child's
-	 * is a copy; register again in case a kernel did not copy it. Going on
-	 * without the fence would break a promise silently: stop instead.
-	 */
-	if (membarrier(FENCE_CMD_RSEQ) != 0 &&
-	    (membarrier(FENCE_CMD_REGISTER_RSEQ) != 0 || membarrier(FENCE_CMD_RSEQ) != 0))
-		pcpu_misuse_abort("pcpu_cpu_fence", strerror(errno));
 }

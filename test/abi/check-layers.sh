@@ -25,7 +25,8 @@ lib=$1
 floor_of()
 {
 	case $1 in
-	atomics.h | misuse.h | policy.h | pair.h | pair_lock.c | cpu.c | cpu_internal.h | \
+	atomics.h | misuse.h | misuse.c | policy.h | pair.h | pair_lock.c | cpu.c | fence.c | \
+	cpu_internal.h | \
 	rseq_area.c | rseq_area.h | names.h | metric_names.c) echo "0 base" ;;
 	arena.c | arena.h) echo "1 arena" ;;
 	registry.c | registry.h) echo "2 registry" ;;

@@ -58,7 +58,7 @@
  * For an abort the parent puts the pointer back as the sequence had armed
  * it and checks that the kernel aborted it (one step lands outside the
  * section); otherwise it clears the pointer and lets the sequence run on.
- * The fence is seen by interposing syscall(2), through which lib/cpu.c
+ * The fence is seen by interposing syscall(2), through which lib/fence.c
  * makes it (a fence made some other way would go unseen, and the sweep of
  * try(8) / drain would fail, not pass falsely); the traced drains' stops
  * include the interposer's few instructions.

@@ -5,7 +5,7 @@
  *
  * The critical section reads the current CPU number from the thread's rseq
  * area (glibc's, where glibc >= 2.35 registered one, or else the library's
- * own: lib/cpu.c), turns it into that CPU's stride and
+ * own: lib/rseq_area.c), turns it into that CPU's stride and
  * adds to the slot there. The add is the committing instruction: if the
  * thread is preempted, migrated or signalled before it, the kernel restarts
  * the sequence at the abort handler, which simply tries again. No atomic
