@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry of live objects, the library's fork handlers and the
- * refresher (see registry.h and <percpu/registry.h>).
+ * The registry of live objects and the library's fork handlers (see
+ * registry.h and <percpu/registry.h>); the refresher, which walks it, is
+ * in refresher.c.
  *
  * A walker and a remover meet on an entry like this (Dekker, seq_cst):
  *   walker:  walkers++;  if (obj) fold(obj);  walkers--
@@ -16,7 +17,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <urcu-bp.h>
 #include <urcu/rculist.h>
@@ -56,7 +56,6 @@ static bool atfork_registered;
 static const struct pcpu_registry_client *client;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void reset_refresher(void);
 
 /* The slot of @cls, taken if new; under the lock. */
 static struct class_slot *slot_of(const struct pcpu_class *cls)
@@ -185,7 +184,7 @@ static void after_fork_child(void)
 		if (e->cls->fork_child)
 			e->cls->fork_child(e->obj);
 	free_entries(take_graveyard()); /* no walker is left to wait for */
-	reset_refresher();
+	pcpu_refresher_fork_child();
 	pthread_mutex_init(&registry_lock, NULL);
 }
 
@@ -285,116 +284,4 @@ void pcpu_registry_forget(const void *obj)
 PCPU_EXPORT void pcpu_registry_fold_all(void)
 {
 	registry_walk();
-}
-
-/*
- * The refresher thread. Its state machine, under refresher_lock:
- * IDLE -> (start) RUNNING -> (stop) STOPPING -> (joined) IDLE. A second
- * stop while one is joining waits for IDLE instead of joining twice. It
- * sleeps on CLOCK_MONOTONIC, so a change of the wall clock neither stalls
- * nor hurries it. A fork leaves the child IDLE: threads do not survive it.
- */
-enum refresher_state { IDLE, RUNNING, STOPPING };
-
-static pthread_t refresher;
-static enum refresher_state refresher_state;
-static unsigned int refresher_interval_ms;
-static pthread_mutex_t refresher_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t refresher_wake;   /* to the refresher: stop now */
-static pthread_cond_t refresher_idle;   /* to stoppers: it is joined */
-static pthread_once_t refresher_once = PTHREAD_ONCE_INIT;
-
-static void init_refresher_conds(void)
-{
-	pthread_condattr_t attr;
-
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&refresher_wake, &attr);
-	pthread_condattr_destroy(&attr);
-	pthread_cond_init(&refresher_idle, NULL);
-}
-
-static void reset_refresher(void)
-{
-	pthread_mutex_init(&refresher_lock, NULL);
-	refresher_state = IDLE;
-	init_refresher_conds();
-}
-
-static void deadline_after(struct timespec *t, unsigned int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, t);
-	t->tv_sec += ms / 1000;
-	t->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (t->tv_nsec >= 1000000000L) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000L;
-	}
-}
-
-static void *refresher_main(void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&refresher_lock);
-	while (refresher_state == RUNNING) {
-		struct timespec deadline;
-
-		deadline_after(&deadline, refresher_interval_ms);
-		while (refresher_state == RUNNING &&
-		       pthread_cond_timedwait(&refresher_wake, &refresher_lock, &deadline) == 0)
-			;
-		if (refresher_state != RUNNING)
-			break;
-		pthread_mutex_unlock(&refresher_lock);
-		registry_walk();
-		pthread_mutex_lock(&refresher_lock);
-	}
-	pthread_mutex_unlock(&refresher_lock);
-	return NULL;
-}
-
-PCPU_EXPORT int pcpu_refresher_start(unsigned int interval_ms)
-{
-	int err;
-
-	if (interval_ms == 0 || interval_ms > 3600000u)
-		return -EINVAL;
-	pthread_once(&refresher_once, init_refresher_conds);
-	pthread_mutex_lock(&refresher_lock);
-	if (refresher_state != IDLE) {
-		pthread_mutex_unlock(&refresher_lock);
-		return -EBUSY;
-	}
-	refresher_interval_ms = interval_ms;
-	refresher_state = RUNNING;
-	err = pthread_create(&refresher, NULL, refresher_main, NULL);
-	if (err)
-		refresher_state = IDLE;
-	pthread_mutex_unlock(&refresher_lock);
-	return -err;
-}
-
-PCPU_EXPORT void pcpu_refresher_stop(void)
-{
-	pthread_once(&refresher_once, init_refresher_conds);
-	pthread_mutex_lock(&refresher_lock);
-	if (refresher_state == STOPPING) {
-		while (refresher_state != IDLE)
-			pthread_cond_wait(&refresher_idle, &refresher_lock);
-		pthread_mutex_unlock(&refresher_lock);
-		return;
-	}
-	if (refresher_state == IDLE) {
-		pthread_mutex_unlock(&refresher_lock);
-		return;
-	}
-	refresher_state = STOPPING;
-	pthread_cond_signal(&refresher_wake);
-	pthread_mutex_unlock(&refresher_lock);
-	pthread_join(refresher, NULL);
-	pthread_mutex_lock(&refresher_lock);
-	refresher_state = IDLE;
-	pthread_cond_broadcast(&refresher_idle);
-	pthread_mutex_unlock(&refresher_lock);
 }

@@ -86,4 +86,11 @@ void pcpu_registry_reap(void);
 /* Number of live objects of class @cls. */
 size_t pcpu_registry_count_of(const struct pcpu_class *cls);
 
+/*
+ * In a forked child (the registry's fork handler calls it): the refresher's
+ * lock and state made anew, IDLE, since its thread did not come along
+ * (refresher.c).
+ */
+void pcpu_refresher_fork_child(void);
+
 #endif /* PCPU_LIB_REGISTRY_H */

@@ -29,7 +29,7 @@ floor_of()
 	cpu_internal.h | \
 	rseq_area.c | rseq_area.h | names.h | metric_names.c) echo "0 base" ;;
 	arena.c | arena.h) echo "1 arena" ;;
-	registry.c | registry.h) echo "2 registry" ;;
+	registry.c | registry.h | refresher.c) echo "2 registry" ;;
 	counter.c | counter_internal.h | counter_limited.c | percpu_counter.c) echo "3 counter" ;;
 	stat_create.c | stat_fold.c | stat_read.c | stat_internal.h | stat_class.h) echo "3 stat" ;;
 	charge.c) echo "3 charge" ;;
