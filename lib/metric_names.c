@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <percpu/stat.h>
+
 #include "names.h"
 
 /* Constant label pairs of one metric, at most. */
@@ -250,4 +252,22 @@ int pcpu_metrics_check_label_value(const char *v, size_t max)
 			return -EINVAL;
 	}
 	return len > max ? -EINVAL : 0;
+}
+
+int pcpu_stat_item_check(const struct pcpu_stat_item *it, int64_t max_floor)
+{
+	size_t len;
+
+	if (!it->name)
+		return -EINVAL;
+	len = strnlen(it->name, PCPU_STAT_MAX_NAME + 1);
+	if (len == 0 || len > PCPU_STAT_MAX_NAME)
+		return -EINVAL;
+	if (it->kind != 0 && it->kind != PCPU_METRIC_COUNTER && it->kind != PCPU_METRIC_GAUGE)
+		return -EINVAL;
+	if (it->accuracy < 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY)
+		return -EINVAL;
+	if (it->floor < 0 || it->floor > max_floor)
+		return -EINVAL;
+	return 0;
 }

@@ -40,6 +40,17 @@ int pcpu_metrics_rivals(const char *name, enum pcpu_metric_kind kind,
 int pcpu_metrics_check_label_names(const char *const *names, unsigned int max,
 				   enum pcpu_metric_kind kind);
 
+struct pcpu_stat_item;
+
+/*
+ * 0 if @it is an item that a stat set or a shared segment can hold: a name
+ * of 1 to PCPU_STAT_MAX_NAME bytes, a kind of 0 (a counter), counter or
+ * gauge, an accuracy of 0 to PCPU_STAT_MAX_ACCURACY and a floor of 0 to
+ * @max_floor (which the width of the unit's per-CPU words sets); else
+ * -EINVAL. Whether the name must also be a metric name is the unit's rule.
+ */
+int pcpu_stat_item_check(const struct pcpu_stat_item *it, int64_t max_floor);
+
 /* 0 if @v is valid UTF-8 of at most @max bytes, else -EINVAL. */
 int pcpu_metrics_check_label_value(const char *v, size_t max);
 

@@ -41,17 +41,12 @@ static int check_desc(const struct pcpu_shared_desc *d, uint64_t *strings)
 		const char *text = it->help ? it->help : "";
 		size_t help = strlen(text);
 
-		if (!it->name || strlen(it->name) > PCPU_STAT_MAX_NAME)
-			return -EINVAL;
-		if (it->kind != 0 && it->kind != PCPU_METRIC_COUNTER &&
-		    it->kind != PCPU_METRIC_GAUGE)
-			return -EINVAL;
-		if (pcpu_metrics_check_name(NULL, it->name, NULL, kind_of(it)) != 0)
+		/* 64-bit words; what percpu-stat writes out must be a metric name */
+		if (pcpu_stat_item_check(it, PCPU_SHARED_MAX_THRESH) != 0 ||
+		    pcpu_metrics_check_name(NULL, it->name, NULL, kind_of(it)) != 0)
 			return -EINVAL;
 		/* both exposition formats are UTF-8 */
-		if (help > PCPU_SHARED_MAX_HELP || !pcpu_shared_utf8(text, help) ||
-		    it->accuracy < 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY || it->floor < 0 ||
-		    it->floor > PCPU_SHARED_MAX_THRESH)
+		if (help > PCPU_SHARED_MAX_HELP || !pcpu_shared_utf8(text, help))
 			return -EINVAL;
 		/* nor may two write the same sample ("x_total" beside a counter "x") */
 		for (uint32_t j = 0; j < i; j++)

@@ -11,6 +11,7 @@
 #include <percpu/stat.h>
 
 #include "arena.h"
+#include "names.h"
 #include "stat_class.h"
 #include "stat_internal.h"
 
@@ -26,23 +27,14 @@ static int check_desc(const struct pcpu_stat_desc *d, size_t *names_bytes)
 		return EINVAL;
 	for (uint32_t i = 0; i < d->nr_items; i++) {
 		const struct pcpu_stat_item *it = &d->items[i];
-		size_t len;
 
-		if (!it->name)
-			return EINVAL;
-		len = strnlen(it->name, PCPU_STAT_MAX_NAME + 1);
-		if (len == 0 || len > PCPU_STAT_MAX_NAME)
-			return EINVAL;
-		if (it->accuracy < 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY)
-			return EINVAL;
-		if (it->floor < 0 || it->floor > PCPU_STAT_MAX_THRESH)
-			return EINVAL;
-		if (it->kind != 0 && it->kind != PCPU_METRIC_COUNTER && it->kind != PCPU_METRIC_GAUGE)
+		/* 32-bit words: the floor stays below 2^29 */
+		if (pcpu_stat_item_check(it, PCPU_STAT_MAX_THRESH) != 0)
 			return EINVAL;
 		for (uint32_t j = 0; j < i; j++)
 			if (strcmp(d->items[j].name, it->name) == 0)
 				return EINVAL;
-		bytes += len + 1;
+		bytes += strlen(it->name) + 1;
 		if (it->help)
 			bytes += strlen(it->help) + 1;
 	}
