@@ -29,6 +29,9 @@ TestSuite(percpu_counter, .fini = teardown, .timeout = 30);
 /* own_types.c: the header under PERCPU_COUNTER_HAVE_KERNEL_TYPES */
 long long own_types_roundtrip(long long v);
 
+/* flagged_unit.c: percpu_counter_add() in a unit that defines 0.2's flag */
+void flagged_unit_add(struct percpu_counter *fbc, s64 amount);
+
 PCPU_TEST(percpu_counter, kernel_types_have_the_kernel_sizes)
 {
 	s64 a = -1;
@@ -191,6 +194,41 @@ PCPU_TEST(percpu_counter, add_folds_at_percpu_counter_batch_on_a_big_value)
 	for (s64 i = 0; i < batch; i++)
 		percpu_counter_inc(&fbc);
 	cr_assert_eq(percpu_counter_sum(&fbc), GiB + 4096000);
+}
+
+/*
+ * 0.2's PERCPU_COUNTER_KERNEL_BATCH belonged to a translation unit, so ext4's
+ * balloc.c built with it and mballoc.c without left the same counters with
+ * elastic adds. The batch is the counter's now: runs of adds from a unit
+ * that defines the flag and from one that does not, on one counter of
+ * 1 GiB, on each CPU in turn, keep read() within (batch - 1) per CPU of the
+ * exact tally after every add.
+ */
+PCPU_TEST(percpu_counter, adds_from_units_with_and_without_0_2s_flag_fold_at_the_counters_batch)
+{
+	uint64_t slack = (uint64_t)(percpu_counter_batch - 1) * pcpu_cpu_possible();
+	int cpus[8], n = pcpu_test_allowed_cpus(cpus, 8);
+	s64 exact = GiB;
+
+	cr_assert_gt(n, 0);
+	cr_assert_eq(percpu_counter_init(&fbc, GiB, GFP_KERNEL), 0);
+	for (int run = 0; run < 8 * n; run++) {
+		bool flagged = run % 2 == 1;
+
+		cr_assert(pcpu_test_pin(cpus[(run / 2) % n]));
+		for (int i = 0; i < 3 * percpu_counter_batch; i++) {
+			if (flagged)
+				flagged_unit_add(&fbc, -1);
+			else
+				percpu_counter_sub(&fbc, 1);
+			exact--;
+			cr_assert_leq(pcpu_test_distance(percpu_counter_read(&fbc), exact), slack,
+				      "read %lld, exact %lld after %d adds of the %s unit on CPU %d",
+				      (long long)percpu_counter_read(&fbc), (long long)exact,
+				      i + 1, flagged ? "flagged" : "unflagged", cpus[(run / 2) % n]);
+		}
+	}
+	cr_assert_eq(percpu_counter_sum(&fbc), exact);
 }
 
 /* So are the counters of init_many(). */
