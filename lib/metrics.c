@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The metrics list (see <percpu/metrics.h>): the list of registered
- * metrics, its walk, and the registration calls of counters, stat sets and
- * file-scope definitions. The name rules are in metric_names.c, the text
- * formats in exposition.c, histograms in histogram.c.
+ * The metrics list (see <percpu/metrics.h>): the registered metrics and
+ * their walk. The registration calls of counters, stat sets and file-scope
+ * definitions are in metrics_register.c, collectors in collectors.c, the
+ * name rules in metric_names.c, the text formats in exposition.c.
  *
- * One mutex guards the list. Adds never take it: a metric only points at
+ * One mutex guards the list, the collectors and every walk. Adds never take it: a metric only points at
  * its counter, stat set or histogram, and reading their values is what
  * sum() and snapshot() already do beside adds. Destroying an object takes
  * the lock to unlink its metrics before its memory goes, so a walk in
@@ -31,10 +31,8 @@
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
 
-#include "cpu_internal.h"
 #include "metrics_internal.h"
 #include "registry.h"
-#include "stat_class.h"
 
 struct metric {
 	struct metric *next; /* on the list of the unlinked, to free */
@@ -52,7 +50,6 @@ struct metric {
 static struct metric **by_name, **by_obj;
 static size_t nr_metrics, capacity;
 static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned int define_errors;
 
 /* Metrics. */
 
@@ -297,6 +294,16 @@ __attribute__((constructor)) static void metrics_client_setup(void)
 	pcpu_registry_set_client(&metrics_client);
 }
 
+void pcpu_metrics_lock(void)
+{
+	pthread_mutex_lock(&metrics_lock);
+}
+
+void pcpu_metrics_unlock(void)
+{
+	pthread_mutex_unlock(&metrics_lock);
+}
+
 void pcpu_metrics_fork_prepare(void)
 {
 	pthread_mutex_lock(&metrics_lock);
@@ -377,82 +384,6 @@ void pcpu_metrics_forget(const void *obj)
 	}
 }
 
-/* Registration calls. */
-
-PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_metric_desc *d)
-{
-	struct metric_spec sp;
-	int err;
-
-	if (!c || !d || !pcpu_counter_initialized(c))
-		return -EINVAL;
-	if (d->kind != PCPU_METRIC_COUNTER && d->kind != PCPU_METRIC_GAUGE)
-		return -EINVAL;
-	/*
-	 * Claim the bit first, so that two concurrent registrations of one
-	 * counter cannot both succeed; folders read the fixed-batch flag, so
-	 * change only this bit.
-	 */
-	if (__atomic_fetch_or(&c->flags, PCPU_COUNTER_F_METRIC, __ATOMIC_ACQ_REL) &
-	    PCPU_COUNTER_F_METRIC)
-		return -EEXIST;
-	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
-				   .kind = d->kind, .labels = d->labels,
-				   .source = METRIC_FROM_COUNTER, .obj = c };
-	err = pcpu_metrics_add(&sp, 1);
-	if (err)
-		__atomic_fetch_and(&c->flags, ~PCPU_COUNTER_F_METRIC, __ATOMIC_ACQ_REL);
-	return err;
-}
-
-PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
-{
-	struct metric_spec *sp;
-	int err;
-
-	if (!pub)
-		return -EINVAL;
-	sp = calloc(pub->nr_items, sizeof(*sp));
-	if (!sp)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < pub->nr_items; i++)
-		sp[i] = (struct metric_spec){ .prefix = prefix, .name = pcpu_stat_name(pub, i),
-					      .help = pcpu_stat_help(pub, i),
-					      .kind = pcpu_stat_kind(pub, i),
-					      .source = METRIC_FROM_STAT, .obj = pub, .item = i };
-	err = pcpu_metrics_add(sp, pub->nr_items);
-	free(sp);
-	if (!err)
-		pcpu_stat_mark_metric(pub);
-	return err;
-}
-
-PCPU_EXPORT void __pcpu_metrics_define_desc(struct pcpu_counter *c,
-					    const struct pcpu_metric_desc *d)
-{
-	if (pcpu_counter_init(c, 0) != 0 || pcpu_counter_register(c, d) != 0)
-		__atomic_fetch_add(&define_errors, 1, __ATOMIC_RELAXED);
-}
-
-PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
-				       const char *help, enum pcpu_metric_kind kind)
-{
-	struct pcpu_metric_desc d = { .name = name, .help = help, .kind = kind };
-
-	__pcpu_metrics_define_desc(c, &d);
-}
-
-PCPU_EXPORT void __pcpu_metrics_undefine(struct pcpu_counter *c)
-{
-	pcpu_counter_destroy(c);
-	pcpu_cpu_disarm_rseq();
-}
-
-PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void)
-{
-	return __atomic_load_n(&define_errors, __ATOMIC_RELAXED);
-}
-
 /* The walk. */
 
 /* A counter's value never goes down in the exposition. Under the lock. */
@@ -476,39 +407,6 @@ static int64_t double_to_int64(double d)
 	if (d <= -9223372036854775808.0)
 		return INT64_MIN;
 	return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
-}
-
-/* Collectors, in the order they were added; under metrics_lock. */
-struct collector {
-	pcpu_metrics_collector_fn fn;
-	void *arg;
-	struct collector *next;
-};
-
-static struct collector *collectors;
-
-/* The longest label value a collector may emit, in bytes. */
-#define LABEL_VALUE_MAX 4096
-
-/* What a collector's emit() hands on, once the sample passed the checks. */
-struct checked_emit {
-	int (*cb)(const struct pcpu_metric_sample *, void *);
-	void *arg;
-};
-
-static int emit_checked(const struct pcpu_metric_sample *s, void *ctx)
-{
-	struct checked_emit *ce = ctx;
-
-	if (!s || !s->name || !s->help || !s->unit ||
-	    pcpu_metrics_check_name(NULL, s->name, s->unit, s->kind) != 0 ||
-	    pcpu_metrics_check_labels(s->labels, s->kind) < 0 ||
-	    (s->kind == PCPU_METRIC_HISTOGRAM && s->nr_bounds && (!s->bounds || !s->buckets)))
-		return -EINVAL;
-	for (unsigned int i = 0; s->labels && s->labels[2 * i]; i++)
-		if (pcpu_metrics_check_label_value(s->labels[2 * i + 1], LABEL_VALUE_MAX) != 0)
-			return -EINVAL;
-	return ce->cb(s, ce->arg);
 }
 
 PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *, void *),
@@ -569,53 +467,8 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 		if (ret == 0)
 			ret = cb(&smp, arg);
 	}
-	for (struct collector *c = collectors; c && ret == 0; c = c->next) {
-		struct checked_emit ce = { cb, arg };
-
-		ret = c->fn(emit_checked, &ce, c->arg);
-	}
+	if (ret == 0)
+		ret = pcpu_collectors_run(cb, arg);
 	pthread_mutex_unlock(&metrics_lock);
 	return ret;
-}
-
-/* ---- collectors ---------------------------------------------------------- */
-
-PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg)
-{
-	struct collector *c, **tail;
-
-	if (!fn)
-		return -EINVAL;
-	c = malloc(sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	*c = (struct collector){ .fn = fn, .arg = arg };
-	pthread_mutex_lock(&metrics_lock);
-	for (tail = &collectors; *tail; tail = &(*tail)->next) {
-		if ((*tail)->fn == fn && (*tail)->arg == arg) {
-			pthread_mutex_unlock(&metrics_lock);
-			free(c);
-			return -EEXIST;
-		}
-	}
-	*tail = c;
-	pthread_mutex_unlock(&metrics_lock);
-	return 0;
-}
-
-PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void *arg)
-{
-	struct collector *found = NULL;
-
-	pthread_mutex_lock(&metrics_lock);
-	for (struct collector **p = &collectors; *p; p = &(*p)->next) {
-		if ((*p)->fn == fn && (*p)->arg == arg) {
-			found = *p;
-			*p = found->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&metrics_lock);
-	free(found);
-	return found ? 0 : -ENOENT;
 }

@@ -47,6 +47,21 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n);
 /* Unregisters every metric of @obj; waits for an exposition in progress. */
 void pcpu_metrics_forget(const void *obj);
 
+/*
+ * The metrics lock: it guards the list, the collectors and every walk.
+ * Registration and collector calls take it; a walk holds it throughout.
+ */
+void pcpu_metrics_lock(void);
+void pcpu_metrics_unlock(void);
+
+/*
+ * Runs every collector in the order they were added, handing each sample
+ * that passes the registration checks to @cb(sample, @arg); a collector's
+ * sample that fails them ends the walk with -EINVAL. Returns 0 or the first
+ * non-zero return. Under the metrics lock (collectors.c).
+ */
+int pcpu_collectors_run(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg);
+
 /* Around fork(): the registry's handlers call these (lib/registry.c). */
 void pcpu_metrics_fork_prepare(void);
 void pcpu_metrics_fork_parent(void);

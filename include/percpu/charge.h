@@ -157,19 +157,7 @@ PCPU_EXPORT int pcpu_charge_init(struct pcpu_charge *ch, const struct pcpu_charg
  */
 PCPU_EXPORT void pcpu_charge_destroy(struct pcpu_charge *ch);
 
-/* Internal to the headers: the slow paths of try and uncharge. */
-PCPU_EXPORT bool __pcpu_charge_try_slow(struct pcpu_charge *ch, int64_t amount);
-PCPU_EXPORT void __pcpu_charge_uncharge_slow(struct pcpu_charge *ch, int64_t amount);
-
-/*
- * Internal to the headers: can the inline paths use @ch for @amount (a
- * magnitude up to half the cap)?
- */
-static inline bool __pcpu_charge_fast(const struct pcpu_charge *ch, int64_t amount)
-{
-	return pcpu_likely(ch != NULL && ch->slots != NULL && amount >= 0 &&
-			   amount <= __atomic_load_n(&ch->half, __ATOMIC_RELAXED));
-}
+#include <percpu/static/charge.h>
 
 /**
  * Charges @p amount (>= 0) if it fits under the limit: from this CPU's

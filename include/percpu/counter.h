@@ -77,7 +77,7 @@ struct pcpu_counter {
 	int64_t base;               /**< exact value = base + sum of slot values */
 	int64_t floor;              /**< absolute per-CPU threshold floor */
 	uint32_t accuracy;          /**< relative accuracy is 1/accuracy */
-	uint32_t seq;               /**< folds in flight, limited adds' gate (lib/counter_limited.c) */
+	uint32_t seq;               /**< folds in flight, the limited adds' gate */
 	void *entry;                /**< the library's registry entry */
 };
 
@@ -174,28 +174,7 @@ static inline bool pcpu_counter_initialized(const struct pcpu_counter *c)
 	return c && __atomic_load_n(&c->slots, __ATOMIC_RELAXED) != NULL;
 }
 
-/*
- * Internal to the headers: the one out-of-line slow path of the inline
- * adds. @thresh is the caller's fixed threshold, or -1 for the counter's own.
- */
-PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
-					 int64_t thresh);
-
-/*
- * Internal to the headers: adds against threshold @limit; @fixed is passed
- * on to the slow path.
- */
-static inline void __pcpu_counter_add_limit(struct pcpu_counter *c, int64_t amount,
-					    int64_t limit, int64_t fixed)
-{
-	/* |amount| <= limit, in one comparison, then check and add in one step */
-	if (pcpu_likely(c != NULL && c->slots != NULL &&
-			(uint64_t)amount + (uint64_t)limit <= 2 * (uint64_t)limit &&
-			pcpu_this_cpu_add_checked(&c->slots->value, amount, (uint64_t)limit,
-						  c->mode)))
-		return;
-	__pcpu_counter_add_slow(c, amount, fixed);
-}
+#include <percpu/static/counter.h>
 
 /**
  * Adds @p amount (any sign, any size) to @p c. Inline fast path: one step
@@ -269,12 +248,6 @@ PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c);
  * the next update. @since 0.1
  */
 PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta);
-
-/*
- * Internal to the headers: compare()'s precise answer, from sum(); a bad
- * counter is reported as compare()'s misuse.
- */
-PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t rhs);
 
 /**
  * Compares the value of @p c with @p rhs: -1, 0 or 1. Inline: answers from

@@ -206,23 +206,7 @@ PCPU_EXPORT int pcpu_metrics_process_collector(int (*emit)(const struct pcpu_met
  */
 PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void);
 
-/*
- * Internal to the headers: what a file-scope definition runs before main()
- * (or when its plugin is loaded).
- */
-PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
-				       const char *help, enum pcpu_metric_kind kind);
-
-/* Internal to the headers: the same, from a whole description. */
-PCPU_EXPORT void __pcpu_metrics_define_desc(struct pcpu_counter *c,
-					    const struct pcpu_metric_desc *d);
-
-/*
- * Internal to the headers: what a file-scope definition runs at exit (or
- * unload): destroys @c, and clears the calling thread's rseq critical
- * section, which may point into the object being unloaded.
- */
-PCPU_EXPORT void __pcpu_metrics_undefine(struct pcpu_counter *c);
+#include <percpu/static/metrics.h>
 
 /* Internal to the headers. */
 #define __PCPU_METRIC_DEFINE(var, name, help, kind)                             \

@@ -175,8 +175,7 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
  */
 PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *s);
 
-/* Internal to the headers: the one out-of-line slow path of pcpu_stat_add(). */
-PCPU_EXPORT void __pcpu_stat_add_slow(struct pcpu_stat *s, unsigned int item, int64_t amount);
+#include <percpu/static/stat.h>
 
 /**
  * Adds @p amount (any sign, any size) to item @p item of @p s. Inline fast

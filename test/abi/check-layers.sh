@@ -35,8 +35,9 @@ floor_of()
 	charge.c) echo "3 charge" ;;
 	shared_create.c | shared_fold.c | shared_open.c | shared_read.c | shared_internal.h)
 		echo "3 shared" ;;
-	metrics.c | metrics_internal.h | exposition.c | histogram.c | family.c | gauge.c | \
-	metrics_http.c | metrics_serve.c | process_metrics.c | shared_expose.c) echo "4 clients" ;;
+	metrics.c | metrics_register.c | collectors.c | metrics_internal.h | exposition.c | \
+	histogram.c | family.c | gauge.c | metrics_http.c | metrics_serve.c | process_metrics.c | \
+	shared_expose.c) echo "4 clients" ;;
 	*) echo "" ;;
 	esac
 }

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to <percpu/counter.h>: the slow path of its inline adds, and
+ * the precise answer of its inline compare().
+ * Not API: these names may change in any release.
+ */
+#ifndef PERCPU_STATIC_COUNTER_H
+#define PERCPU_STATIC_COUNTER_H
+
+#ifndef PERCPU_COUNTER_H
+#error "include <percpu/counter.h>, not <percpu/static/counter.h>"
+#endif
+
+/*
+ * The one out-of-line slow path of the inline
+ * adds. @thresh is the caller's fixed threshold, or -1 for the counter's own.
+ */
+PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
+					 int64_t thresh);
+
+/*
+ * Adds against threshold @limit; @fixed is passed
+ * on to the slow path.
+ */
+static inline void __pcpu_counter_add_limit(struct pcpu_counter *c, int64_t amount,
+					    int64_t limit, int64_t fixed)
+{
+	/* |amount| <= limit, in one comparison, then check and add in one step */
+	if (pcpu_likely(c != NULL && c->slots != NULL &&
+			(uint64_t)amount + (uint64_t)limit <= 2 * (uint64_t)limit &&
+			pcpu_this_cpu_add_checked(&c->slots->value, amount, (uint64_t)limit,
+						  c->mode)))
+		return;
+	__pcpu_counter_add_slow(c, amount, fixed);
+}
+
+/*
+ * Compare()'s precise answer, from sum(); a bad
+ * counter is reported as compare()'s misuse.
+ */
+PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t rhs);
+
+#endif /* PERCPU_STATIC_COUNTER_H */

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registration calls (see <percpu/metrics.h>): a counter, a stat set's
+ * items and a file-scope definition become metrics on the list
+ * (metrics.c), through pcpu_metrics_add(), all or none.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <percpu/counter.h>
+#include <percpu/metrics.h>
+#include <percpu/stat.h>
+
+#include "cpu_internal.h"
+#include "metrics_internal.h"
+#include "stat_class.h"
+
+/* File-scope definitions that failed (pcpu_metrics_define_errors()). */
+static unsigned int define_errors;
+
+PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_metric_desc *d)
+{
+	struct metric_spec sp;
+	int err;
+
+	if (!c || !d || !pcpu_counter_initialized(c))
+		return -EINVAL;
+	if (d->kind != PCPU_METRIC_COUNTER && d->kind != PCPU_METRIC_GAUGE)
+		return -EINVAL;
+	/*
+	 * Claim the bit first, so that two concurrent registrations of one
+	 * counter cannot both succeed; folders read the fixed-batch flag, so
+	 * change only this bit.
+	 */
+	if (__atomic_fetch_or(&c->flags, PCPU_COUNTER_F_METRIC, __ATOMIC_ACQ_REL) &
+	    PCPU_COUNTER_F_METRIC)
+		return -EEXIST;
+	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
+				   .kind = d->kind, .labels = d->labels,
+				   .source = METRIC_FROM_COUNTER, .obj = c };
+	err = pcpu_metrics_add(&sp, 1);
+	if (err)
+		__atomic_fetch_and(&c->flags, ~PCPU_COUNTER_F_METRIC, __ATOMIC_ACQ_REL);
+	return err;
+}
+
+PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
+{
+	struct metric_spec *sp;
+	int err;
+
+	if (!pub)
+		return -EINVAL;
+	sp = calloc(pub->nr_items, sizeof(*sp));
+	if (!sp)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < pub->nr_items; i++)
+		sp[i] = (struct metric_spec){ .prefix = prefix, .name = pcpu_stat_name(pub, i),
+					      .help = pcpu_stat_help(pub, i),
+					      .kind = pcpu_stat_kind(pub, i),
+					      .source = METRIC_FROM_STAT, .obj = pub, .item = i };
+	err = pcpu_metrics_add(sp, pub->nr_items);
+	free(sp);
+	if (!err)
+		pcpu_stat_mark_metric(pub);
+	return err;
+}
+
+PCPU_EXPORT void __pcpu_metrics_define_desc(struct pcpu_counter *c,
+					    const struct pcpu_metric_desc *d)
+{
+	if (pcpu_counter_init(c, 0) != 0 || pcpu_counter_register(c, d) != 0)
+		__atomic_fetch_add(&define_errors, 1, __ATOMIC_RELAXED);
+}
+
+PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,
+				       const char *help, enum pcpu_metric_kind kind)
+{
+	struct pcpu_metric_desc d = { .name = name, .help = help, .kind = kind };
+
+	__pcpu_metrics_define_desc(c, &d);
+}
+
+PCPU_EXPORT void __pcpu_metrics_undefine(struct pcpu_counter *c)
+{
+	pcpu_counter_destroy(c);
+	pcpu_cpu_disarm_rseq();
+}
+
+PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void)
+{
+	return __atomic_load_n(&define_errors, __ATOMIC_RELAXED);
+}
