@@ -48,15 +48,10 @@
  *   child finishes a take that the fork interrupted. (Not a fork from a
  *   signal handler that interrupted a slow path of this very thread.)
  *
- * Taking another CPU's stock. On the restartable-sequence path an owner's
- * try may be past its check and before its committing add when another
- * thread takes the stock; so the taker first marks every stock it takes
- * (later sequences then fail their check and go to the slow path), then
- * waits for the sequences in flight with membarrier(2)'s rseq fence
- * (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, Linux 5.10), then takes what is
- * left. Where the fence is not available, charge objects use the atomic
- * path. Takes are rare: only a refill that does not fit takes stocks, and
- * pcpu_charge_drain() and pcpu_charge_set_limit().
+ * Taking other CPUs' stocks back (a refill that does not fit, drain(),
+ * set_limit()) needs membarrier(2)'s rseq fence (Linux 5.10) on the
+ * restartable-sequence path; without it, charge objects use the atomic
+ * path. Takes are rare. (How a take stays exact: lib/charge.c.)
  *
  * Bad input. pcpu_charge_init() returns -EINVAL for NULL, a negative limit
  * or a stock cap out of range. Passing a NULL, zero-filled or destroyed
