@@ -7,9 +7,9 @@
  * A child is an ordinary struct pcpu_counter (counter and gauge families)
  * or struct pcpu_histogram (histogram families): pcpu_counter_add() and
  * pcpu_histogram_observe() on it are the inline per-CPU fast paths, so a
- * caller that keeps the pointer pays nothing for the labels. pcpu_family_get() finds a child without a lock
- * (liburcu's RCU lock-free hash table); only the first use of a tuple
- * takes the family's lock.
+ * caller that keeps the pointer pays nothing for the labels.
+ * pcpu_family_get() finds a child without a lock (liburcu's RCU lock-free
+ * hash table); only the first use of a tuple takes the family's lock.
  *
  * Label values. A tuple holds exactly one value per label name, NULL
  * terminated, each valid UTF-8 (no overlong form, no surrogate, nothing
@@ -27,9 +27,8 @@
  * malloc's headers) + 16 bytes x possible CPUs (1 KiB on 64 CPUs).
  * pcpu_family_child_size() computes it. A histogram child holds a stat
  * set of nr_bounds + 2 items instead of the counter (see <percpu/stat.h>).
- * Per family: 16 bytes per hash
- * bucket, max_children / 2 buckets rounded up to a power of two, between
- * 16 and 4096 (the table is never resized).
+ * Per family: 16 bytes per hash bucket, max_children / 2 buckets rounded
+ * up to a power of two, between 16 and 4096 (the table is never resized).
  *
  * Removal. pcpu_family_remove() takes a child out of lookups and out of
  * the exposition at once; a later get of the same tuple creates a new
