@@ -5,9 +5,9 @@
  * definitions are in metrics_register.c, collectors in collectors.c, the
  * name rules in metric_names.c, the text formats in exposition.c.
  *
- * One mutex guards the list, the collectors and every walk. Adds never take it: a metric only points at
- * its counter, stat set or histogram, and reading their values is what
- * sum() and snapshot() already do beside adds. Destroying an object takes
+ * One mutex guards the list, the collectors and every walk. Adds never
+ * take it: a metric only points at its counter, stat set or histogram, and
+ * reading their values is what sum() and snapshot() already do beside adds. Destroying an object takes
  * the lock to unlink its metrics before its memory goes, so a walk in
  * progress (which holds the lock) never reads freed memory.
  *
