@@ -7,9 +7,10 @@
  *
  * One mutex guards the list, the collectors and every walk. Adds never
  * take it: a metric only points at its counter, stat set or histogram, and
- * reading their values is what sum() and snapshot() already do beside adds. Destroying an object takes
- * the lock to unlink its metrics before its memory goes, so a walk in
- * progress (which holds the lock) never reads freed memory.
+ * reading their values is what sum() and snapshot() already do beside adds.
+ * Destroying an object takes the lock to unlink its metrics before its
+ * memory goes, so a walk in progress (which holds the lock) never reads
+ * freed memory.
  *
  * The list is two sorted arrays of the same metrics. By name, then labels:
  * a family (same name) is contiguous, output is deterministic, and a
