@@ -759,7 +759,7 @@ static int measure_bounds(double *row)
 	double touched = nr_cpus < 4 ? nr_cpus : 4; /* CPUs that ever held a delta */
 	double floor_0_2 = (double)pcpu_policy_kernel_batch(nr_online);
 	double accuracy = PCPU_POLICY_ACCURACY;
-	/* as percpu_counter_init() makes it (not linked here: its constructor would read the CPUs) */
+	/* as percpu_counter_init() makes it (not linked: its constructor reads the CPUs) */
 	struct pcpu_counter_options fixed = { .batch = pcpu_policy_kernel_batch(nr_online) };
 	struct pcpu_counter_options floor_old = { .floor = pcpu_policy_kernel_batch(nr_online) };
 	unsigned int adds = visits < ADD1_BATCH ? visits : ADD1_BATCH;

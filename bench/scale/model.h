@@ -44,7 +44,7 @@
 	X(elastic_from, "", "|value| from which the threshold is elastic, default floor")    \
 	X(add1_0_2, "ns", "pcpu_counter_add(c, 1) from 0 to 64 Ki, 0.2's floor as explicit floor") \
 	X(add1, "ns", "pcpu_counter_add(c, 1) from 0 to 64 Ki, the default floor")          \
-	X(bound_touched4_zero, "", "proposal (needs a new slot encoding): touched CPUs (4) x threshold, at 0") \
+	X(bound_touched4_zero, "", "proposal (new slot encoding): 4 touched CPUs x thresh, at 0") \
 	X(bound_touched4_1g, "", "the same proposal, at 1 GiB")                              \
 	X(kp_sum, "ns", "kernel port: percpu_counter_sum()")                                 \
 	X(kp_compare_precise, "ns", "kernel port: compare within batch x online")            \
