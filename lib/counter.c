@@ -170,7 +170,7 @@ PCPU_EXPORT size_t pcpu_registry_count(void)
 
 PCPU_EXPORT int64_t pcpu_counter_default_floor(void)
 {
-	return pcpu_policy_default_floor(pcpu_cpu_online());
+	return PCPU_POLICY_FLOOR;
 }
 
 static int check_options(const struct pcpu_counter_options *o)

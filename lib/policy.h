@@ -37,12 +37,27 @@
 #define PCPU_POLICY_ACCURACY 64
 
 /*
- * The default absolute per-CPU threshold floor: the kernel's
- * percpu_counter_batch, max(32, 2 * online CPUs).
+ * The default absolute per-CPU threshold floor of native counters, stat
+ * sets and shared segments: 32, the kernel's smallest batch, whatever the
+ * CPU count. The bound near zero is possible CPUs * floor, so a floor that
+ * grew with the CPUs (the kernel's 2 * online, 0.2's default) made it grow
+ * as CPUs^2: 1024 * 2048 = 2 Mi for a counter that holds 0 on 1024 CPUs,
+ * 32 Ki now. The price: near zero, with more than 16 online CPUs, a CPU
+ * folds every 32 of its own events instead of every 2 * online; from
+ * |value| = accuracy * possible * 32 (2 Mi at 1024 CPUs) the elastic
+ * threshold is above both floors and nothing changes.
  */
-static inline int64_t pcpu_policy_default_floor(unsigned int online_cpus)
+#define PCPU_POLICY_FLOOR 32
+
+/*
+ * The kernel's percpu_counter_batch, max(32, 2 * online CPUs): the kernel
+ * drop-in's fixed batch only (<percpu/percpu_counter.h>), whose bound must
+ * stay the kernel's.
+ */
+static inline int64_t pcpu_policy_kernel_batch(unsigned int online_cpus)
 {
-	return 2 * (int64_t)online_cpus > 32 ? 2 * (int64_t)online_cpus : 32;
+	return 2 * (int64_t)online_cpus > PCPU_POLICY_FLOOR ? 2 * (int64_t)online_cpus
+							    : PCPU_POLICY_FLOOR;
 }
 
 /* |v|, defined for INT64_MIN too. */

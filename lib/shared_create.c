@@ -93,8 +93,7 @@ static int init_lock(pthread_mutex_t *lock)
 }
 
 /* Fills the zeroed mapping @base from @d; @proto holds the laid-out header. */
-static int fill(void *base, const struct shared_header *proto, const struct pcpu_shared_desc *d,
-		unsigned int online)
+static int fill(void *base, const struct shared_header *proto, const struct pcpu_shared_desc *d)
 {
 	struct shared_header *hdr = base;
 	struct shared_item *items = (void *)((char *)base + proto->items.off);
@@ -124,7 +123,7 @@ static int fill(void *base, const struct shared_header *proto, const struct pcpu
 		s->kind = kind_of(it);
 		s->group = it->group;
 		s->accuracy = it->accuracy ? (uint32_t)it->accuracy : PCPU_POLICY_ACCURACY;
-		s->floor = it->floor ? it->floor : pcpu_policy_default_floor(online);
+		s->floor = it->floor ? it->floor : PCPU_POLICY_FLOOR;
 		thresh[i] = pcpu_policy_threshold(0, (uint64_t)s->accuracy * proto->possible,
 						  (uint64_t)s->floor, PCPU_SHARED_MAX_THRESH);
 		central[i].thresh_max = thresh[i];
@@ -175,7 +174,7 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
 	}
 	if (base == MAP_FAILED)
 		goto fail;
-	err = fill(base, &proto, d, pcpu_cpu_online());
+	err = fill(base, &proto, d);
 	if (err) {
 		errno = -err;
 		goto fail;

@@ -106,7 +106,6 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 	struct stat_set *s = NULL;
 	size_t names_bytes = 0;
 	bool *placed = NULL, *starts = NULL;
-	int64_t dflt_floor;
 	char *name;
 	int err;
 
@@ -149,9 +148,6 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 	memset(s->pub.hot, 0, round_up_line(n * sizeof(*s->pub.hot)));
 	memset(s->central, 0, (size_t)nr_lines * LINE_BYTES);
 
-	dflt_floor = pcpu_policy_default_floor(pcpu_cpu_online());
-	if (dflt_floor > PCPU_STAT_MAX_THRESH)
-		dflt_floor = PCPU_STAT_MAX_THRESH;
 	name = s->names;
 	for (uint32_t p = 0, l = 0; p < n; p++) {
 		uint32_t i = order[p];
@@ -170,7 +166,7 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 		it->group = d->group;
 		it->accuracy = d->accuracy ? (uint32_t)d->accuracy : PCPU_POLICY_ACCURACY;
 		it->divisor = (uint64_t)it->accuracy * cpu_possible();
-		it->floor = d->floor ? d->floor : dflt_floor;
+		it->floor = d->floor ? d->floor : PCPU_POLICY_FLOOR;
 		it->name = name;
 		strcpy(name, d->name);
 		name += strlen(d->name) + 1;

@@ -163,15 +163,21 @@ static void print_tables(FILE *out, double rows[][SCALE_NR_COLUMNS], unsigned in
 		SCALE_shared_item_bytes, SCALE_kp_bytes, -1,
 	};
 	static const int bounds[] = {
-		SCALE_bound_zero,         SCALE_bound_1g,           SCALE_stat_bound_zero,
-		SCALE_stat_bound_1g,      SCALE_kp_bound,           SCALE_bound_touched4_zero,
-		SCALE_bound_touched4_1g, SCALE_bound_floor32_zero, -1,
+		SCALE_bound_zero_0_2,   SCALE_bound_zero,    SCALE_bound_1g,
+		SCALE_stat_bound_zero,  SCALE_stat_bound_1g, SCALE_shared_bound_zero,
+		SCALE_dropin_bound_zero, SCALE_kp_bound,     SCALE_bound_touched4_zero,
+		SCALE_bound_touched4_1g, -1,
+	};
+	static const int floor_cost[] = {
+		SCALE_elastic_from_0_2, SCALE_elastic_from, SCALE_add1_0_2, SCALE_add1, -1,
 	};
 
 	print_table(out, "Costs (median thread CPU time per call)", costs, rows, nr_rows);
 	print_table(out, "percpu against the kernel port (ns per call)", kernel, rows, nr_rows);
 	print_table(out, "Memory (bytes)", memory, rows, nr_rows);
 	print_table(out, "Error bounds", bounds, rows, nr_rows);
+	print_table(out, "The default floor near zero: where the elastic threshold takes over, and adds",
+		    floor_cost, rows, nr_rows);
 	fprintf(out, "\nColumns:\n\n");
 	for (unsigned int c = 0; c < SCALE_NR_COLUMNS; c++)
 		fprintf(out, "- `%s`: %s\n", scale_columns[c].name, scale_columns[c].what);

@@ -733,31 +733,78 @@ out:
 	return err;
 }
 
-/* The bounds at 0 and at 1 GiB, today's and the proposals'. */
+#define ADD1_BATCH (1u << 16) /* adds of 1 from 0: below 64 x N x 32 from N = 32 on */
+
+static void run_set_zero(void *ctx)
+{
+	pcpu_counter_set(ctx, 0);
+}
+
+static void run_add1(void *ctx, unsigned int i)
+{
+	(void)i;
+	pcpu_counter_add(ctx, 1);
+}
+
+/*
+ * The bounds at 0 and at 1 GiB as the library reports them, beside 0.2's
+ * default floor (the kernel's batch, max(32, 2 x online)), which the model
+ * computes, and the touched-CPU proposal. And what the lower floor costs: a
+ * fold every 32 adds of a CPU near zero instead of every 2 x online,
+ * measured as adds of 1 with each floor, alternately.
+ */
 static int measure_bounds(double *row)
 {
-	struct pcpu_counter zero, big;
+	struct pcpu_counter zero, big, dropin, old;
 	double touched = nr_cpus < 4 ? nr_cpus : 4; /* CPUs that ever held a delta */
+	double floor_0_2 = (double)pcpu_policy_kernel_batch(nr_online);
+	double accuracy = PCPU_POLICY_ACCURACY;
+	/* as percpu_counter_init() makes it (not linked: its constructor reads the CPUs) */
+	struct pcpu_counter_options fixed = { .batch = pcpu_policy_kernel_batch(nr_online) };
+	struct pcpu_counter_options floor_old = { .floor = pcpu_policy_kernel_batch(nr_online) };
+	unsigned int adds = visits < ADD1_BATCH ? visits : ADD1_BATCH;
 	int err = pcpu_counter_init(&zero, 0);
 
 	if (err)
 		return err;
 	err = pcpu_counter_init(&big, GIB);
-	if (err) {
-		pcpu_counter_destroy(&zero);
-		return err;
-	}
+	if (err)
+		goto zero;
+	err = pcpu_counter_init_opts(&dropin, 0, &fixed);
+	if (err)
+		goto big;
+	err = pcpu_counter_init_opts(&old, 0, &floor_old);
+	if (err)
+		goto dropin;
+	row[SCALE_bound_zero_0_2] = floor_0_2 * nr_cpus;
 	row[SCALE_bound_zero] = (double)pcpu_counter_error_bound(&zero);
 	row[SCALE_bound_1g] = (double)pcpu_counter_error_bound(&big);
-	/* bound = possible CPUs x thresh_max: the proposals change the factor or the floor */
+	row[SCALE_dropin_bound_zero] = (double)pcpu_counter_error_bound(&dropin);
+	/* the threshold is |value| / (accuracy x possible) once that is above the floor */
+	row[SCALE_elastic_from_0_2] = accuracy * nr_cpus * floor_0_2;
+	row[SCALE_elastic_from] = accuracy * nr_cpus * (double)pcpu_counter_default_floor();
+	/* bound = possible CPUs x thresh_max: the proposal changes the factor */
 	row[SCALE_bound_touched4_zero] = touched * (double)zero.thresh_max;
 	row[SCALE_bound_touched4_1g] = touched * (double)big.thresh_max;
-	row[SCALE_bound_floor32_zero] = 32.0 * nr_cpus;
 	row[SCALE_counter_bytes] = (double)(sizeof(struct pcpu_slot) * nr_cpus +
 					    sizeof(struct pcpu_counter));
+	if (row[SCALE_bound_zero] != nr_cpus * (double)pcpu_counter_default_floor() ||
+	    row[SCALE_dropin_bound_zero] != (floor_0_2 - 1) * nr_cpus) {
+		fprintf(stderr, "percpu-bench-scale: bound at 0 %.0f, drop-in's %.0f\n",
+			row[SCALE_bound_zero], row[SCALE_dropin_bound_zero]);
+		err = -EPROTO;
+	}
+	measure_pair(&(struct op){ run_set_zero, run_add1, &old, adds },
+		     &(struct op){ run_set_zero, run_add1, &zero, adds }, &row[SCALE_add1_0_2],
+		     &row[SCALE_add1]);
+	pcpu_counter_destroy(&old);
+dropin:
+	pcpu_counter_destroy(&dropin);
+big:
 	pcpu_counter_destroy(&big);
+zero:
 	pcpu_counter_destroy(&zero);
-	return 0;
+	return err;
 }
 
 static int measure_stat(double *row)
@@ -805,6 +852,7 @@ static int measure_stat(double *row)
 		goto out;
 	}
 	row[SCALE_shared_item_bytes] = 16.0 * (nr_cpus + 1);
+	row[SCALE_shared_bound_zero] = (double)pcpu_shared_error_bound(sc->sh, 0);
 	fill_shared(sc->sh);
 	row[SCALE_shared_snapshot_64] = measure(
 		&(struct op){ NULL, run_shared_snapshot, sc, batch_for(nr_cpus * STAT_ITEMS) });

@@ -33,13 +33,19 @@
 	X(arena_bytes_1k, "B", "arena bytes per counter, 1k counters (chunks mapped)")       \
 	X(stat_item_bytes, "B", "per-CPU memory per stat item")                              \
 	X(shared_item_bytes, "B", "per-CPU memory per shared-segment item")                  \
-	X(bound_zero, "", "counter error_bound() at 0")                                      \
+	X(bound_zero_0_2, "", "0.2's rule, computed here: possible x max(32, 2 x online), at 0") \
+	X(bound_zero, "", "counter error_bound() at 0, the library's default floor")         \
 	X(bound_1g, "", "counter error_bound() at 1 GiB")                                    \
 	X(stat_bound_zero, "", "stat item error_bound() at 0")                               \
 	X(stat_bound_1g, "", "stat item error_bound() at 1 GiB")                             \
-	X(bound_touched4_zero, "", "proposal: touched CPUs (4) x threshold, at 0")           \
-	X(bound_touched4_1g, "", "proposal: touched CPUs (4) x threshold, at 1 GiB")        \
-	X(bound_floor32_zero, "", "proposal: floor 32 for native counters, at 0")            \
+	X(shared_bound_zero, "", "shared segment item error_bound() at 0")                   \
+	X(dropin_bound_zero, "", "kernel drop-in's fixed-batch counter: error_bound() at 0") \
+	X(elastic_from_0_2, "", "0.2's rule: |value| from which the threshold is elastic")   \
+	X(elastic_from, "", "|value| from which the threshold is elastic, default floor")    \
+	X(add1_0_2, "ns", "pcpu_counter_add(c, 1) from 0 to 64 Ki, 0.2's floor as explicit floor") \
+	X(add1, "ns", "pcpu_counter_add(c, 1) from 0 to 64 Ki, the default floor")          \
+	X(bound_touched4_zero, "", "proposal (new slot encoding): 4 touched CPUs x thresh, at 0") \
+	X(bound_touched4_1g, "", "the same proposal, at 1 GiB")                              \
 	X(kp_sum, "ns", "kernel port: percpu_counter_sum()")                                 \
 	X(kp_compare_precise, "ns", "kernel port: compare within batch x online")            \
 	X(kp_sync_fold, "ns", "kernel port: fold every CPU (sync)")                          \

@@ -89,8 +89,9 @@ struct pcpu_counter_options {
 	 */
 	int32_t accuracy;
 	/**
-	 * Absolute per-CPU threshold floor. 0: the kernel's
-	 * max(32, 2 * online CPUs). Accepted: 0 to PCPU_COUNTER_MAX_BATCH.
+	 * Absolute per-CPU threshold floor. 0: 32, whatever the CPU count
+	 * (pcpu_counter_default_floor(); 0.2's default was the kernel's
+	 * max(32, 2 * online CPUs)). Accepted: 0 to PCPU_COUNTER_MAX_BATCH.
 	 */
 	int64_t floor;
 	/**
@@ -112,9 +113,13 @@ struct pcpu_counter_options {
 #define PCPU_COUNTER_F_METRIC 2u
 
 /**
- * The default absolute per-CPU threshold floor: the kernel's batch,
- * max(32, 2 * online CPUs). Computing it does not choose the update path.
- * @since 0.2
+ * The default absolute per-CPU threshold floor of counters, stat set items
+ * and shared segment items: 32, the kernel's smallest batch, whatever the
+ * CPU count, so a counter near zero is within possible CPUs * 32 of exact.
+ * (0.2 returned the kernel's batch, max(32, 2 * online CPUs), whose bound
+ * grew as CPUs^2; the kernel drop-in's percpu_counter_batch still follows
+ * that rule.) Computing it does not choose the update path.
+ * @since 0.2 (32 whatever the CPUs since 0.3)
  */
 PCPU_EXPORT int64_t pcpu_counter_default_floor(void) PCPU_PURE;
 

@@ -15,8 +15,9 @@
  *   percpu_counter_compare() and limited_add() decide from that bound.
  * - percpu_counter_init_elastic() and percpu_counter_init_many_elastic()
  *   give the elastic batch of <percpu/counter.h>: the threshold grows with
- *   the value (1/64 of it over all CPUs), so a large counter almost never
- *   folds and read() may be that far off. For code that asks compare(),
+ *   the value (1/64 of it over all CPUs) above the native floor (32, not
+ *   percpu_counter_batch), so a large counter almost never folds and read()
+ *   may be that far off. For code that asks compare(),
  *   limited_add() or sum() rather than trusting read().
  * percpu_counter_add_batch() honours the caller's batch on either kind.
  *

@@ -123,7 +123,7 @@ struct pcpu_stat_item {
 	uint32_t group;
 	/** As for counters: all CPUs hold at most 1/accuracy of |value|. 0: 64. */
 	int32_t accuracy;
-	/** Per-CPU threshold floor; 0: max(32, 2 * online CPUs). */
+	/** Per-CPU threshold floor; 0: pcpu_counter_default_floor(), 32. */
 	int64_t floor;
 	/** What pcpu_stat_register() exposes as HELP; NULL: none; copied. @since 0.2 */
 	const char *help;

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The default floor at 1024 CPUs, through the library's CPU model (the
+ * scale model's hook, lib/cpu_internal.h): this process's library believes
+ * it has 1024 possible and 1024 online CPUs. The native default floor is
+ * 32 whatever the CPU count, so a native counter, a stat item and a
+ * shared-segment item at 0 report 1024 x 32, while the kernel drop-in keeps
+ * the kernel's batch, max(32, 2 x online) = 2048. On a machine with at most
+ * 16 online CPUs the two rules agree, so only the model tells them apart.
+ */
+#include "pcpu_test.h" /* first: _GNU_SOURCE */
+
+#include <percpu/counter.h>
+#include <percpu/percpu_counter.h>
+#include <percpu/shared.h>
+#include <percpu/stat.h>
+
+#include "cpu_internal.h"
+
+#define MODEL_CPUS 1024u
+
+static int model_err = 1;
+
+/*
+ * Priority 101 runs before every constructor without a priority in this
+ * static link, so before the drop-in's sets percpu_counter_batch from the
+ * online CPUs: the model is in force from the library's first look.
+ */
+__attribute__((constructor(101))) static void set_model(void)
+{
+	model_err = pcpu_cpu_model(MODEL_CPUS, MODEL_CPUS);
+}
+
+static void assert_model(void)
+{
+	cr_assert_eq(model_err, 0, "pcpu_cpu_model(1024, 1024): %d", model_err);
+	cr_assert_eq(pcpu_cpu_possible(), MODEL_CPUS);
+	cr_assert_eq(pcpu_cpu_online(), MODEL_CPUS);
+}
+
+PCPU_TEST(floor_at_scale, native_default_floor_is_32_at_1024_online_cpus)
+{
+	assert_model();
+	cr_assert_eq(pcpu_counter_default_floor(), 32);
+}
+
+PCPU_TEST(floor_at_scale, native_counter_at_zero_is_bounded_by_1024_cpus_times_32)
+{
+	struct pcpu_counter c;
+
+	assert_model();
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	cr_assert_eq(c.thresh, 32);
+	cr_assert_eq(pcpu_counter_error_bound(&c), 1024u * 32u);
+	pcpu_counter_destroy(&c);
+}
+
+PCPU_TEST(floor_at_scale, explicit_floor_stays_as_given)
+{
+	struct pcpu_counter c;
+	struct pcpu_counter_options o = { .floor = 3000 };
+
+	assert_model();
+	cr_assert_eq(pcpu_counter_init_opts(&c, 0, &o), 0);
+	cr_assert_eq(pcpu_counter_error_bound(&c), 1024u * 3000u);
+	pcpu_counter_destroy(&c);
+}
+
+/* Above 64 x 1024 x 32 = 2 Mi the elastic threshold takes over, as before. */
+PCPU_TEST(floor_at_scale, elastic_threshold_takes_over_above_2_mi)
+{
+	struct pcpu_counter at, above;
+
+	assert_model();
+	cr_assert_eq(pcpu_counter_init(&at, 64 * 1024 * 32), 0);
+	cr_assert_eq(pcpu_counter_init(&above, INT64_C(1) << 30), 0);
+	cr_assert_eq(at.thresh, 32);
+	cr_assert_eq(above.thresh, (INT64_C(1) << 30) / (64 * 1024));
+	cr_assert_eq(pcpu_counter_error_bound(&above), (UINT64_C(1) << 30) / 64);
+	pcpu_counter_destroy(&above);
+	pcpu_counter_destroy(&at);
+}
+
+PCPU_TEST(floor_at_scale, stat_and_shared_items_at_zero_are_bounded_by_1024_cpus_times_32)
+{
+	struct pcpu_stat_item items[] = { { .name = "dflt" }, { .name = "given", .floor = 100 } };
+	struct pcpu_stat_desc d = { items, 2, 0 };
+	struct pcpu_stat *s;
+	struct pcpu_shared *sh;
+
+	assert_model();
+	s = pcpu_stat_create(&d);
+	cr_assert_not_null(s);
+	cr_assert_eq(pcpu_stat_error_bound(s, 0), 1024u * 32u);
+	cr_assert_eq(pcpu_stat_error_bound(s, 1), 1024u * 100u);
+	pcpu_stat_destroy(s);
+
+	sh = pcpu_shared_create(NULL, &(struct pcpu_shared_desc){ .items = items, .nr_items = 2 });
+	cr_assert_not_null(sh, "pcpu_shared_create: %s", strerror(errno));
+	cr_assert_eq(pcpu_shared_error_bound(sh, 0), 1024u * 32u);
+	cr_assert_eq(pcpu_shared_error_bound(sh, 1), 1024u * 100u);
+	pcpu_shared_close(sh);
+}
+
+/* The kernel's batch and bound: (batch - 1) x CPUs, 2047 x 1024. */
+PCPU_TEST(floor_at_scale, kernel_drop_in_keeps_the_kernel_batch_of_2048)
+{
+	struct percpu_counter fbc;
+
+	assert_model();
+	cr_assert_eq(percpu_counter_batch, 2 * (int)MODEL_CPUS);
+	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
+	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), 2047u * 1024u);
+	percpu_counter_destroy(&fbc);
+}
+
+/* An elastic drop-in counter has the native counter's threshold (its header says so). */
+PCPU_TEST(floor_at_scale, elastic_drop_in_counter_has_the_native_floor)
+{
+	struct percpu_counter fbc;
+
+	assert_model();
+	cr_assert_eq(percpu_counter_init_elastic(&fbc, 0, GFP_KERNEL), 0);
+	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), 1024u * 32u);
+	percpu_counter_destroy(&fbc);
+}
