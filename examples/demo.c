@@ -192,11 +192,8 @@ int main(int argc, char **argv)
 			if (!example_parse_u64(optarg, 0, UINT64_MAX, &seed))
 				goto bad_usage;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			goto bad_usage;
+			return example_other_option(opt, usage);
 		}
 	}
 	if (optind != argc)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the example programs share besides the library: a monotonic clock
- * and reading a number from the command line. Not part of the library's
+ * and reading their command lines. Not part of the library's
  * API: a user's program has its own.
  */
 #ifndef PERCPU_EXAMPLE_H
@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -39,6 +40,17 @@ static inline bool example_parse_u64(const char *s, uint64_t min, uint64_t max, 
 		return false;
 	*out = v;
 	return true;
+}
+
+/*
+ * The end of a getopt() switch, for what is not one of the program's
+ * options: -h asks for @usage on stdout (exit status 0); anything else is a
+ * usage error (@usage on stderr, 2). Returns main's status.
+ */
+static inline int example_other_option(int opt, void (*usage)(FILE *f))
+{
+	usage(opt == 'h' ? stdout : stderr);
+	return opt == 'h' ? 0 : 2;
 }
 
 #endif /* PERCPU_EXAMPLE_H */

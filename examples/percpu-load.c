@@ -292,11 +292,8 @@ int main(int argc, char **argv)
 		case '0':
 			opt.http10 = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			goto bad_usage;
+			return example_other_option(c, usage);
 		}
 	}
 	if (optind != argc)
