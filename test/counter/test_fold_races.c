@@ -339,9 +339,9 @@ __attribute__((unused)) static void child_main(void)
 #if PCPU_RACE_HAVE_STEPS
 
 /*
- * At the stop: the racer acts. On q the traced thread was preempted (the
- * kernel aborts its sequence on resume); a racer on another CPU runs beside
- * the sequence, which runs on.
+ * At the stop: the racer acts. The traced thread counts as preempted there
+ * (the kernel aborts its sequence on resume), but for RACER_REMOTE's fold
+ * from another CPU, which runs beside the sequence: that runs on.
  */
 static bool at_stop(struct pcpu_race_run *run)
 {
