@@ -63,6 +63,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_arch.h"
 #include "baselines.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
@@ -71,17 +72,6 @@
 int kp_counter_batch = 32;
 int kp_online_cpus = 1;
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("pause" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 static void kp_lock(int *lock)
 {
 	unsigned int spins = 0;
@@ -89,7 +79,7 @@ static void kp_lock(int *lock)
 	while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE)) {
 		while (LOAD(lock)) {
 			if (++spins < 1000) {
-				cpu_relax();
+				bench_relax();
 			} else {
 				sched_yield();
 				spins = 0;

@@ -114,32 +114,29 @@ struct bench_target bench_target_of(struct bench_counter *c, unsigned int thread
 	return t;
 }
 
-int64_t impl_read(enum bench_impl impl, struct bench_target t)
+/* What read() (approximate) or sum() (@precise) answers; inlined into each, @precise folded. */
+static inline int64_t impl_value(enum bench_impl impl, struct bench_target t, bool precise)
 {
 	switch (impl) {
 	case IMPL_PERCPU:
-		return pcpu_counter_read(t.percpu);
+		return precise ? pcpu_counter_sum(t.percpu) : pcpu_counter_read(t.percpu);
 	case IMPL_ATOMIC:
 		return atomic_counter_read(t.atomic);
 	case IMPL_KERNEL:
-		return kp_counter_read(t.kernel);
+		return precise ? kp_counter_sum(t.kernel) : kp_counter_read(t.kernel);
 	default:
 		return thread_slots_sum(t.slots);
 	}
 }
 
+int64_t impl_read(enum bench_impl impl, struct bench_target t)
+{
+	return impl_value(impl, t, false);
+}
+
 int64_t impl_sum(enum bench_impl impl, struct bench_target t)
 {
-	switch (impl) {
-	case IMPL_PERCPU:
-		return pcpu_counter_sum(t.percpu);
-	case IMPL_ATOMIC:
-		return atomic_counter_read(t.atomic);
-	case IMPL_KERNEL:
-		return kp_counter_sum(t.kernel);
-	default:
-		return thread_slots_sum(t.slots);
-	}
+	return impl_value(impl, t, true);
 }
 
 int64_t impl_sync_if_delta_above(enum bench_impl impl, struct bench_target t, uint64_t delta)

@@ -23,6 +23,7 @@
 
 #include <percpu/counter.h>
 
+#include "example.h"
 #define MAX_THREADS 4096
 /* how many adds a thread makes between two looks at the stop flag */
 #define CHUNK 1024
@@ -48,14 +49,6 @@ static void usage(FILE *f)
 		   "  -i MS       interval between progress lines (default 200)\n"
 		   "  -s SEED     seed of the per-thread random streams (default 1)\n"
 		   "Environment: PCPU_FORCE_FALLBACK=1 forces the atomic update path.\n");
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void sleep_ms(double ms)
@@ -118,23 +111,8 @@ static void *count(void *arg)
 		__atomic_store_n(&w->adds_done, done, __ATOMIC_RELAXED);
 	}
 	w->tally = tally;
-	w->end = now();
+	w->end = example_now();
 	return NULL;
-}
-
-static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s == '\0' || *s == '-')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
 }
 
 static uint64_t distance(int64_t a, int64_t b)
@@ -193,7 +171,7 @@ int main(int argc, char **argv)
 
 		switch (opt) {
 		case 't':
-			if (!parse_u64(optarg, 1, MAX_THREADS, &threads))
+			if (!example_parse_u64(optarg, 1, MAX_THREADS, &threads))
 				goto bad_usage;
 			break;
 		case 'd':
@@ -203,22 +181,19 @@ int main(int argc, char **argv)
 				goto bad_usage;
 			break;
 		case 'n':
-			if (!parse_u64(optarg, 1, UINT64_C(1) << 40, &adds))
+			if (!example_parse_u64(optarg, 1, UINT64_C(1) << 40, &adds))
 				goto bad_usage;
 			break;
 		case 'i':
-			if (!parse_u64(optarg, 1, 60000, &interval_ms))
+			if (!example_parse_u64(optarg, 1, 60000, &interval_ms))
 				goto bad_usage;
 			break;
 		case 's':
-			if (!parse_u64(optarg, 0, UINT64_MAX, &seed))
+			if (!example_parse_u64(optarg, 0, UINT64_MAX, &seed))
 				goto bad_usage;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			goto bad_usage;
+			return example_other_option(opt, usage);
 		}
 	}
 	if (optind != argc)
@@ -254,7 +229,7 @@ int main(int argc, char **argv)
 	/* "±" takes two bytes and one column */
 	printf("\n%8s  %22s  %-21s  %10s\n", "time", "read()", "± error_bound", "adds/s");
 
-	start = now();
+	start = example_now();
 	for (unsigned int i = 0; i < threads; i++) {
 		/* splitmix-style spread; xorshift must not start at 0 */
 		w[i].seed = (seed + 1) * UINT64_C(0x9E3779B97F4A7C15) + i * UINT64_C(0xBF58476D1CE4E5B9);
@@ -276,7 +251,7 @@ int main(int argc, char **argv)
 	deadline = start + seconds;
 	next_line = start + (double)interval_ms / 1000;
 	while (ok) {
-		double t = now(), until = next_line;
+		double t = example_now(), until = next_line;
 		uint64_t done;
 
 		if (adds ? all_done(w, (unsigned int)threads) : t >= deadline)
@@ -287,7 +262,7 @@ int main(int argc, char **argv)
 		if (!adds && until > deadline)
 			until = deadline;
 		sleep_ms((until - t) * 1000);
-		t = now();
+		t = example_now();
 		if (t < next_line || (!adds && t >= deadline))
 			continue;
 		done = total_adds(w, (unsigned int)threads);

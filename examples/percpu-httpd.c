@@ -48,6 +48,7 @@
 #include <percpu/metrics.h>
 #include <percpu/metrics_http.h>
 
+#include "example.h"
 #if MHD_VERSION < 0x00097002
 typedef int mhd_result;
 #else
@@ -251,21 +252,6 @@ static void usage(FILE *f)
 		   "stops cleanly on SIGINT or SIGTERM.\n");
 }
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int create_metrics(void)
 {
 	static const struct pcpu_family_desc desc = {
@@ -305,7 +291,7 @@ static int create_metrics(void)
 int main(int argc, char **argv)
 {
 	const char *addr = "127.0.0.1";
-	unsigned long port = 8080, threads;
+	uint64_t port = 8080, threads;
 	struct sockaddr_storage ss;
 	const union MHD_DaemonInfo *info;
 	struct MHD_Daemon *d;
@@ -314,36 +300,26 @@ int main(int argc, char **argv)
 	int opt, sig, ret = 1;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	threads = ncpu > 0 ? (unsigned long)ncpu : 1;
+	threads = ncpu > 0 ? (uint64_t)ncpu : 1;
 	while ((opt = getopt(argc, argv, "a:p:t:h")) != -1) {
 		switch (opt) {
 		case 'a':
 			addr = optarg;
 			break;
 		case 'p':
-			if (parse_uint(optarg, 65535, &port) < 0) {
-				usage(stderr);
-				return 2;
-			}
+			if (!example_parse_u64(optarg, 0, 65535, &port))
+				goto bad_usage;
 			break;
 		case 't':
-			if (parse_uint(optarg, MAX_THREADS, &threads) < 0 || threads == 0) {
-				usage(stderr);
-				return 2;
-			}
+			if (!example_parse_u64(optarg, 1, MAX_THREADS, &threads))
+				goto bad_usage;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return example_other_option(opt, usage);
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		goto bad_usage;
 
 	memset(&ss, 0, sizeof(ss));
 	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
@@ -356,8 +332,7 @@ int main(int argc, char **argv)
 		snprintf(shown, sizeof(shown), "[%s]", addr);
 	} else {
 		fprintf(stderr, "percpu-httpd: not an IP address: %s\n", addr);
-		usage(stderr);
-		return 2;
+		goto bad_usage;
 	}
 
 	if (create_metrics() < 0)
@@ -380,13 +355,13 @@ int main(int argc, char **argv)
 			     MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 			     MHD_OPTION_END);
 	if (!d) {
-		fprintf(stderr, "percpu-httpd: cannot listen on %s:%lu\n", shown, port);
+		fprintf(stderr, "percpu-httpd: cannot listen on %s:%" PRIu64 "\n", shown, port);
 		goto out;
 	}
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	if (info && info->port)
 		port = info->port;
-	printf("listening on %s:%lu\n", shown, port);
+	printf("listening on %s:%" PRIu64 "\n", shown, port);
 	fflush(stdout);
 
 	do {
@@ -404,4 +379,8 @@ out:
 		pcpu_histogram_destroy(latency);
 	pcpu_family_destroy(requests);
 	return ret;
+
+bad_usage:
+	usage(stderr);
+	return 2;
 }

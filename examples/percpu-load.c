@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -28,7 +29,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "example.h"
+
 #define MAX_THREADS 1024
+/* requests in all, at most: 2^40, or what an unsigned long holds */
+#define MAX_REQUESTS \
+	((uint64_t)ULONG_MAX < UINT64_C(1) << 40 ? (uint64_t)ULONG_MAX : UINT64_C(1) << 40)
 #define BUF_SIZE 16384
 
 struct options {
@@ -69,14 +75,6 @@ static void usage(FILE *f)
 		   "  -c THREADS   client threads, one connection each (default 2)\n"
 		   "  -s STATUS    the status every response must have (default 200)\n"
 		   "  -0           HTTP/1.0, a connection per request (default HTTP/1.1 keep-alive)\n");
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* records the first failure's message */
@@ -254,26 +252,12 @@ static void *work(void *arg)
 	return NULL;
 }
 
-static int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
 	struct worker *workers;
-	unsigned long ok = 0, failed = 0, st, i;
+	unsigned long ok = 0, failed = 0, i;
+	uint64_t v;
 	double t0, t;
 	int c, rc;
 
@@ -286,46 +270,34 @@ int main(int argc, char **argv)
 			opt.port = optarg;
 			break;
 		case 'u':
-			if (optarg[0] != '/' || strpbrk(optarg, " \r\n")) {
-				usage(stderr);
-				return 2;
-			}
+			if (optarg[0] != '/' || strpbrk(optarg, " \r\n"))
+				goto bad_usage;
 			opt.path = optarg;
 			break;
 		case 'n':
-			if (parse_ulong(optarg, 0, 1UL << 40, &opt.requests) < 0) {
-				usage(stderr);
-				return 2;
-			}
+			if (!example_parse_u64(optarg, 0, MAX_REQUESTS, &v))
+				goto bad_usage;
+			opt.requests = (unsigned long)v;
 			break;
 		case 'c':
-			if (parse_ulong(optarg, 1, MAX_THREADS, &opt.threads) < 0) {
-				usage(stderr);
-				return 2;
-			}
+			if (!example_parse_u64(optarg, 1, MAX_THREADS, &v))
+				goto bad_usage;
+			opt.threads = (unsigned long)v;
 			break;
 		case 's':
-			if (parse_ulong(optarg, 100, 599, &st) < 0) {
-				usage(stderr);
-				return 2;
-			}
-			opt.status = (int)st;
+			if (!example_parse_u64(optarg, 100, 599, &v))
+				goto bad_usage;
+			opt.status = (int)v;
 			break;
 		case '0':
 			opt.http10 = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return example_other_option(c, usage);
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc)
+		goto bad_usage;
 	rc = getaddrinfo(opt.host, opt.port, &hints, &target);
 	if (rc != 0) {
 		fprintf(stderr, "percpu-load: %s:%s: %s\n", opt.host, opt.port, gai_strerror(rc));
@@ -336,7 +308,7 @@ int main(int argc, char **argv)
 		perror("percpu-load: calloc");
 		return 1;
 	}
-	t0 = now();
+	t0 = example_now();
 	for (i = 0; i < opt.threads; i++) {
 		rc = pthread_create(&workers[i].tid, NULL, work, &workers[i]);
 		if (rc != 0) {
@@ -352,7 +324,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "percpu-load: thread %lu: %lu failed, first: %s\n", i,
 				workers[i].failed, workers[i].err);
 	}
-	t = now() - t0;
+	t = example_now() - t0;
 	printf("%lu requests to http://%s:%s%s (HTTP/1.%c, %lu threads): %lu ok, %lu failed, "
 	       "%.3f s, %.0f req/s\n",
 	       opt.requests, opt.host, opt.port, opt.path, opt.http10 ? '0' : '1', opt.threads,
@@ -360,4 +332,8 @@ int main(int argc, char **argv)
 	freeaddrinfo(target);
 	free(workers);
 	return failed == 0 && ok == opt.requests ? 0 : 1;
+
+bad_usage:
+	usage(stderr);
+	return 2;
 }

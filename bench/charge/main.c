@@ -14,9 +14,9 @@
  *                thread. A failure is legitimate here; successes and failures
  *                are counted separately and both reported.
  *
- * For every workload and thread count it does N runs; each run measures
- * every implementation back to back, starting with a different one each
- * run, and a ratio is the median of the per-run ratios. After every run, at
+ * For every workload and thread count it does N runs, each of every
+ * implementation back to back (bench/common/harness.h: options, runs,
+ * medians, ratios, plots). After every run, at
  * quiescence, it checks the usage is back to exactly 0 (every success was
  * uncharged) and that there is no false failure: a try of limit - usage + 1
  * fails and a try of limit - usage succeeds (the stock baseline is expected
@@ -33,10 +33,9 @@
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <percpu/charge.h>
@@ -44,12 +43,10 @@
 #include <percpu/cpu.h>
 
 #include "commit.h"
+#include "harness.h"
 #include "impls.h"
 #include "timing.h"
 
-#define MAX_RUNS 64
-#define MAX_THREADS 256
-#define MAX_COUNTS 16
 #define STOP_EVERY 64
 
 #define CHARGE (INT64_C(4096))
@@ -62,69 +59,44 @@ static const char *const workload_names[NR_WORKLOADS] = { "charge-far", "charge-
 
 /* ---- options ------------------------------------------------------------ */
 
+/* The options of this benchmark besides the harness's. */
 struct options {
-	bool quick;
-	unsigned int runs;
-	unsigned int duration_ms;
-	unsigned int max_threads;
-	bool markdown;
 	bool commit;
 	bool workloads[NR_WORKLOADS];
 	unsigned int impls; /* bit i: measure implementation i */
 	int64_t stock_cap; /* pcpu_charge's option; 0: the default */
 	int64_t held;      /* what limited_add's counter holds besides the charges */
-	const char *csv;
-	const char *plot;
 };
 
-static struct options opt = { .runs = 5, .duration_ms = 200, .commit = true,
-			       .workloads = { true, true }, .impls = (1u << NR_IMPLS) - 1 };
+static struct bench_options opt = BENCH_OPTIONS("percpu-charge-bench");
+static struct options copt = { .commit = true, .workloads = { true, true },
+			       .impls = (1u << NR_IMPLS) - 1 };
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: percpu-charge-bench [options]\n"
-		"  --quick             short run: 3 runs of 50 ms per point (for meson benchmark)\n"
-		"  --runs N            runs per point, medians reported (default 5)\n"
-		"  --duration-ms N     length of one measurement (default 200)\n"
-		"  --max-threads N     largest thread count (default 2 x online CPUs)\n"
-		"  --stock-cap N       pcpu_charge's stock cap in bytes (default: the library's,\n"
-		"                      limit / possible CPUs, at most 4 GiB)\n"
-		"  --held N            limited_add's counter holds N bytes besides the charges\n"
-		"                      (its limit moves up by N): a counter of committed memory\n"
-		"                      holds a large value, and its elastic threshold with it\n"
-		"                      (default 0: threshold 32, every 4 KiB add decides centrally)\n"
-		"  --workloads LIST    comma-separated subset of charge-far,charge-near,\n"
-		"                      commit-near (default all)\n"
-		"  --no-commit         skip percpu-bench's commit-near workload\n"
-		"  --impls LIST        measure only these of pcpu_charge,cas,kernel,limited_add,\n"
-		"                      stock (for profiling; the others read 0)\n"
-		"  --markdown          print the tables in markdown\n"
-		"  --csv FILE          write every point as CSV\n"
-		"  --plot FILE.png     plot with gnuplot (skipped with a message if absent)\n"
-		"  --help\n"
-		"Environment: PCPU_FORCE_FALLBACK=1 makes libpercpu and the kernel port use\n"
-		"their atomic path.\n");
-}
-
-static unsigned long long parse_num(const char *arg, const char *what, unsigned long long max)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || *end || end == arg || v == 0 || v > max) {
-		fprintf(stderr, "percpu-charge-bench: bad %s '%s' (1 to %llu)\n", what, arg, max);
-		exit(2);
-	}
-	return v;
+	fprintf(f, "usage: percpu-charge-bench [options]\n%s", bench_usage_runs);
+	fputs("  --stock-cap N       pcpu_charge's stock cap in bytes (default: the library's,\n"
+	      "                      limit / possible CPUs, at most 4 GiB)\n"
+	      "  --held N            limited_add's counter holds N bytes besides the charges\n"
+	      "                      (its limit moves up by N): a counter of committed memory\n"
+	      "                      holds a large value, and its elastic threshold with it\n"
+	      "                      (default 0: threshold 32, every 4 KiB add decides centrally)\n"
+	      "  --workloads LIST    comma-separated subset of charge-far,charge-near,\n"
+	      "                      commit-near (default all)\n"
+	      "  --no-commit         skip percpu-bench's commit-near workload\n"
+	      "  --impls LIST        measure only these of pcpu_charge,cas,kernel,limited_add,\n"
+	      "                      stock (for profiling; the others read 0)\n",
+	      f);
+	fputs(bench_usage_outputs, f);
+	fputs("Environment: PCPU_FORCE_FALLBACK=1 makes libpercpu and the kernel port use\n"
+	      "their atomic path.\n",
+	      f);
 }
 
 static void parse_workloads(char *list)
 {
-	memset(opt.workloads, 0, sizeof(opt.workloads));
-	opt.commit = false;
+	memset(copt.workloads, 0, sizeof(copt.workloads));
+	copt.commit = false;
 	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
 		unsigned int w;
@@ -133,9 +105,9 @@ static void parse_workloads(char *list)
 			if (strcmp(name, workload_names[w]) == 0)
 				break;
 		if (w < NR_WORKLOADS) {
-			opt.workloads[w] = true;
+			copt.workloads[w] = true;
 		} else if (strcmp(name, "commit-near") == 0) {
-			opt.commit = true;
+			copt.commit = true;
 		} else {
 			fprintf(stderr, "percpu-charge-bench: unknown workload '%s'\n", name);
 			exit(2);
@@ -145,7 +117,7 @@ static void parse_workloads(char *list)
 
 static void parse_impls(char *list)
 {
-	opt.impls = 0;
+	copt.impls = 0;
 	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
 		unsigned int i;
@@ -157,65 +129,40 @@ static void parse_impls(char *list)
 			fprintf(stderr, "percpu-charge-bench: unknown implementation '%s'\n", name);
 			exit(2);
 		}
-		opt.impls |= 1u << i;
+		copt.impls |= 1u << i;
 	}
 }
 
 static void parse_options(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "quick", no_argument, NULL, 'q' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "duration-ms", required_argument, NULL, 'd' },
-		{ "max-threads", required_argument, NULL, 't' },
+		BENCH_LONG_OPTIONS,
 		{ "stock-cap", required_argument, NULL, 's' },
 		{ "held", required_argument, NULL, 'H' },
 		{ "no-commit", no_argument, NULL, 'n' },
 		{ "workloads", required_argument, NULL, 'w' },
 		{ "impls", required_argument, NULL, 'i' },
-		{ "markdown", no_argument, NULL, 'm' },
-		{ "csv", required_argument, NULL, 'c' },
-		{ "plot", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (bench_option(&opt, c, usage))
+			continue;
 		switch (c) {
-		case 'q': opt.quick = true; break;
-		case 'r': opt.runs = (unsigned int)parse_num(optarg, "--runs", MAX_RUNS); break;
-		case 'd':
-			opt.duration_ms = (unsigned int)parse_num(optarg, "--duration-ms", 600000);
-			break;
-		case 't':
-			opt.max_threads = (unsigned int)parse_num(optarg, "--max-threads", MAX_THREADS);
-			break;
 		case 's':
-			opt.stock_cap = (int64_t)parse_num(optarg, "--stock-cap",
-							   (unsigned long long)PCPU_CHARGE_MAX);
+			copt.stock_cap = (int64_t)bench_parse_num(&opt, optarg, "--stock-cap",
+								  (unsigned long long)PCPU_CHARGE_MAX);
 			break;
 		case 'H':
-			opt.held = (int64_t)parse_num(optarg, "--held", UINT64_C(1) << 50);
+			copt.held = (int64_t)bench_parse_num(&opt, optarg, "--held", UINT64_C(1) << 50);
 			break;
-		case 'n': opt.commit = false; break;
+		case 'n': copt.commit = false; break;
 		case 'w': parse_workloads(optarg); break;
 		case 'i': parse_impls(optarg); break;
-		case 'm': opt.markdown = true; break;
-		case 'c': opt.csv = optarg; break;
-		case 'p': opt.plot = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
 		}
 	}
-	if (optind < argc) {
-		usage(stderr);
-		exit(2);
-	}
-	if (opt.quick) {
-		opt.runs = 3;
-		opt.duration_ms = 50;
-	}
+	bench_options_done(&opt, argc, usage);
 }
 
 static int64_t limit_of(enum workload wl, unsigned int threads)
@@ -317,14 +264,6 @@ struct sample {
 	bool overshoot;     /* at quiescence, a try of limit - usage + 1 succeeded */
 };
 
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 /*
  * The end check, on the main thread (the stock baseline's extra stock):
  * a try of limit - usage + 1 must fail, one of limit - usage must succeed.
@@ -351,7 +290,7 @@ static void check_limit(const struct bench_obj *o, unsigned int threads, struct 
 
 static struct sample measure(enum impl impl, enum workload wl, unsigned int threads)
 {
-	static struct worker w[MAX_THREADS];
+	static struct worker w[BENCH_MAX_THREADS];
 	unsigned int online = pcpu_cpu_online(), busy = threads < online ? threads : online;
 	uint64_t first = UINT64_MAX, last = 0, ok = 0, failed = 0, cpu_ns = 0;
 	pthread_barrier_t go;
@@ -361,7 +300,7 @@ static struct sample measure(enum impl impl, enum workload wl, unsigned int thre
 	double us;
 	int err;
 
-	err = obj_init(&o, impl, limit_of(wl, threads), threads, opt.stock_cap, opt.held);
+	err = obj_init(&o, impl, limit_of(wl, threads), threads, copt.stock_cap, copt.held);
 	if (err) {
 		fprintf(stderr, "percpu-charge-bench: %s: cannot set up: %s\n", charge_impl_names[impl],
 			strerror(-err));
@@ -378,7 +317,7 @@ static struct sample measure(enum impl impl, enum workload wl, unsigned int thre
 		}
 	}
 	pthread_barrier_wait(&go);
-	sleep_ms(opt.duration_ms);
+	bench_sleep_ms(opt.duration_ms);
 	__atomic_store_n(&stop.flag, 1, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < threads; i++) {
 		pthread_join(w[i].id, NULL);
@@ -416,57 +355,32 @@ static struct sample measure(enum impl impl, enum workload wl, unsigned int thre
 struct point {
 	enum workload wl;
 	unsigned int threads;
-	struct sample s[NR_IMPLS][MAX_RUNS];
+	struct sample s[NR_IMPLS][BENCH_MAX_RUNS];
 };
 
 struct commit_point {
 	unsigned int threads;
-	struct commit_sample s[COMMIT_IMPLS][MAX_RUNS];
+	struct commit_sample s[COMMIT_IMPLS][BENCH_MAX_RUNS];
 };
 
-enum field { F_MOPS, F_OK_MOPS, F_FAIL, F_SHARE, F_CPU_MOPS };
-
-static double field_of(const struct sample *s, enum field f)
-{
-	switch (f) {
-	case F_MOPS: return s->mops;
-	case F_OK_MOPS: return s->ok_mops;
-	case F_FAIL: return s->fail_share;
-	case F_SHARE: return s->cpu_share;
-	default: return s->cpu_mops;
-	}
-}
+/* A figure of a sample, named by where it stands in it */
+enum field {
+	F_MOPS = offsetof(struct sample, mops),
+	F_OK_MOPS = offsetof(struct sample, ok_mops),
+	F_FAIL = offsetof(struct sample, fail_share),
+	F_SHARE = offsetof(struct sample, cpu_share),
+	F_CPU_MOPS = offsetof(struct sample, cpu_mops),
+};
 
 static double med(const struct point *p, enum impl impl, enum field f)
 {
-	double v[MAX_RUNS];
-
-	for (unsigned int k = 0; k < opt.runs; k++)
-		v[k] = field_of(&p->s[impl][k], f);
-	return timing_median(v, opt.runs);
-}
-
-static double extreme(const struct point *p, enum impl impl, bool max)
-{
-	double x = p->s[impl][0].mops;
-
-	for (unsigned int k = 1; k < opt.runs; k++)
-		if (max ? p->s[impl][k].mops > x : p->s[impl][k].mops < x)
-			x = p->s[impl][k].mops;
-	return x;
+	return bench_runs_median(p->s[impl], sizeof(struct sample), f, opt.runs);
 }
 
 /* The median over runs of pcpu_charge / @impl within each run. */
 static double ratio(const struct point *p, enum impl impl, enum field f)
 {
-	double v[MAX_RUNS];
-
-	for (unsigned int k = 0; k < opt.runs; k++) {
-		double d = field_of(&p->s[impl][k], f);
-
-		v[k] = d > 0 ? field_of(&p->s[IMPL_CHARGE][k], f) / d : 0;
-	}
-	return timing_median(v, opt.runs);
+	return bench_runs_ratio(p->s[IMPL_CHARGE], p->s[impl], sizeof(struct sample), f, opt.runs);
 }
 
 static unsigned int count_runs(const struct point *p, enum impl impl, bool overshoot)
@@ -480,33 +394,28 @@ static unsigned int count_runs(const struct point *p, enum impl impl, bool overs
 
 static double commit_med(const struct commit_point *p, unsigned int impl)
 {
-	double v[MAX_RUNS];
-
-	for (unsigned int k = 0; k < opt.runs; k++)
-		v[k] = p->s[impl][k].mops;
-	return timing_median(v, opt.runs);
+	return bench_runs_median(p->s[impl], sizeof(struct commit_sample),
+				 offsetof(struct commit_sample, mops), opt.runs);
 }
 
 static double commit_share(const struct commit_point *p)
 {
-	double v[MAX_RUNS], share = 1;
+	double share = 1;
 
 	for (unsigned int i = 0; i < COMMIT_IMPLS; i++) {
-		for (unsigned int k = 0; k < opt.runs; k++)
-			v[k] = p->s[i][k].cpu_share;
-		if (timing_median(v, opt.runs) < share)
-			share = timing_median(v, opt.runs);
+		double m = bench_runs_median(p->s[i], sizeof(struct commit_sample),
+					     offsetof(struct commit_sample, cpu_share), opt.runs);
+
+		if (m < share)
+			share = m;
 	}
 	return share;
 }
 
 static double commit_ratio(const struct commit_point *p, unsigned int impl)
 {
-	double v[MAX_RUNS];
-
-	for (unsigned int k = 0; k < opt.runs; k++)
-		v[k] = p->s[0][k].mops / p->s[impl][k].mops;
-	return timing_median(v, opt.runs);
+	return bench_runs_ratio(p->s[0], p->s[impl], sizeof(struct commit_sample),
+				offsetof(struct commit_sample, mops), opt.runs);
 }
 
 /* ---- reports --------------------------------------------------------------------------- */
@@ -518,33 +427,12 @@ static const char *mode_name(void)
 
 static void print_machine(FILE *f)
 {
-	struct utsname u;
-	char model[256] = "unknown";
-	FILE *ci = fopen("/proc/cpuinfo", "re");
-	double load[3] = { 0 };
+	char machine[512];
 	struct pcpu_charge probe;
-	struct pcpu_charge_options co = { .limit = LIMIT_FAR, .stock_cap = opt.stock_cap };
+	struct pcpu_charge_options co = { .limit = LIMIT_FAR, .stock_cap = copt.stock_cap };
 
-	if (ci) {
-		char line[512];
-
-		while (fgets(line, sizeof(line), ci))
-			if (strncmp(line, "model name", 10) == 0) {
-				char *v = strchr(line, ':');
-
-				if (v) {
-					snprintf(model, sizeof(model), "%s", v + 2);
-					model[strcspn(model, "\n")] = '\0';
-				}
-				break;
-			}
-		fclose(ci);
-	}
-	uname(&u);
-	if (getloadavg(load, 3) < 0)
-		load[0] = -1;
-	fprintf(f, "machine: %s, %u online / %u possible CPUs, %s %s; load %.1f\n", model,
-		pcpu_cpu_online(), pcpu_cpu_possible(), u.sysname, u.release, load[0]);
+	bench_machine(machine, sizeof(machine));
+	fprintf(f, "machine: %s; load %.1f\n", machine, bench_load());
 	/* the mode pcpu_charge takes: rseq needs the membarrier rseq fence too */
 	if (pcpu_charge_init(&probe, &co) == 0) {
 		fprintf(f, "update path: libpercpu %s, pcpu_charge %s, kernel port %s\n",
@@ -555,15 +443,15 @@ static void print_machine(FILE *f)
 	fprintf(f, "one op: try to charge %lld B, uncharge it if charged; charge-far limit "
 		   "%lld B, charge-near limit threads x %d x %lld B\n",
 		(long long)CHARGE, (long long)LIMIT_FAR, NEAR_PER_THREAD, (long long)CHARGE);
-	if (opt.stock_cap)
-		fprintf(f, "pcpu_charge stock cap: %lld B (--stock-cap)\n", (long long)opt.stock_cap);
+	if (copt.stock_cap)
+		fprintf(f, "pcpu_charge stock cap: %lld B (--stock-cap)\n", (long long)copt.stock_cap);
 	else
 		fprintf(f, "pcpu_charge stock cap: the default, limit / %u possible CPUs, "
 			   "2 B to 4 GiB; inline while the amount <= cap / 2\n",
 			pcpu_cpu_possible());
-	if (opt.held)
+	if (copt.held)
 		fprintf(f, "limited_add's counter holds %lld B besides the charges (--held)\n",
-			(long long)opt.held);
+			(long long)copt.held);
 	for (unsigned int i = 0; i < NR_IMPLS; i++)
 		fprintf(f, "  %-12s %s\n", charge_impl_names[i], charge_impl_descriptions[i]);
 }
@@ -735,25 +623,25 @@ static void print_commit(FILE *f, const struct commit_point *cps, unsigned int n
 static void write_csv(const char *path, const struct point *pts, unsigned int npts,
 		      const struct commit_point *cps, unsigned int ncps)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = bench_csv_open(&opt, path);
 
-	if (!f) {
-		fprintf(stderr, "percpu-charge-bench: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
 	fprintf(f, "workload,threads,impl,mode,runs,duration_ms,limit,median_mops,min_mops,"
 		   "max_mops,charge_ratio,ok_mops,fail_share,false_failure_runs,overshoot_runs,"
 		   "cpu_share,cpu_mops,charge_cpu_ratio\n");
 	for (unsigned int k = 0; k < npts; k++)
 		for (unsigned int i = 0; i < NR_IMPLS; i++) {
 			const struct point *p = &pts[k];
+			double lo = bench_runs_extreme(p->s[i], sizeof(struct sample), F_MOPS,
+						       opt.runs, false),
+			       hi = bench_runs_extreme(p->s[i], sizeof(struct sample), F_MOPS,
+						       opt.runs, true);
 
 			fprintf(f, "%s,%u,%s,%s,%u,%u,%lld,%.3f,%.3f,%.3f,%.4f,%.3f,%.5f,%u,%u,"
 				   "%.3f,%.3f,%.4f\n",
 				workload_names[p->wl], p->threads, charge_impl_names[i],
 				i == IMPL_CAS || i == IMPL_STOCK ? "atomic" : mode_name(), opt.runs,
 				opt.duration_ms, (long long)limit_of(p->wl, p->threads),
-				med(p, i, F_MOPS), extreme(p, i, false), extreme(p, i, true),
+				med(p, i, F_MOPS), lo, hi,
 				i ? ratio(p, i, F_MOPS) : 1.0, med(p, i, F_OK_MOPS), med(p, i, F_FAIL),
 				count_runs(p, i, false), count_runs(p, i, true), med(p, i, F_SHARE),
 				med(p, i, F_CPU_MOPS), i ? ratio(p, i, F_CPU_MOPS) : 1.0);
@@ -767,97 +655,66 @@ static void write_csv(const char *path, const struct point *pts, unsigned int np
 	fclose(f);
 }
 
+static void plot_where(const void *point, unsigned int *workload, unsigned int *threads)
+{
+	*workload = ((const struct point *)point)->wl;
+	*threads = ((const struct point *)point)->threads;
+}
+
+/* The plot's figures: throughput, and the ratios by wall clock */
+static double plot_figure(const void *point, unsigned int impl, bool ratio_of)
+{
+	return ratio_of ? ratio(point, impl, F_MOPS) : med(point, impl, F_MOPS);
+}
+
 static void write_plot(const char *path, const struct point *pts, unsigned int npts)
 {
+	static const struct bench_panels panels = {
+		.workloads = workload_names,
+		.shown = copt.workloads,
+		.nr_workloads = NR_WORKLOADS,
+		.nr_impls = NR_IMPLS,
+		.impls = "pcpu_charge cas kernel limited_add stock",
+		.others = "cas kernel limited_add stock",
+		.first = "pcpu_charge",
+		.xlabel = "threads",
+		.throughput = "throughput (tries, wall clock)",
+		.ratios = "pcpu_charge / other (per-run ratios, median)",
+	};
 	unsigned int nwl = 0;
 	FILE *g;
 
 	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++)
-		nwl += opt.workloads[wl];
+		nwl += copt.workloads[wl];
 	if (!nwl)
 		return;
-	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "percpu-charge-bench: gnuplot not found, no plot written (%s)\n",
-			path);
+	g = bench_plot_open(&opt, path);
+	if (!g)
 		return;
-	}
-	g = popen("gnuplot", "w");
-	if (!g) {
-		fprintf(stderr, "percpu-charge-bench: cannot run gnuplot (%s)\n", path);
-		return;
-	}
-	fprintf(g, "set terminal pngcairo size 1400,900 noenhanced font ',10'\nset output '%s'\n",
-		path);
-	/* one datablock per workload: threads, 5 x Mops, 4 x ratios */
-	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
-		if (!opt.workloads[wl])
-			continue;
-		fprintf(g, "$w%u << EOD\n", wl);
-		for (unsigned int k = 0; k < npts; k++) {
-			const struct point *p = &pts[k];
-
-			if (p->wl != wl)
-				continue;
-			fprintf(g, "%u", p->threads);
-			for (unsigned int i = 0; i < NR_IMPLS; i++)
-				fprintf(g, " %.3f", med(p, i, F_MOPS));
-			for (unsigned int i = 1; i < NR_IMPLS; i++)
-				fprintf(g, " %.4f", ratio(p, i, F_MOPS));
-			fputs("\n", g);
-		}
-		fputs("EOD\n", g);
-	}
+	bench_plot_data(g, &panels,
+			&(struct bench_plot_points){ .pts = pts, .size = sizeof(*pts), .npts = npts,
+						     .where = plot_where, .figure = plot_figure });
 	fprintf(g, "set multiplot layout 2,%u title 'percpu-charge-bench: charge 4 KiB, "
 		   "uncharge it (median of %u x %u ms, %u CPUs, %s)'\n",
 		nwl, opt.runs, opt.duration_ms, pcpu_cpu_online(), mode_name());
-	fputs("set grid\nset key top left\nset logscale x 2\nset xlabel 'threads'\n", g);
-	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
-		if (!opt.workloads[wl])
-			continue;
-		fprintf(g, "set title '%s: throughput (tries, wall clock)'\nset ylabel 'Mops/s'\n"
-			   "set logscale y\n",
-			workload_names[wl]);
-		fprintf(g, "plot for [i=2:6] $w%u using 1:i with linespoints lw 2 title "
-			   "word('pcpu_charge cas kernel limited_add stock', i-1)\n",
-			wl);
-	}
-	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
-		if (!opt.workloads[wl])
-			continue;
-		fprintf(g, "set title '%s: pcpu_charge / other (per-run ratios, median)'\n"
-			   "set ylabel 'ratio'\nset logscale y\n",
-			workload_names[wl]);
-		fprintf(g, "plot for [i=7:10] $w%u using 1:i with linespoints lw 2 title "
-			   "'pcpu_charge / '.word('cas kernel limited_add stock', i-6), 1 with lines "
-			   "dt 2 lc rgb 'gray' notitle\n",
-			wl);
-	}
-	fputs("unset multiplot\n", g);
-	if (pclose(g) != 0)
-		fprintf(stderr, "percpu-charge-bench: gnuplot failed, no plot written (%s)\n", path);
+	bench_plot_panels(g, &panels);
+	bench_plot_close(&opt, path, g);
 }
 
 int main(int argc, char **argv)
 {
-	static struct point pts[NR_WORKLOADS * MAX_COUNTS];
-	static struct commit_point cps[MAX_COUNTS];
-	unsigned int counts[MAX_COUNTS], ncounts = 0, npts = 0, ncps = 0, bad = 0;
+	static struct point pts[NR_WORKLOADS * BENCH_MAX_COUNTS];
+	static struct commit_point cps[BENCH_MAX_COUNTS];
+	unsigned int counts[BENCH_MAX_COUNTS], ncounts, npts = 0, ncps = 0, bad = 0;
 
 	parse_options(argc, argv);
 	pcpu_cpu_setup();
-	if (!opt.max_threads)
-		opt.max_threads = 2 * pcpu_cpu_online();
-	if (opt.max_threads > MAX_THREADS)
-		opt.max_threads = MAX_THREADS;
-	for (unsigned int t = 1; t <= opt.max_threads && ncounts < MAX_COUNTS; t *= 2)
-		counts[ncounts++] = t;
-	if (counts[ncounts - 1] != opt.max_threads && ncounts < MAX_COUNTS)
-		counts[ncounts++] = opt.max_threads;
+	ncounts = bench_thread_counts(&opt, counts);
 
 	print_machine(stdout);
 	fflush(stdout);
 	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++)
-		for (unsigned int c = 0; opt.workloads[wl] && c < ncounts; c++) {
+		for (unsigned int c = 0; copt.workloads[wl] && c < ncounts; c++) {
 			struct point *p = &pts[npts++];
 
 			p->wl = wl;
@@ -866,7 +723,7 @@ int main(int argc, char **argv)
 				for (unsigned int k = 0; k < NR_IMPLS; k++) {
 					enum impl impl = (k + run) % NR_IMPLS;
 
-					if (opt.impls & (1u << impl))
+					if (copt.impls & (1u << impl))
 						p->s[impl][run] = measure(impl, wl, p->threads);
 				}
 			for (unsigned int i = 0; i < NR_IMPLS; i++)
@@ -875,7 +732,7 @@ int main(int argc, char **argv)
 					bad++;
 			fprintf(stderr, ".");
 		}
-	for (unsigned int c = 0; opt.commit && c < ncounts; c++) {
+	for (unsigned int c = 0; copt.commit && c < ncounts; c++) {
 		struct commit_point *p = &cps[ncps++];
 
 		p->threads = counts[c];

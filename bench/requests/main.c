@@ -35,7 +35,7 @@
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
-#include "../timing.h"
+#include "timing.h"
 
 #define NR_BOUNDS 13
 #define MAX_THREADS 4

@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../timing.h"
+#include "timing.h"
 #include "model.h"
 
 #define MAX_ROWS 16

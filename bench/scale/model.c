@@ -41,7 +41,8 @@
 #include "shared_internal.h"
 
 #include "../baselines.h"
-#include "../timing.h"
+#include "bench_arch.h"
+#include "timing.h"
 #include "model.h"
 
 const struct scale_column_info scale_columns[SCALE_NR_COLUMNS] = {
@@ -202,22 +203,6 @@ static unsigned int batch_for(unsigned int slots)
 	return b < 4 ? 4 : b;
 }
 
-static void flush_line(const void *p)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_clflush(p);
-#else
-	(void)p;
-#endif
-}
-
-static void flush_done(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_mfence();
-#endif
-}
-
 /* PCPU_SCALE_TRACE=1: how long each section took, on stderr. */
 static void trace(const char *section)
 {
@@ -327,8 +312,8 @@ static void flush_counters(void *ctx)
 
 	for (unsigned int i = 0; i < cs->n; i++)
 		for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
-			flush_line(slot_of(&cs->c[i * cs->step], cpu));
-	flush_done();
+			bench_flush_line(slot_of(&cs->c[i * cs->step], cpu));
+	bench_flush_done();
 }
 
 static void refill_counters(void *ctx)
@@ -681,7 +666,7 @@ static int measure_counter(double *row)
 	measure_pair(&(struct op){ NULL, run_sum, &one, batch_for(nr_cpus) },
 		     &(struct op){ NULL, run_sum_prefetch, &one, batch_for(nr_cpus) },
 		     &row[SCALE_sum_warm], &row[SCALE_sum_pf_warm]);
-#if defined(__x86_64__) || defined(__i386__)
+#if BENCH_HAVE_FLUSH
 	measure_pair(&(struct op){ flush_counters, run_sum, &cold, COLD_COUNTERS },
 		     &(struct op){ flush_counters, run_sum_prefetch, &cold, COLD_COUNTERS },
 		     &row[SCALE_sum_cold], &row[SCALE_sum_pf_cold]);

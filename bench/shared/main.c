@@ -32,7 +32,7 @@
 
 #include <percpu/shared.h>
 
-#include "../timing.h"
+#include "timing.h"
 
 #define LINE 64
 #define MAX_PROCS 256

@@ -10,10 +10,9 @@
  *   packed    int64_t[30] of shared atomics, 8 to a line (false sharing)
  *   padded    30 shared atomics, one per line
  *
- * For every workload and writer thread count it does N runs; each run
- * measures every implementation back to back, starting with a different one
- * each run, so that ratios compare numbers taken moments apart; a ratio is
- * the median of the per-run ratios. Every run is checked against an exact
+ * For every workload and writer thread count it does N runs, each of every
+ * implementation back to back (bench/common/harness.h: options, runs,
+ * medians, ratios, plots). Every run is checked against an exact
  * oracle (the writers' operation counts). The machine may be shared, so the
  * report also gives the writers' share of the CPU they could have had.
  */
@@ -22,31 +21,18 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <percpu/cpu.h>
 
+#include "harness.h"
 #include "impls.h"
-
-#define MAX_RUNS 64
-#define MAX_THREADS 256
-#define MAX_COUNTS 16
-
-struct options {
-	bool quick;
-	unsigned int runs;
-	unsigned int duration_ms;
-	unsigned int max_threads;
-	unsigned int reader_us;
-	bool markdown;
-	const char *csv;
-	const char *plot;
-};
+#include "timing.h"
 
 /* One measurement: an implementation, a run. */
 struct sample {
@@ -59,90 +45,39 @@ struct sample {
 struct point {
 	enum workload wl;
 	unsigned int threads;
-	struct sample s[NR_IMPLS][MAX_RUNS];
+	struct sample s[NR_IMPLS][BENCH_MAX_RUNS];
 };
 
-static struct options opt = { .runs = 5, .duration_ms = 200, .reader_us = 100 };
+static struct bench_options opt = BENCH_OPTIONS("percpu-stat-bench");
+static unsigned int reader_us = 100; /* the reader's pause between snapshots */
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: percpu-stat-bench [options]\n"
-		"  --quick             short run: 3 runs of 50 ms per point (for meson benchmark)\n"
-		"  --runs N            runs per point, medians reported (default 5)\n"
-		"  --duration-ms N     length of one measurement (default 200)\n"
-		"  --max-threads N     largest writer thread count (default 2 x online CPUs)\n"
-		"  --reader-us N       pause of the reader between snapshots (default 100;\n"
-		"                      0: back to back)\n"
-		"  --markdown          print the tables in markdown\n"
-		"  --csv FILE          write every point as CSV\n"
-		"  --plot FILE.png     plot with gnuplot (skipped with a message if absent)\n"
-		"  --help\n");
-}
-
-static unsigned int parse_uint(const char *arg, const char *what, unsigned int max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || *end || end == arg || v == 0 || v > max) {
-		fprintf(stderr, "percpu-stat-bench: bad %s '%s' (1 to %u)\n", what, arg, max);
-		exit(2);
-	}
-	return (unsigned int)v;
+	fprintf(f, "usage: percpu-stat-bench [options]\n%s", bench_usage_runs);
+	fputs("  --reader-us N       pause of the reader between snapshots (default 100;\n"
+	      "                      0: back to back)\n",
+	      f);
+	fputs(bench_usage_outputs, f);
 }
 
 static void parse_options(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "quick", no_argument, NULL, 'q' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "duration-ms", required_argument, NULL, 'd' },
-		{ "max-threads", required_argument, NULL, 't' },
+		BENCH_LONG_OPTIONS,
 		{ "reader-us", required_argument, NULL, 'u' },
-		{ "markdown", no_argument, NULL, 'm' },
-		{ "csv", required_argument, NULL, 'c' },
-		{ "plot", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'q': opt.quick = true; break;
-		case 'r': opt.runs = parse_uint(optarg, "--runs", MAX_RUNS); break;
-		case 'd': opt.duration_ms = parse_uint(optarg, "--duration-ms", 600000); break;
-		case 't': opt.max_threads = parse_uint(optarg, "--max-threads", MAX_THREADS); break;
-		case 'u':
-			opt.reader_us = strcmp(optarg, "0") == 0 ? 0 :
-				parse_uint(optarg, "--reader-us", 1000000);
-			break;
-		case 'm': opt.markdown = true; break;
-		case 'c': opt.csv = optarg; break;
-		case 'p': opt.plot = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
-		}
+		if (bench_option(&opt, c, usage))
+			continue;
+		/* 'u' */
+		reader_us = strcmp(optarg, "0") == 0 ?
+				    0 :
+				    (unsigned int)bench_parse_num(&opt, optarg, "--reader-us", 1000000);
 	}
-	if (optind < argc) {
-		usage(stderr);
-		exit(2);
-	}
-	if (opt.quick) {
-		opt.runs = 3;
-		opt.duration_ms = 50;
-	}
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	bench_options_done(&opt, argc, usage);
 }
 
 /* ---- one measurement ---------------------------------------------------- */
@@ -176,15 +111,14 @@ struct reader_arg {
 static void *reader_main(void *p)
 {
 	struct reader_arg *r = p;
-	struct timespec pause = { (time_t)(opt.reader_us / 1000000),
-				  (long)(opt.reader_us % 1000000) * 1000 };
+	struct timespec pause = { (time_t)(reader_us / 1000000), (long)(reader_us % 1000000) * 1000 };
 	int64_t values[NR_ITEMS];
 
 	pthread_barrier_wait(r->go);
 	while (!*r->stop) {
 		set_snapshot(r->set, values);
 		r->snapshots++;
-		if (opt.reader_us)
+		if (reader_us)
 			nanosleep(&pause, NULL);
 	}
 	return NULL;
@@ -193,15 +127,14 @@ static void *reader_main(void *p)
 static struct sample measure(enum impl impl, enum workload wl, unsigned int threads)
 {
 	struct bench_set *set = set_create(impl, wl);
-	struct writer_arg w[MAX_THREADS];
+	struct writer_arg w[BENCH_MAX_THREADS];
 	struct reader_arg r = { .set = set };
 	volatile bool stop = false;
-	struct timespec run = { (time_t)(opt.duration_ms / 1000),
-				(long)(opt.duration_ms % 1000) * 1000000L };
 	pthread_barrier_t go;
 	int64_t values[NR_ITEMS], exact[NR_ITEMS];
 	uint64_t ops = 0;
-	double t0, wall, cpu = 0;
+	uint64_t t0;
+	double wall, cpu = 0;
 	unsigned int online = pcpu_cpu_online();
 	struct sample s;
 
@@ -221,12 +154,12 @@ static struct sample measure(enum impl impl, enum workload wl, unsigned int thre
 		exit(1);
 	}
 	pthread_barrier_wait(&go);
-	t0 = now_s();
-	nanosleep(&run, NULL);
+	t0 = timing_now_ns();
+	bench_sleep_ms(opt.duration_ms);
 	stop = true;
 	for (unsigned int t = 0; t < threads; t++)
 		pthread_join(w[t].thread, NULL);
-	wall = now_s() - t0;
+	wall = (double)(timing_now_ns() - t0) * 1e-9;
 	pthread_join(r.thread, NULL);
 	pthread_barrier_destroy(&go);
 
@@ -262,89 +195,34 @@ static struct sample measure(enum impl impl, enum workload wl, unsigned int thre
 
 /* ---- statistics ----------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-enum field { F_MOPS, F_SHARE, F_CPU_MOPS, F_SNAPSHOTS };
-
-static double field_of(const struct sample *s, enum field f)
-{
-	switch (f) {
-	case F_MOPS: return s->mops;
-	case F_SHARE: return s->cpu_share;
-	case F_CPU_MOPS: return s->cpu_mops;
-	default: return s->snapshots;
-	}
-}
+/* A figure of a sample, named by where it stands in it */
+enum field {
+	F_MOPS = offsetof(struct sample, mops),
+	F_SHARE = offsetof(struct sample, cpu_share),
+	F_CPU_MOPS = offsetof(struct sample, cpu_mops),
+	F_SNAPSHOTS = offsetof(struct sample, snapshots),
+};
 
 static double med(const struct point *p, enum impl impl, enum field f)
 {
-	double v[MAX_RUNS];
-
-	for (unsigned int k = 0; k < opt.runs; k++)
-		v[k] = field_of(&p->s[impl][k], f);
-	return median(v, opt.runs);
-}
-
-static double extreme(const struct point *p, enum impl impl, bool max)
-{
-	double x = p->s[impl][0].mops;
-
-	for (unsigned int k = 1; k < opt.runs; k++)
-		if (max ? p->s[impl][k].mops > x : p->s[impl][k].mops < x)
-			x = p->s[impl][k].mops;
-	return x;
+	return bench_runs_median(p->s[impl], sizeof(struct sample), f, opt.runs);
 }
 
 /* Median over runs of grouped / @impl, by wall clock or by CPU time. */
 static double ratio(const struct point *p, enum impl impl, enum field f)
 {
-	double v[MAX_RUNS];
-
-	for (unsigned int k = 0; k < opt.runs; k++)
-		v[k] = field_of(&p->s[IMPL_GROUPED][k], f) / field_of(&p->s[impl][k], f);
-	return median(v, opt.runs);
+	return bench_runs_ratio(p->s[IMPL_GROUPED], p->s[impl], sizeof(struct sample), f, opt.runs);
 }
 
 /* ---- reports ----------------------------------------------------------------- */
 
 static void print_machine(FILE *f)
 {
-	struct utsname u;
-	char model[256] = "unknown";
-	FILE *ci = fopen("/proc/cpuinfo", "re");
-	double load[3] = { 0 };
+	char machine[512];
 
-	if (ci) {
-		char line[512];
-
-		while (fgets(line, sizeof(line), ci))
-			if (strncmp(line, "model name", 10) == 0) {
-				char *v = strchr(line, ':');
-
-				if (v) {
-					snprintf(model, sizeof(model), "%s", v + 2);
-					model[strcspn(model, "\n")] = '\0';
-				}
-				break;
-			}
-		fclose(ci);
-	}
-	uname(&u);
-	getloadavg(load, 3);
-	fprintf(f, "machine: %s, %u online / %u possible CPUs, %s %s; update path: %s; load %.1f\n",
-		model, pcpu_cpu_online(), pcpu_cpu_possible(), u.sysname, u.release,
-		pcpu_cpu_setup() == PCPU_CPU_RSEQ ? "rseq" : "atomic", load[0]);
+	bench_machine(machine, sizeof(machine));
+	fprintf(f, "machine: %s; update path: %s; load %.1f\n", machine,
+		pcpu_cpu_setup() == PCPU_CPU_RSEQ ? "rseq" : "atomic", bench_load());
 }
 
 /*
@@ -372,7 +250,7 @@ static void print_table(FILE *f, const struct point *pts, unsigned int npts)
 
 	fprintf(f, "\nWriter throughput, Mops/s (one op = one operation, 3-4 item updates), "
 		   "median of %u runs of %u ms; reader pause %u us\n\n",
-		opt.runs, opt.duration_ms, opt.reader_us);
+		opt.runs, opt.duration_ms, reader_us);
 	if (opt.markdown) {
 		fputs("| workload | threads | grouped | per-line | counters | packed | padded "
 		      "| g/per-line | g/counters | g/packed | g/padded | snapshots/s | cpu% |\n"
@@ -428,102 +306,78 @@ static void print_table(FILE *f, const struct point *pts, unsigned int npts)
 
 static void write_csv(const char *path, const struct point *pts, unsigned int npts)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = bench_csv_open(&opt, path);
 
-	if (!f) {
-		fprintf(stderr, "percpu-stat-bench: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
 	fprintf(f, "workload,threads,impl,mode,runs,duration_ms,median_mops,min_mops,max_mops,"
 		   "grouped_ratio,cpu_share,cpu_mops,grouped_cpu_ratio,snapshots_per_s\n");
 	for (unsigned int k = 0; k < npts; k++)
 		for (unsigned int i = 0; i < NR_IMPLS; i++) {
 			const struct point *p = &pts[k];
+			double lo = bench_runs_extreme(p->s[i], sizeof(struct sample), F_MOPS,
+						       opt.runs, false),
+			       hi = bench_runs_extreme(p->s[i], sizeof(struct sample), F_MOPS,
+						       opt.runs, true);
 
 			fprintf(f, "%s,%u,%s,%s,%u,%u,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%.4f,%.0f\n",
 				workload_names[p->wl], p->threads, impl_names[i],
 				pcpu_cpu_setup() == PCPU_CPU_RSEQ ? "rseq" : "atomic", opt.runs,
-				opt.duration_ms, med(p, i, F_MOPS), extreme(p, i, false),
-				extreme(p, i, true), i ? ratio(p, i, F_MOPS) : 1.0,
+				opt.duration_ms, med(p, i, F_MOPS), lo, hi,
+				i ? ratio(p, i, F_MOPS) : 1.0,
 				med(p, i, F_SHARE), med(p, i, F_CPU_MOPS),
 				i ? ratio(p, i, F_CPU_MOPS) : 1.0, med(p, i, F_SNAPSHOTS));
 		}
 	fclose(f);
 }
 
+static void plot_where(const void *point, unsigned int *workload, unsigned int *threads)
+{
+	*workload = ((const struct point *)point)->wl;
+	*threads = ((const struct point *)point)->threads;
+}
+
+/* The plot's figures: throughput, and the ratios per writer CPU second */
+static double plot_figure(const void *point, unsigned int impl, bool ratio_of)
+{
+	return ratio_of ? ratio(point, impl, F_CPU_MOPS) : med(point, impl, F_MOPS);
+}
+
 static void write_plot(const char *path, const struct point *pts, unsigned int npts)
 {
-	FILE *g;
+	static const struct bench_panels panels = {
+		.workloads = workload_names,
+		.nr_workloads = NR_WORKLOADS,
+		.nr_impls = NR_IMPLS,
+		.impls = "grouped per-line counters packed padded",
+		.others = "per-line counters packed padded",
+		.first = "grouped",
+		.xlabel = "writer threads",
+		.throughput = "throughput (wall clock)",
+		.ratios = "grouped / other, per writer CPU second",
+		.ratio_range = "[0.25:8]",
+	};
+	FILE *g = bench_plot_open(&opt, path);
 
-	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "percpu-stat-bench: gnuplot not found, no plot written (%s)\n", path);
+	if (!g)
 		return;
-	}
-	g = popen("gnuplot", "w");
-	if (!g) {
-		fprintf(stderr, "percpu-stat-bench: cannot run gnuplot (%s)\n", path);
-		return;
-	}
-	fprintf(g, "set terminal pngcairo size 1400,900 noenhanced font ',10'\nset output '%s'\n", path);
-	/* one datablock per workload: threads, 5 x Mops, 4 x ratios per writer CPU second */
-	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
-		fprintf(g, "$%s << EOD\n", workload_names[wl]);
-		for (unsigned int k = 0; k < npts; k++) {
-			const struct point *p = &pts[k];
-
-			if (p->wl != wl)
-				continue;
-			fprintf(g, "%u", p->threads);
-			for (unsigned int i = 0; i < NR_IMPLS; i++)
-				fprintf(g, " %.3f", med(p, i, F_MOPS));
-			for (unsigned int i = 1; i < NR_IMPLS; i++)
-				fprintf(g, " %.4f", ratio(p, i, F_CPU_MOPS));
-			fputs("\n", g);
-		}
-		fputs("EOD\n", g);
-	}
+	bench_plot_data(g, &panels,
+			&(struct bench_plot_points){ .pts = pts, .size = sizeof(*pts), .npts = npts,
+						     .where = plot_where, .figure = plot_figure });
 	fprintf(g, "set multiplot layout 2,%d title 'percpu-stat-bench: vm_stat-like set, 30 items, "
 		   "ops of 3-4 items, 1 reader (median of %u x %u ms, %u CPUs)'\n",
 		NR_WORKLOADS, opt.runs, opt.duration_ms, pcpu_cpu_online());
-	fputs("set grid\nset key top left\nset logscale x 2\nset xlabel 'writer threads'\n", g);
-	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
-		fprintf(g, "set title '%s: throughput (wall clock)'\nset ylabel 'Mops/s'\nset logscale y\n",
-			workload_names[wl]);
-		fprintf(g, "plot for [i=2:6] $%s using 1:i with linespoints lw 2 title "
-			   "word('grouped per-line counters packed padded', i-1)\n",
-			workload_names[wl]);
-	}
-	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++) {
-		fprintf(g, "set title '%s: grouped / other, per writer CPU second'\n"
-			   "set ylabel 'ratio'\nset logscale y\n"
-			   "set yrange [0.25:8]\n",
-			workload_names[wl]);
-		fprintf(g, "plot for [i=7:10] $%s using 1:i with linespoints lw 2 title "
-			   "'grouped / '.word('per-line counters packed padded', i-6), 1 with lines "
-			   "dt 2 lc rgb 'gray' notitle\n",
-			workload_names[wl]);
-	}
-	fputs("unset multiplot\n", g);
-	if (pclose(g) != 0)
-		fprintf(stderr, "percpu-stat-bench: gnuplot failed, no plot written (%s)\n", path);
+	bench_plot_panels(g, &panels);
+	bench_plot_close(&opt, path, g);
 }
 
 int main(int argc, char **argv)
 {
-	static struct point pts[NR_WORKLOADS * MAX_COUNTS];
-	unsigned int counts[MAX_COUNTS], ncounts = 0, npts = 0;
+	static struct point pts[NR_WORKLOADS * BENCH_MAX_COUNTS];
+	unsigned int counts[BENCH_MAX_COUNTS], ncounts, npts = 0;
 
 	parse_options(argc, argv);
 	pcpu_cpu_setup();
 	workload_init();
-	if (!opt.max_threads)
-		opt.max_threads = 2 * pcpu_cpu_online();
-	if (opt.max_threads > MAX_THREADS)
-		opt.max_threads = MAX_THREADS;
-	for (unsigned int t = 1; t <= opt.max_threads && ncounts < MAX_COUNTS; t *= 2)
-		counts[ncounts++] = t;
-	if (counts[ncounts - 1] != opt.max_threads && ncounts < MAX_COUNTS)
-		counts[ncounts++] = opt.max_threads;
+	ncounts = bench_thread_counts(&opt, counts);
 
 	print_machine(stdout);
 	for (unsigned int wl = 0; wl < NR_WORKLOADS; wl++)

@@ -41,7 +41,8 @@
  * through one restarts it for ever. Before resuming from a stop that is not
  * the chosen one, the parent clears the rseq_cs pointer in the tracee's rseq
  * area (the kernel then sees no critical section: the step is a plain
- * step), as test/counter/test_fold_races.c does. At the chosen stop the
+ * step), as the driver of every race test does (test/lib/race_sweep.h:
+ * a child per stop, the stepping). At the chosen stop the
  * traced thread stands for one running on q while the other thread acts,
  * and the parent does to its sequence what the kernel would:
  *   - the other thread runs on q too: the traced one was preempted, and the
@@ -85,19 +86,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#if defined(__x86_64__)
-#include <sys/user.h>
-#endif
 
 #include <percpu/charge.h>
 
 #include "pcpu_test.h"
-#include "ptrace_steps.h"
+#include "race_sweep.h"
 
 /* the longest sweep (~2300 stops under ASan) takes ~17 s on two CPUs */
 TestSuite(charge_races, .timeout = 240);
@@ -138,13 +133,10 @@ struct new_limit {
 
 /* What the child reports through a shared page. */
 struct charge_page {
+	struct pcpu_race_page race; /* the driver's: go, done, exact, ... */
 	/* child -> parent, before the traced call */
-	uintptr_t rseq_area; /* the traced thread's struct rseq; 0 if none */
-	int ready;
 	int traced_cpu, racer_cpu;
-	uint32_t mode;
 	/* parent <-> racer */
-	volatile int go, done;
 	int racer_error;
 	int hold_fences;     /* at the stop: the racer waits after each fence (from r) */
 	volatile int fence_held, fence_released; /* fences waited after; let go */
@@ -152,7 +144,7 @@ struct charge_page {
 	int64_t racer_tally; /* what the racer charged less what it uncharged */
 	/* child's oracles at quiescence, after the traced call */
 	int traced_ok;       /* the traced try charged */
-	int64_t limit, exact, usage, reserved, stock_sum;
+	int64_t limit, usage, reserved, stock_sum;
 	int bad_stock_cpu;   /* the first CPU whose stock is out of [0, cap]; -1 if none */
 	int64_t bad_stock;
 	int64_t room;        /* limit - usage */
@@ -160,7 +152,6 @@ struct charge_page {
 	int over_try_ok;     /* above the limit: try(0) or try(1) charged */
 	int64_t full_usage, full_reserved;
 	int64_t drained_usage, drained_reserved, drained_stock_sum;
-	int child_ok;
 };
 
 static struct charge_page *page;
@@ -176,7 +167,7 @@ static long fences;            /* membarrier rseq fences made through syscall(2)
 static __thread bool in_racer; /* this thread is the racer, acting */
 static volatile sig_atomic_t signal_at_fence; /* raise SIGUSR1 after the next fence */
 
-#if defined(__x86_64__)
+#if PCPU_RACE_HAVE_STEPS
 
 /*
  * A fence has returned: its IPI aborted the sequence that the traced thread
@@ -219,17 +210,7 @@ long syscall(long number, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	{
-		register long r10 __asm__("r10") = a[3];
-		register long r8 __asm__("r8") = a[4];
-		register long r9 __asm__("r9") = a[5];
-
-		__asm__ __volatile__("syscall"
-				     : "=a"(ret)
-				     : "a"(number), "D"(a[0]), "S"(a[1]), "d"(a[2]), "r"(r10),
-				       "r"(r8), "r"(r9)
-				     : "rcx", "r11", "memory");
-	}
+	ret = pcpu_race_raw_syscall(number, a);
 	if (number == SYS_membarrier && (int)a[0] == FENCE_CMD_RSEQ && ret == 0)
 		hold_after_fence();
 	if (ret < 0 && ret > -4096) {
@@ -298,9 +279,7 @@ static void *racer(void *arg)
 		page->racer_error = 1;
 	page->racer_cpu = cpu;
 	(void)pcpu_charge_usage(&ch);
-	__atomic_store_n(&page->done, 1, __ATOMIC_SEQ_CST);
-	while (!__atomic_load_n(&page->go, __ATOMIC_SEQ_CST))
-		usleep(20);
+	pcpu_race_racer_ready(&page->race);
 	before = __atomic_load_n(&fences, __ATOMIC_SEQ_CST);
 	in_racer = true;
 	switch (action) {
@@ -328,12 +307,12 @@ static void *racer(void *arg)
 	}
 	in_racer = false;
 	page->racer_fences = (int)(__atomic_load_n(&fences, __ATOMIC_SEQ_CST) - before);
-	__atomic_store_n(&page->done, 2, __ATOMIC_SEQ_CST);
+	pcpu_race_racer_done(&page->race);
 	return NULL;
 }
 
-/* The traced call and its end, where the parent stops counting. */
-__attribute__((noinline, noipa)) static void traced_call(void)
+/* The traced call and its end, where the parent stops counting (unused off x86_64). */
+__attribute__((noinline, noipa, unused)) static void traced_call(void)
 {
 	switch (traced) {
 	case TRACED_TRY_FAST:
@@ -354,7 +333,7 @@ __attribute__((noinline, noipa)) static void traced_call(void)
 	}
 }
 
-__attribute__((noinline, noipa)) static void traced_done(void)
+__attribute__((noinline, noipa, unused)) static void traced_done(void)
 {
 	__asm__ __volatile__("" ::: "memory");
 }
@@ -380,7 +359,7 @@ static int64_t sum_stocks(bool note)
 /* The oracles, at quiescence, against the shadow tally @exact. */
 static void check_at_quiescence(int64_t exact)
 {
-	page->exact = exact;
+	page->race.exact = exact;
 	page->limit = pcpu_charge_limit(&ch);
 	page->usage = pcpu_charge_usage(&ch);
 	page->reserved = pcpu_charge_reserved(&ch);
@@ -419,6 +398,8 @@ static void charge_or_exit(int64_t amount, int code)
 		_exit(code);
 }
 
+static struct pcpu_race race;
+
 /* unused off x86_64, where the sweeps skip */
 __attribute__((unused)) static void child_main(void)
 {
@@ -433,7 +414,7 @@ __attribute__((unused)) static void child_main(void)
 	cpu_r = n > 1 ? cpus[0] : -1;
 	if (pcpu_charge_init(&ch, &o) != 0)
 		_exit(12);
-	page->mode = ch.mode;
+	page->race.mode = ch.mode;
 	/* r's stock: one refill there */
 	if (cpu_r >= 0) {
 		if (!pcpu_test_pin(cpu_r))
@@ -465,30 +446,13 @@ __attribute__((unused)) static void child_main(void)
 		_exit(14);
 	new_limit = (limit_spec.of_usage ? setup : pcpu_charge_reserved(&ch)) + limit_spec.plus;
 	/* the racer inherits q and pins itself */
-	if (pthread_create(&t, NULL, racer, NULL) != 0)
-		_exit(13);
-	while (__atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 1)
-		usleep(20);
-	page->done = 0;
+	pcpu_race_start_racer(&page->race, &t, racer);
 	traced_cpu = (traced == TRACED_DRAIN || traced == TRACED_SET_LIMIT) && cpu_r >= 0 ? cpu_r
 										   : cpu_q;
 	if (!pcpu_test_pin(traced_cpu))
 		_exit(11);
 	page->traced_cpu = traced_cpu;
-#if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (pcpu_cpu_setup() == PCPU_CPU_RSEQ)
-		page->rseq_area = (uintptr_t)__builtin_thread_pointer() + (uintptr_t)__pcpu_rseq_offset;
-#endif
-	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
-		_exit(15);
-	page->ready = 1;
-	raise(SIGSTOP);
-
-	traced_call();
-	traced_done();
-
-	__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST); /* if the stop was never reached */
-	pthread_join(t, NULL);
+	pcpu_race_traced(&race, t);
 	switch (traced) {
 	case TRACED_TRY_FAST:
 	case TRACED_TRY_SLOW:
@@ -507,165 +471,65 @@ __attribute__((unused)) static void child_main(void)
 		break;
 	}
 	check_at_quiescence(setup + page->racer_tally);
-	page->child_ok = 1;
+	page->race.child_ok = 1;
 	_exit(0);
 }
 
-#if defined(__x86_64__)
+#if PCPU_RACE_HAVE_STEPS
 
-static struct pcpu_race_trail trail; /* of the run without a stop */
-
-/* What one run saw. */
-struct run_result {
-	long steps;    /* instructions of the traced call (when the stop was not reached) */
-	bool diverged; /* the free run to the anchor did not run as the stepped one */
-	bool stopped;  /* the stop was reached and the racer acted there */
-	bool in_cs;    /* the stop was inside an armed restartable sequence */
-	long aborts;   /* aborts the kernel had to make: at a fence, or on resume */
-	long aborted;  /* ... and made */
-	long reruns;   /* fences after which the restarted sequence reached the stop again */
-};
-
-/* Re-arms the sequence as it left it and steps once: did the kernel abort it? */
-static bool abort_section(pid_t pid, uintptr_t cs_field, uintptr_t armed)
-{
-	int status;
-	uint64_t ip;
-
-	cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, (void *)armed), 0);
-	pcpu_race_step(pid, &status);
-	ip = pcpu_race_ip(pid);
-	return !pcpu_race_in_section(pid, armed, ip) &&
-	       ip != (uint64_t)pcpu_race_peek(pid, armed + 8) +
-			     (uint64_t)pcpu_race_peek(pid, armed + 16);
-}
+static int released; /* fences after which the racer was let go, at this stop */
 
 /*
- * A fence's IPI aborted the sequence held at @stop_ip: abort it, then run
- * the restarted sequence on, step by step, until it is back at @stop_ip or
- * has left the section (its check failed). Returns whether it is back.
+ * A fence's IPI aborted the sequence held at @run's stop: abort it, then
+ * run the restarted sequence on, step by step, until it is back at the
+ * stop or has left the section (its check failed). Returns whether it is
+ * back.
  */
-static bool rerun(pid_t pid, uintptr_t cs_field, uintptr_t armed, uint64_t stop_ip,
-		  struct run_result *r)
+static bool rerun(struct pcpu_race_run *run)
 {
 	int status;
 	bool entered = false;
 
-	r->aborts++;
-	r->aborted += abort_section(pid, cs_field, armed);
+	run->aborts++;
+	run->aborted += pcpu_race_abort_section(run->pid, run->cs_field, run->armed);
 	for (long n = 0;; n++) {
-		uint64_t ip = pcpu_race_ip(pid);
-		bool in = pcpu_race_in_section(pid, armed, ip);
+		uint64_t ip = pcpu_race_ip(run->pid);
+		bool in = pcpu_race_in_section(run->pid, run->armed, ip);
 
 		entered = entered || in;
-		if (entered && (ip == stop_ip || !in))
-			return ip == stop_ip;
+		if (entered && (ip == run->ip || !in))
+			return ip == run->ip;
 		cr_assert_lt(n, 10000, "the restarted sequence never came back");
-		cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
-		pcpu_race_step(pid, &status);
+		cr_assert_eq(ptrace(PTRACE_POKEDATA, run->pid, (void *)run->cs_field, NULL), 0);
+		pcpu_race_step(run->pid, &status);
 	}
 }
 
-/*
- * One child: the racer acts before the traced call's instruction number
- * @stop (counted from its first), or never if @stop < 0, when the run
- * leaves its trail. A run with a stop goes freely to the stop's anchor on
- * that trail, and is stepped from there.
- */
-static struct run_result run_once(long stop)
+/* While the racer acts: after each fence it made from r, the sequence on q aborts. */
+static bool at_fence(struct pcpu_race_run *run)
 {
-	struct run_result r = { 0 };
-	uintptr_t armed = 0, cs_field;
-	pid_t pid;
-	int status;
-	long before = 0;
-	bool inside = false;
+	int held = __atomic_load_n(&page->fence_held, __ATOMIC_SEQ_CST);
 
-	memset(page, 0, sizeof(*page));
-	fflush(NULL);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0)
-		child_main();
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 15)
-		cr_skip_test("ptrace is not allowed here");
-	cr_assert(WIFSTOPPED(status) && page->ready, "child did not stop (status %#x)", status);
-	cs_field = page->rseq_area ? page->rseq_area + 8 : 0;
+	if (held <= released)
+		return false;
+	if (run->armed && pcpu_race_in_section(run->pid, run->armed, pcpu_race_ip(run->pid)))
+		run->reruns += rerun(run);
+	released = held;
+	__atomic_store_n(&page->fence_released, released, __ATOMIC_SEQ_CST);
+	return true;
+}
 
-	for (;;) {
-		uint64_t ip = pcpu_race_ip(pid);
-		long cs = 0;
-
-		/* the sequence's own arming store is the only writer besides us */
-		if (cs_field) {
-			cs = pcpu_race_peek(pid, cs_field);
-			cr_assert_eq(errno, 0);
-			if (cs)
-				armed = (uintptr_t)cs;
-		}
-		if (!inside && ip == (uint64_t)(uintptr_t)traced_call) {
-			inside = true;
-			r.steps = pcpu_race_skip_to_anchor(pid, &trail, stop, cs_field, &armed);
-			if (r.steps > 0)
-				continue;
-		}
-		if (inside && !pcpu_race_on_trail(pid, &trail, stop, r.steps, ip)) {
-			r.diverged = true;
-			return r;
-		}
-		if (inside && ip == (uint64_t)(uintptr_t)traced_done)
-			break;
-		if (inside && r.steps == stop) {
-			int released = 0;
-
-			r.stopped = true;
-			r.in_cs = armed && pcpu_race_in_section(pid, armed, ip);
-			page->hold_fences = page->racer_cpu != page->traced_cpu;
-			__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST);
-			for (int ms = 0; __atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 2;) {
-				int held = __atomic_load_n(&page->fence_held, __ATOMIC_SEQ_CST);
-
-				if (held > released) {
-					/* the racer fenced from r: the sequence on q aborts now */
-					if (armed && pcpu_race_in_section(pid, armed, pcpu_race_ip(pid)))
-						r.reruns += rerun(pid, cs_field, armed, ip, &r);
-					released = held;
-					__atomic_store_n(&page->fence_released, released,
-							 __ATOMIC_SEQ_CST);
-					continue;
-				}
-				cr_assert_lt(ms++, 5000, "the racer is stuck at stop %ld", stop);
-				usleep(1000);
-			}
-			/* what the kernel does to the sequence now held on q */
-			if (armed && pcpu_race_in_section(pid, armed, pcpu_race_ip(pid))) {
-				if (page->racer_cpu == page->traced_cpu ||
-				    page->racer_fences > released) {
-					/* preempted, or fenced unseen: it aborts on resume */
-					r.aborts++;
-					r.aborted += abort_section(pid, cs_field, armed);
-				} else {
-					/* nothing interrupted it: it runs on */
-					cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field,
-							    NULL), 0);
-				}
-			}
-			break;
-		}
-		/* a plain step: no abort of a section the step is inside */
-		if (cs)
-			cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
-		pcpu_race_step(pid, &status);
-		if (inside)
-			r.steps++;
-		cr_assert_lt(++before, 1000000, "the traced call was never reached");
-	}
-	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && page->child_ok,
-		  "child failed (status %#x)", status);
-	return r;
+/*
+ * At the stop: the racer acts. The traced thread counts as preempted if
+ * the racer ran on its CPU, or fenced unseen; otherwise nothing
+ * interrupted its sequence, which runs on.
+ */
+static bool at_stop(struct pcpu_race_run *run)
+{
+	released = 0;
+	page->hold_fences = page->racer_cpu != page->traced_cpu;
+	pcpu_race_let_act(&page->race, run, at_fence);
+	return page->racer_cpu == page->traced_cpu || page->racer_fences > released;
 }
 
 /*
@@ -676,12 +540,13 @@ static struct run_result run_once(long stop)
 static bool oracles_hold(char *why, size_t size)
 {
 	const struct charge_page *p = page;
+	int64_t exact = p->race.exact; /* the shadow tally */
 
 	why[0] = '\0';
 	if (p->racer_error)
 		broke(why, size, "the racer could not pin or set the limit (%d)", p->racer_error);
-	if (p->usage != p->exact)
-		broke(why, size, "usage %" PRId64 " != exact %" PRId64, p->usage, p->exact);
+	if (p->usage != exact)
+		broke(why, size, "usage %" PRId64 " != exact %" PRId64, p->usage, exact);
 	/* above the limit only by usage alone: no stock */
 	if (p->reserved > p->limit && p->reserved != p->usage)
 		broke(why, size, "reserved %" PRId64 " > limit %" PRId64 " with usage %" PRId64,
@@ -708,101 +573,61 @@ static bool oracles_hold(char *why, size_t size)
 		broke(why, size,
 		      "after a drain reserved %" PRId64 ", usage %" PRId64 ", stocks %" PRId64,
 		      p->drained_reserved, p->drained_usage, p->drained_stock_sum);
-	if (p->drained_usage != p->exact)
+	if (p->drained_usage != exact)
 		broke(why, size, "after a drain usage %" PRId64 " != exact %" PRId64,
-		      p->drained_usage, p->exact);
+		      p->drained_usage, exact);
 	return why[0] == '\0';
 }
 
-/* The update path the child used is the one the environment asked for. */
-static void assert_mode(void)
-{
-	const char *force = getenv("PCPU_FORCE_FALLBACK");
+static long refused; /* stops at which the traced try failed */
 
-	if (force && *force && strcmp(force, "0") != 0)
-		cr_assert_eq(page->mode, PCPU_CPU_ATOMIC, "PCPU_FORCE_FALLBACK=1 but mode %u",
-			     page->mode);
+/* The run without a stop: the update path asked for, and a try with room charges. */
+static void check_whole(void)
+{
+	pcpu_race_assert_mode(page->race.mode);
+	/* alone, with room for it, the traced try must charge */
+	if (traced_is_try(traced))
+		cr_assert(page->traced_ok, "%s, no stop: the traced try failed", race.name);
+}
+
+static void count_refused(void)
+{
+	if (traced_is_try(traced) && !page->traced_ok)
+		refused++;
 }
 
 /*
- * Runs the scenario once without a stop (to count the traced call's
- * instructions), then once per instruction; every stop is run even after
- * one fails, so that the report says which stops break the promise.
+ * Sweeps the traced call @what against the racer's @act (of @amount) at
+ * every instruction (test/lib/race_sweep.h).
  */
 static void sweep(const char *name, enum traced_call what, enum racer_action act,
 		  int64_t amount)
 {
-	struct run_result whole;
-	long in_cs = 0, aborts = 0, aborted = 0, reruns = 0, failed = 0, refused = 0;
-	long diverged = 0;
-	long first = -2, last = -2;
-	char why[1024], first_why[1024] = "";
-	int64_t first_exact = 0;
-	bool remote;
+	struct pcpu_race_totals t;
 
-	if (pcpu_test_small())
-		cr_skip_test("valgrind: single-stepping its translated code means nothing");
-	pcpu_test_skip_under_qemu();
-	page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-		    0);
-	cr_assert_neq(page, MAP_FAILED);
 	traced = what;
 	action = act;
 	racer_amount = amount;
-	pcpu_race_trail_init(&trail);
-	whole = run_once(-1);
-	assert_mode();
-	cr_assert(oracles_hold(why, sizeof(why)), "%s, no stop: %s", name, why);
-	/* alone, with room for it, the traced try must charge */
-	if (traced_is_try(what))
-		cr_assert(page->traced_ok, "%s, no stop: the traced try failed", name);
-	cr_assert_gt(whole.steps, 0);
-	remote = page->racer_cpu != page->traced_cpu;
-	for (long k = 0; k < whole.steps; k++) {
-		struct run_result r = run_once(k);
-
-		for (int again = 0; r.diverged; again++) {
-			cr_assert_lt(again, 10, "%s: stop %ld: every run diverged", name, k);
-			diverged++;
-			r = run_once(k);
-		}
-		cr_assert(r.stopped, "%s: stop %ld of %ld never reached", name, k, whole.steps);
-		if (!oracles_hold(why, sizeof(why))) {
-			if (failed++ == 0) {
-				first = k;
-				first_exact = page->exact;
-				strcpy(first_why, why);
-			}
-			last = k;
-		}
-		if (traced_is_try(what) && !page->traced_ok)
-			refused++;
-		in_cs += r.in_cs;
-		aborts += r.aborts;
-		aborted += r.aborted;
-		reruns += r.reruns;
-	}
-	cr_log_info("%s: %ld stops, %ld inside a restartable sequence, %ld aborts there "
-		    "(racer on %s CPU), %ld restarts back at their stop, %ld traced tries "
-		    "refused; %ld stops failed; %ld runs diverged and were run again",
-		    name, whole.steps, in_cs, aborted, remote ? "another" : "the same", reruns,
-		    refused, failed, diverged);
-	cr_assert_eq(failed, 0,
-		     "%s: %ld of %ld stops broke a promise (stops %ld to %ld); at stop %ld, "
-		     "exact %" PRId64 ": %s",
-		     name, failed, whole.steps, first, last, first, first_exact, first_why);
+	refused = 0;
+	race = (struct pcpu_race){ .name = name, .page = (void **)&page,
+				   .page_size = sizeof(*page), .child = child_main,
+				   .call = traced_call, .done = traced_done, .at_stop = at_stop,
+				   .oracles = oracles_hold, .whole = check_whole,
+				   .after_stop = count_refused };
+	t = pcpu_race_sweep(&race);
+	cr_log_info("%s: racer on %s CPU, %ld traced tries refused", name,
+		    page->racer_cpu != page->traced_cpu ? "another" : "the same", refused);
 	/* every stop inside a sequence that the kernel had to abort restarted it */
-	cr_assert_eq(aborted, aborts, "%s: %ld of %ld aborts of a restartable sequence "
-		     "did not happen", name, aborts - aborted, aborts);
+	cr_assert_eq(t.aborted, t.aborts, "%s: %ld of %ld aborts of a restartable sequence "
+		     "did not happen", name, t.aborts - t.aborted, t.aborts);
 	/* the calls that start with an inline attempt */
-	if (page->mode == PCPU_CPU_RSEQ && what != TRACED_DRAIN && what != TRACED_UNCHARGE_SLOW &&
-	    what != TRACED_SET_LIMIT)
-		cr_assert_gt(in_cs, 0, "%s: no stop inside the restartable sequence", name);
-	pcpu_race_trail_free(&trail);
-	munmap(page, sizeof(*page));
+	if (page->race.mode == PCPU_CPU_RSEQ && what != TRACED_DRAIN &&
+	    what != TRACED_UNCHARGE_SLOW && what != TRACED_SET_LIMIT)
+		cr_assert_gt(t.in_cs, 0, "%s: no stop inside the restartable sequence", name);
+	pcpu_race_end(&race);
 }
 
-#else /* !__x86_64__ */
+#else /* !PCPU_RACE_HAVE_STEPS */
 
 static void sweep(const char *name, enum traced_call what, enum racer_action act,
 		  int64_t amount)
@@ -825,39 +650,39 @@ static void sweep_limit(const char *name, enum traced_call what, enum racer_acti
 	sweep(name, what, act, amount);
 }
 
-/* A take of every stock anywhere in an inline try: the try must not charge a taken stock. */
-PCPU_TEST(charge_races, a_drain_anywhere_in_an_inline_try_keeps_every_promise)
-{
-	sweep("try(8) / drain", TRACED_TRY_FAST, RACER_DRAIN, 0);
-}
+/* A test named @test that sweeps @what against @act of @amount (@label in its messages). */
+#define CHARGE_RACE(test, label, what, act, amount)   \
+	PCPU_TEST(charge_races, test)                  \
+	{                                              \
+		sweep(label, what, act, amount);       \
+	}
 
-PCPU_TEST(charge_races, a_drain_anywhere_in_an_inline_uncharge_keeps_every_promise)
-{
-	sweep("uncharge(8) / drain", TRACED_UNCHARGE_FAST, RACER_DRAIN, 0);
-}
+/* ... around a set_limit() to the usage (@of_usage) or the reservation, @plus. */
+#define LIMIT_RACE(test, label, what, act, amount, of_usage, plus)                        \
+	PCPU_TEST(charge_races, test)                                                      \
+	{                                                                                  \
+		sweep_limit(label, what, act, amount, (struct new_limit){ of_usage, plus }); \
+	}
+
+/* A take of every stock anywhere in an inline try: the try must not charge a taken stock. */
+CHARGE_RACE(a_drain_anywhere_in_an_inline_try_keeps_every_promise, "try(8) / drain",
+	    TRACED_TRY_FAST, RACER_DRAIN, 0)
+CHARGE_RACE(a_drain_anywhere_in_an_inline_uncharge_keeps_every_promise, "uncharge(8) / drain",
+	    TRACED_UNCHARGE_FAST, RACER_DRAIN, 0)
 
 /* The refill: reserve, charge, raise the stock, give back the rest. */
-PCPU_TEST(charge_races, a_drain_anywhere_in_a_refill_keeps_every_promise)
-{
-	sweep("try(24) / drain", TRACED_TRY_SLOW, RACER_DRAIN, 0);
-}
-
-PCPU_TEST(charge_races, charges_on_the_same_cpu_anywhere_in_a_refill_keep_every_promise)
-{
-	sweep("try(24) / try+uncharge(8)", TRACED_TRY_SLOW, RACER_TRY_UNCHARGE, 8);
-}
+CHARGE_RACE(a_drain_anywhere_in_a_refill_keeps_every_promise, "try(24) / drain", TRACED_TRY_SLOW,
+	    RACER_DRAIN, 0)
+CHARGE_RACE(charges_on_the_same_cpu_anywhere_in_a_refill_keep_every_promise,
+	    "try(24) / try+uncharge(8)", TRACED_TRY_SLOW, RACER_TRY_UNCHARGE, 8)
 
 /* A refill that must take every stock back first: the traced call is the taker. */
-PCPU_TEST(charge_races, charges_on_the_same_cpu_anywhere_in_a_taking_refill_keep_every_promise)
-{
-	sweep("try(24) near the limit / try+uncharge(4)", TRACED_TRY_TAKE, RACER_TRY_UNCHARGE, 4);
-}
+CHARGE_RACE(charges_on_the_same_cpu_anywhere_in_a_taking_refill_keep_every_promise,
+	    "try(24) near the limit / try+uncharge(4)", TRACED_TRY_TAKE, RACER_TRY_UNCHARGE, 4)
 
 /* The take itself: mark, fence, take, with charges on the CPU being taken. */
-PCPU_TEST(charge_races, charges_on_the_taken_cpu_anywhere_in_a_drain_keep_every_promise)
-{
-	sweep("drain / try+uncharge(8)", TRACED_DRAIN, RACER_TRY_UNCHARGE, 8);
-}
+CHARGE_RACE(charges_on_the_taken_cpu_anywhere_in_a_drain_keep_every_promise,
+	    "drain / try+uncharge(8)", TRACED_DRAIN, RACER_TRY_UNCHARGE, 8)
 
 /*
  * set_limit() anywhere in a refill, an uncharge, and the reverse: once
@@ -868,52 +693,27 @@ PCPU_TEST(charge_races, charges_on_the_taken_cpu_anywhere_in_a_drain_keep_every_
  */
 
 /* The refill read the old limit: its reservation must not stand above the new one. */
-PCPU_TEST(charge_races, a_lower_limit_anywhere_in_a_refill_leaves_no_reservation_above_it)
-{
-	sweep_limit("try(24) / set_limit(R0 + 40)", TRACED_TRY_SLOW, RACER_SET_LIMIT, 0,
-		    (struct new_limit){ .of_usage = false, .plus = 40 });
-}
+LIMIT_RACE(a_lower_limit_anywhere_in_a_refill_leaves_no_reservation_above_it,
+	   "try(24) / set_limit(R0 + 40)", TRACED_TRY_SLOW, RACER_SET_LIMIT, 0, false, 40)
 
 /* The refill reserved under the old limit: it must not stock q after the take. */
-PCPU_TEST(charge_races, a_limit_at_the_usage_anywhere_in_a_refill_leaves_no_stock_to_spend)
-{
-	sweep_limit("try(24) / set_limit(U0)", TRACED_TRY_SLOW, RACER_SET_LIMIT, 0,
-		    (struct new_limit){ .of_usage = true, .plus = 0 });
-}
+LIMIT_RACE(a_limit_at_the_usage_anywhere_in_a_refill_leaves_no_stock_to_spend,
+	   "try(24) / set_limit(U0)", TRACED_TRY_SLOW, RACER_SET_LIMIT, 0, true, 0)
 
 /* The uncharge's stock target was worked out under the old limit. */
-PCPU_TEST(charge_races, a_limit_below_the_usage_anywhere_in_an_uncharge_leaves_no_stock_above_it)
-{
-	sweep_limit("uncharge(50) / set_limit(U0 - 20)", TRACED_UNCHARGE_SLOW, RACER_SET_LIMIT, 0,
-		    (struct new_limit){ .of_usage = true, .plus = -20 });
-}
+LIMIT_RACE(a_limit_below_the_usage_anywhere_in_an_uncharge_leaves_no_stock_above_it,
+	   "uncharge(50) / set_limit(U0 - 20)", TRACED_UNCHARGE_SLOW, RACER_SET_LIMIT, 0, true, -20)
 
 /* The inline uncharge must not restock q above the limit. */
-PCPU_TEST(charge_races,
-	  a_limit_below_the_usage_anywhere_in_an_inline_uncharge_leaves_no_stock_above_it)
-{
-	sweep_limit("uncharge(8) / set_limit(U0 - 4)", TRACED_UNCHARGE_FAST, RACER_SET_LIMIT, 0,
-		    (struct new_limit){ .of_usage = true, .plus = -4 });
-}
+LIMIT_RACE(a_limit_below_the_usage_anywhere_in_an_inline_uncharge_leaves_no_stock_above_it,
+	   "uncharge(8) / set_limit(U0 - 4)", TRACED_UNCHARGE_FAST, RACER_SET_LIMIT, 0, true, -4)
 
-PCPU_TEST(charge_races, a_refill_anywhere_in_a_lower_set_limit_leaves_no_reservation_above_it)
-{
-	sweep_limit("set_limit(R0 + 40) / try(24)", TRACED_SET_LIMIT, RACER_TRY, 24,
-		    (struct new_limit){ .of_usage = false, .plus = 40 });
-}
-
-PCPU_TEST(charge_races, an_uncharge_anywhere_in_a_set_limit_below_the_usage_leaves_no_stock_above_it)
-{
-	sweep_limit("set_limit(U0 - 20) / uncharge(50)", TRACED_SET_LIMIT, RACER_UNCHARGE, 50,
-		    (struct new_limit){ .of_usage = true, .plus = -20 });
-}
-
-PCPU_TEST(charge_races,
-	  an_inline_uncharge_anywhere_in_a_set_limit_below_the_usage_leaves_no_stock_above_it)
-{
-	sweep_limit("set_limit(U0 - 4) / uncharge(8)", TRACED_SET_LIMIT, RACER_UNCHARGE, 8,
-		    (struct new_limit){ .of_usage = true, .plus = -4 });
-}
+LIMIT_RACE(a_refill_anywhere_in_a_lower_set_limit_leaves_no_reservation_above_it,
+	   "set_limit(R0 + 40) / try(24)", TRACED_SET_LIMIT, RACER_TRY, 24, false, 40)
+LIMIT_RACE(an_uncharge_anywhere_in_a_set_limit_below_the_usage_leaves_no_stock_above_it,
+	   "set_limit(U0 - 20) / uncharge(50)", TRACED_SET_LIMIT, RACER_UNCHARGE, 50, true, -20)
+LIMIT_RACE(an_inline_uncharge_anywhere_in_a_set_limit_below_the_usage_leaves_no_stock_above_it,
+	   "set_limit(U0 - 4) / uncharge(8)", TRACED_SET_LIMIT, RACER_UNCHARGE, 8, true, -4)
 
 static int handler_rc;
 static int64_t handler_limit;
@@ -936,7 +736,7 @@ PCPU_TEST(charge_races, set_limit_in_a_handler_that_interrupted_a_take_changes_n
 	struct pcpu_charge_options o = { .limit = LIMIT, .stock_cap = CAP };
 	struct sigaction sa = { .sa_handler = set_limit_in_handler };
 
-#if !defined(__x86_64__)
+#if !PCPU_RACE_HAVE_STEPS
 	cr_skip_test("the fence is seen through the x86_64 syscall(2) interposer");
 #endif
 	pcpu_test_pin_first();

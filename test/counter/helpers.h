@@ -3,7 +3,7 @@
  * Helpers shared by the counter, registry and kernel tests: the default
  * floor and the bound checks that nearly every counter test makes. The rest
  * (PCPU_TEST, the misuse signal, scaling down under valgrind, pinning, the
- * generator, the clock) comes from test/common/pcpu_test.h, included here.
+ * generator, the clock) comes from test/lib/pcpu_test.h, included here.
  */
 #ifndef PCPU_TEST_HELPERS_H
 #define PCPU_TEST_HELPERS_H

@@ -41,23 +41,17 @@
  * preemption there; the parent checks that it did (one step lands outside
  * the section), and the add restarts against the pair the other thread left.
  *
- * Skipped under valgrind (single-stepping its translated code means
- * nothing), where ptrace is not allowed, and off x86_64 (the registers).
+ * The driver (a child per stop, the stepping, the restartable sequence)
+ * is test/lib/race_sweep.h's. Skipped under valgrind (single-stepping its
+ * translated code means nothing), where ptrace is not allowed, and off
+ * x86_64 (the registers).
  */
 #include "helpers.h"
-#include "ptrace_steps.h"
+#include "race_sweep.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <sys/mman.h>
-#include <sys/ptrace.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#if defined(__x86_64__)
-#include <sys/user.h>
-#endif
 
 #include <percpu/counter.h>
 #include <percpu/registry.h>
@@ -102,11 +96,8 @@ enum racer_action {
 
 /* What the child reports through a shared page. */
 struct fold_page {
-	/* child -> parent, before the traced call */
-	uintptr_t rseq_area; /* the traced thread's struct rseq; 0 if none */
-	int ready;
-	/* parent <-> racer */
-	volatile int go, done;
+	struct pcpu_race_page race; /* the driver's: go, done, exact, ... */
+	/* racer -> parent */
 	int racer_error;
 	int64_t racer_added;
 	int racer_limited_ok, traced_limited_ok;
@@ -115,8 +106,7 @@ struct fold_page {
 	int64_t racer_limit;
 	uint64_t thresh_max;      /* the counter's, at quiescence: what a CPU may hold */
 	/* child's oracles at quiescence, after the traced call */
-	uint32_t mode;
-	int64_t exact, sum, read;
+	int64_t sum, read;
 	uint64_t bound;
 	uint64_t max_pending; /* largest |value - folded| over the CPUs */
 	int max_pending_cpu;
@@ -126,7 +116,6 @@ struct fold_page {
 	int64_t sync_at_bound, sync_at_t, exact_at_sync_t;
 	int limited_over, limited_exact;
 	int64_t sum_final;
-	int child_ok;
 };
 
 static struct fold_page *page;
@@ -148,9 +137,7 @@ static void *racer(void *arg)
 	    (cpu_r < 0 || !pcpu_test_pin(cpu_r)))
 		page->racer_error = 1;
 	pcpu_registry_fold_all(); /* registers this thread with urcu now, not at the stop */
-	__atomic_store_n(&page->done, 1, __ATOMIC_SEQ_CST);
-	while (!__atomic_load_n(&page->go, __ATOMIC_SEQ_CST))
-		usleep(20);
+	pcpu_race_racer_ready(&page->race);
 	switch (action) {
 	case RACER_SYNC:
 	case RACER_REMOTE:
@@ -200,12 +187,12 @@ static void *racer(void *arg)
 			page->racer_added += 1;
 		break;
 	}
-	__atomic_store_n(&page->done, 2, __ATOMIC_SEQ_CST);
+	pcpu_race_racer_done(&page->race);
 	return NULL;
 }
 
-/* The traced call and its end, where the parent stops counting. */
-__attribute__((noinline, noipa)) static void traced_call(void)
+/* The traced call and its end, where the parent stops counting (unused off x86_64). */
+__attribute__((noinline, noipa, unused)) static void traced_call(void)
 {
 	switch (traced) {
 	case TRACED_ADD_PLUS_T:
@@ -230,7 +217,7 @@ __attribute__((noinline, noipa)) static void traced_call(void)
 	}
 }
 
-__attribute__((noinline, noipa)) static void traced_done(void)
+__attribute__((noinline, noipa, unused)) static void traced_done(void)
 {
 	__asm__ __volatile__("" ::: "memory");
 }
@@ -250,7 +237,7 @@ static void check_at_quiescence(int64_t exact)
 	unsigned int cpus = pcpu_cpu_possible();
 	int64_t span;
 
-	page->exact = exact;
+	page->race.exact = exact;
 	page->sum = pcpu_counter_sum(&c);
 	page->read = pcpu_counter_read(&c);
 	page->bound = pcpu_counter_error_bound(&c);
@@ -285,9 +272,11 @@ static void check_at_quiescence(int64_t exact)
 	page->exact_at_sync_t = exact;
 	page->sync_at_t = pcpu_counter_sync_if_delta_above(&c, (uint64_t)T);
 	/* exactly up to the limit must succeed */
-	page->limited_exact = pcpu_counter_limited_add(&c, page->exact + 1, 1);
+	page->limited_exact = pcpu_counter_limited_add(&c, page->race.exact + 1, 1);
 	page->sum_final = pcpu_counter_sum(&c);
 }
+
+static struct pcpu_race race;
 
 /* unused off x86_64, where the sweeps skip */
 __attribute__((unused)) static void child_main(void)
@@ -306,7 +295,7 @@ __attribute__((unused)) static void child_main(void)
 	if (pcpu_counter_init_opts(&c, 0, &o) != 0)
 		_exit(12);
 #if FOLD_RACES_HAVE_MODE
-	page->mode = c.mode;
+	page->race.mode = c.mode;
 #endif
 	pcpu_registry_fold_all(); /* registers this thread with urcu */
 	/*
@@ -318,11 +307,7 @@ __attribute__((unused)) static void child_main(void)
 	    !pcpu_counter_limited_add(&c, INT64_MIN, -1) ||
 	    pcpu_counter_sync_if_delta_above(&c, 0) != 0 || (c.seq & 0xffff) != 0)
 		_exit(16);
-	if (pthread_create(&t, NULL, racer, NULL) != 0)
-		_exit(13);
-	while (__atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 1)
-		usleep(20);
-	page->done = 0;
+	pcpu_race_start_racer(&page->race, &t, racer);
 	if (traced == TRACED_RAISE) {
 		if (pcpu_counter_read(&c) != 0 || c.thresh != pcpu_counter_default_floor())
 			_exit(14);
@@ -344,128 +329,24 @@ __attribute__((unused)) static void child_main(void)
 		    pcpu_counter_read(&c) != 0)
 			_exit(14);
 	}
-#if PCPU_ARCH_HAVE_RSEQ_ADD
-	if (pcpu_cpu_setup() == PCPU_CPU_RSEQ)
-		page->rseq_area = (uintptr_t)__builtin_thread_pointer() + (uintptr_t)__pcpu_rseq_offset;
-#endif
-	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
-		_exit(15);
-	page->ready = 1;
-	raise(SIGSTOP);
-
-	traced_call();
-	traced_done();
-
-	__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST); /* if the stop was never reached */
-	pthread_join(t, NULL);
+	pcpu_race_traced(&race, t);
 	check_at_quiescence((traced == TRACED_LIMITED_FULL ? 2 * T : traced == TRACED_RAISE ? 0 : -T) +
 			    traced_amount() + page->racer_added);
-	page->child_ok = 1;
+	page->race.child_ok = 1;
 	_exit(0);
 }
 
-#if defined(__x86_64__)
-
-static struct pcpu_race_trail trail; /* of the run without a stop */
-
-/* What one run saw. */
-struct run_result {
-	long steps;    /* instructions of the traced call (when the stop was not reached) */
-	bool diverged; /* the free run to the anchor did not run as the stepped one */
-	bool stopped;  /* the stop was reached and the racer acted there */
-	bool in_cs;    /* the stop was inside an armed restartable sequence */
-	bool aborted;  /* ... and the kernel aborted it on resume */
-};
+#if PCPU_RACE_HAVE_STEPS
 
 /*
- * One child: the racer acts before the traced call's instruction number
- * @stop (counted from its first), or never if @stop < 0, when the run
- * leaves its trail. A run with a stop goes freely to the stop's anchor on
- * that trail (pcpu_race_run_to()), and is stepped from there.
+ * At the stop: the racer acts. The traced thread counts as preempted there
+ * (the kernel aborts its sequence on resume), but for RACER_REMOTE's fold
+ * from another CPU, which runs beside the sequence: that runs on.
  */
-static struct run_result run_once(long stop)
+static bool at_stop(struct pcpu_race_run *run)
 {
-	struct run_result r = { 0 };
-	uintptr_t armed = 0, cs_field;
-	pid_t pid;
-	int status;
-	long before = 0;
-	bool inside = false;
-
-	memset(page, 0, sizeof(*page));
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0)
-		child_main();
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 15)
-		cr_skip_test("ptrace is not allowed here");
-	cr_assert(WIFSTOPPED(status) && page->ready, "child did not stop (status %#x)", status);
-	cs_field = page->rseq_area ? page->rseq_area + 8 : 0;
-
-	for (;;) {
-		uint64_t ip = pcpu_race_ip(pid);
-
-		/* the sequence's own arming store is the only writer besides us */
-		if (cs_field) {
-			long cs = pcpu_race_peek(pid, cs_field);
-
-			cr_assert_eq(errno, 0);
-			if (cs)
-				armed = (uintptr_t)cs;
-		}
-		if (!inside && ip == (uint64_t)(uintptr_t)traced_call) {
-			inside = true;
-			r.steps = pcpu_race_skip_to_anchor(pid, &trail, stop, cs_field, &armed);
-			if (r.steps > 0)
-				continue;
-		}
-		if (inside && !pcpu_race_on_trail(pid, &trail, stop, r.steps, ip)) {
-			r.diverged = true;
-			return r;
-		}
-		if (inside && ip == (uint64_t)(uintptr_t)traced_done)
-			break;
-		if (inside && r.steps == stop) {
-			r.stopped = true;
-			r.in_cs = armed && pcpu_race_in_section(pid, armed, ip);
-			/*
-			 * Re-arm as the sequence left it: the kernel must abort it on
-			 * resume, as on a real preemption there. Not for a racer on
-			 * another CPU, which runs beside the sequence: it runs on.
-			 */
-			if (r.in_cs && action != RACER_REMOTE)
-				cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field,
-						    (void *)armed), 0);
-			if (action == RACER_REMOTE && cs_field && armed)
-				cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL),
-					     0);
-			__atomic_store_n(&page->go, 1, __ATOMIC_SEQ_CST);
-			for (int ms = 0; __atomic_load_n(&page->done, __ATOMIC_SEQ_CST) != 2; ms++) {
-				cr_assert_lt(ms, 5000, "the racer is stuck at stop %ld", stop);
-				usleep(1000);
-			}
-			if (r.in_cs && action != RACER_REMOTE) {
-				pcpu_race_step(pid, &status);
-				r.aborted = !pcpu_race_in_section(pid, armed, pcpu_race_ip(pid)) &&
-					    pcpu_race_ip(pid) != (uint64_t)pcpu_race_peek(pid, armed + 8) +
-								   (uint64_t)pcpu_race_peek(pid, armed + 16);
-			}
-			break;
-		}
-		/* a plain step: no abort of a section the step is inside */
-		if (cs_field && armed)
-			cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, NULL), 0);
-		pcpu_race_step(pid, &status);
-		if (inside)
-			r.steps++;
-		cr_assert_lt(++before, 1000000, "the traced call was never reached");
-	}
-	cr_assert_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && page->child_ok,
-		  "child failed (status %#x)", status);
-	return r;
+	pcpu_race_let_act(&page->race, run, NULL);
+	return action != RACER_REMOTE;
 }
 
 /*
@@ -476,6 +357,7 @@ static struct run_result run_once(long stop)
 static bool oracles_hold(char *why, size_t size)
 {
 	const struct fold_page *p = page;
+	int64_t exact = p->race.exact; /* the shadow tally */
 
 	why[0] = '\0';
 	if (p->racer_error)
@@ -489,8 +371,8 @@ static bool oracles_hold(char *why, size_t size)
 	if (traced == TRACED_LIMITED && !p->traced_limited_ok)
 		broke(why, size, "limited_add(c, %" PRId64 ", %" PRId64 ") failed with room", 2 * T,
 		      T);
-	if (p->sum != p->exact)
-		broke(why, size, "sum %" PRId64 " != exact %" PRId64, p->sum, p->exact);
+	if (p->sum != exact)
+		broke(why, size, "sum %" PRId64 " != exact %" PRId64, p->sum, exact);
 	if (p->max_pending > (traced == TRACED_RAISE ? p->thresh_max : (uint64_t)T))
 		broke(why, size, "CPU %d holds %" PRIu64 " pending > threshold %" PRIu64,
 		      p->max_pending_cpu, p->max_pending,
@@ -504,23 +386,23 @@ static bool oracles_hold(char *why, size_t size)
 	if (action == RACER_RAISED && p->racer_limited_ok && p->racer_read_before >= BIG)
 		broke(why, size, "limited_add(c, %" PRId64 ", 1) returned true at %" PRId64,
 		      p->racer_limit, p->racer_sum_before);
-	if (pcpu_test_distance(p->read, p->exact) > p->bound)
+	if (pcpu_test_distance(p->read, exact) > p->bound)
 		broke(why, size, "|read %" PRId64 " - exact %" PRId64 "| > error_bound %" PRIu64,
-		      p->read, p->exact, p->bound);
+		      p->read, exact, p->bound);
 	if (p->compare_wrong)
 		broke(why, size, "%ld of %ld compares wrong, first compare(c, %" PRId64 ") = %d",
 		      p->compare_wrong, p->compares, p->compare_rhs, p->compare_got);
-	if (pcpu_test_distance(p->sync_at_bound, p->exact) > p->bound)
+	if (pcpu_test_distance(p->sync_at_bound, exact) > p->bound)
 		broke(why, size, "sync_if_delta_above(c, %" PRIu64 ") = %" PRId64, p->bound,
 		      p->sync_at_bound);
 	if (p->limited_over)
-		broke(why, size, "limited_add(c, %" PRId64 ", 2) returned true", p->exact + 1);
+		broke(why, size, "limited_add(c, %" PRId64 ", 2) returned true", exact + 1);
 	if (pcpu_test_distance(p->sync_at_t, p->exact_at_sync_t) > (uint64_t)T)
 		broke(why, size, "sync_if_delta_above(c, %" PRId64 ") = %" PRId64 ", exact %" PRId64,
 		      T, p->sync_at_t, p->exact_at_sync_t);
 	if (!p->limited_exact)
-		broke(why, size, "limited_add(c, %" PRId64 ", 1) returned false", p->exact + 1);
-	if (p->sum_final != p->exact + 1 + (p->limited_over ? 2 : 0))
+		broke(why, size, "limited_add(c, %" PRId64 ", 1) returned false", exact + 1);
+	if (p->sum_final != exact + 1 + (p->limited_over ? 2 : 0))
 		broke(why, size, "sum %" PRId64 " after the limited adds", p->sum_final);
 	return why[0] == '\0';
 }
@@ -529,81 +411,45 @@ static bool oracles_hold(char *why, size_t size)
 static void assert_mode(void)
 {
 #if FOLD_RACES_HAVE_MODE
-	const char *force = getenv("PCPU_FORCE_FALLBACK");
-
-	if (force && *force && strcmp(force, "0") != 0)
-		cr_assert_eq(page->mode, PCPU_CPU_ATOMIC, "PCPU_FORCE_FALLBACK=1 but mode %u",
-			     page->mode);
+	pcpu_race_assert_mode(page->race.mode);
 #endif
 }
 
 /*
- * Runs the scenario once without a stop (to count the traced call's
- * instructions), then once per instruction; every stop is run even after
- * one fails, so that the report says which stops break the promise.
+ * Sweeps the traced call @what against the racer's @act at every
+ * instruction (test/lib/race_sweep.h), on @cpus CPUs at least.
  */
-static void sweep(const char *name, enum traced_call what, enum racer_action act)
+static void sweep(int cpus, const char *name, enum traced_call what, enum racer_action act)
 {
-	struct run_result whole;
-	long in_cs = 0, aborted = 0, failed = 0, first = -2, last = -2, diverged = 0;
-	char why[1024], first_why[1024] = "";
-	int64_t first_exact = 0;
+	struct pcpu_race_totals t;
+	int allowed[2];
 
-	if (pcpu_test_small())
-		cr_skip_test("valgrind: single-stepping its translated code means nothing");
-	page = mmap(NULL, sizeof(*page), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-		    0);
-	cr_assert_neq(page, MAP_FAILED);
+	if (pcpu_test_allowed_cpus(allowed, 2) < cpus)
+		cr_skip_test("needs two CPUs");
 	traced = what;
 	action = act;
-	pcpu_race_trail_init(&trail);
-	whole = run_once(-1);
-	assert_mode();
-	cr_assert(oracles_hold(why, sizeof(why)), "%s, no stop: %s", name, why);
-	cr_assert_gt(whole.steps, 0);
-	for (long k = 0; k < whole.steps; k++) {
-		struct run_result r = run_once(k);
-
-		for (int again = 0; r.diverged; again++) {
-			cr_assert_lt(again, 10, "%s: stop %ld: every run diverged", name, k);
-			diverged++;
-			r = run_once(k);
-		}
-		cr_assert(r.stopped, "%s: stop %ld of %ld never reached", name, k, whole.steps);
-		if (!oracles_hold(why, sizeof(why))) {
-			if (failed++ == 0) {
-				first = k;
-				first_exact = page->exact;
-				strcpy(first_why, why);
-			}
-			last = k;
-		}
-		in_cs += r.in_cs;
-		aborted += r.aborted;
-	}
-	cr_log_info("%s: %ld stops, %ld inside a restartable sequence, %ld aborted; %ld runs "
-		    "diverged and were run again", name, whole.steps, in_cs, aborted, diverged);
-	cr_assert_eq(failed, 0,
-		     "%s: %ld of %ld stops broke a promise (stops %ld to %ld); at stop %ld, "
-		     "exact %" PRId64 ": %s",
-		     name, failed, whole.steps, first, last, first, first_exact, first_why);
+	race = (struct pcpu_race){ .name = name, .page = (void **)&page,
+				   .page_size = sizeof(*page), .child = child_main,
+				   .call = traced_call, .done = traced_done, .at_stop = at_stop,
+				   .oracles = oracles_hold, .whole = assert_mode };
+	t = pcpu_race_sweep(&race);
 	/* every stop inside a sequence must have restarted it (one preempted there) */
 	if (act != RACER_REMOTE)
-		cr_assert_eq(aborted, in_cs, "%s: %ld of %ld stops inside a restartable sequence "
-			     "did not abort it", name, in_cs - aborted, in_cs);
+		cr_assert_eq(t.aborted, t.in_cs, "%s: %ld of %ld stops inside a restartable "
+			     "sequence did not abort it", name, t.in_cs - t.aborted, t.in_cs);
 #if FOLD_RACES_HAVE_MODE
-	if (page->mode == PCPU_CPU_RSEQ &&
+	if (page->race.mode == PCPU_CPU_RSEQ &&
 	    (what == TRACED_ADD_PLUS_T || what == TRACED_ADD_MINUS_ONE))
-		cr_assert_gt(in_cs, 0, "%s: no stop inside the add's restartable sequence", name);
+		cr_assert_gt(t.in_cs, 0, "%s: no stop inside the add's restartable sequence", name);
 #endif
-	pcpu_race_trail_free(&trail);
-	munmap(page, sizeof(*page));
+	pcpu_race_end(&race);
 }
 
-#else /* !__x86_64__ */
+#else /* !PCPU_RACE_HAVE_STEPS */
 
-static void sweep(const char *name, enum traced_call what, enum racer_action act)
+static void sweep(int cpus, const char *name, enum traced_call what, enum racer_action act)
 {
+	(void)cpus;
 	(void)name;
 	(void)what;
 	(void)act;
@@ -612,66 +458,53 @@ static void sweep(const char *name, enum traced_call what, enum racer_action act
 
 #endif
 
-/* A fold by sync_if_delta_above(c, 0) before any instruction of add(+T). */
-PCPU_TEST(fold_races, a_sync_fold_anywhere_in_a_fast_add_keeps_every_bound)
-{
-	sweep("add(+T) / sync", TRACED_ADD_PLUS_T, RACER_SYNC);
-}
+/*
+ * A test named @test that sweeps @what against @act (@label in its
+ * messages), on @cpus CPUs at least.
+ */
+#define FOLD_RACE(test, cpus, label, what, act)    \
+	PCPU_TEST(fold_races, test)                 \
+	{                                           \
+		sweep(cpus, label, what, act);      \
+	}
 
-PCPU_TEST(fold_races, a_registry_fold_anywhere_in_a_fast_add_keeps_every_bound)
-{
-	sweep("add(+T) / fold_all", TRACED_ADD_PLUS_T, RACER_REGISTRY);
-}
+/* A fold by sync_if_delta_above(c, 0) before any instruction of add(+T). */
+FOLD_RACE(a_sync_fold_anywhere_in_a_fast_add_keeps_every_bound, 1, "add(+T) / sync",
+	  TRACED_ADD_PLUS_T, RACER_SYNC)
+FOLD_RACE(a_registry_fold_anywhere_in_a_fast_add_keeps_every_bound, 1, "add(+T) / fold_all",
+	  TRACED_ADD_PLUS_T, RACER_REGISTRY)
 
 /* add(-1) from pending -T takes the slow path, and folds q itself. */
-PCPU_TEST(fold_races, a_sync_fold_anywhere_in_a_slow_add_keeps_every_bound)
-{
-	sweep("add(-1) / sync", TRACED_ADD_MINUS_ONE, RACER_SYNC);
-}
-
-PCPU_TEST(fold_races, a_registry_fold_anywhere_in_a_slow_add_keeps_every_bound)
-{
-	sweep("add(-1) / fold_all", TRACED_ADD_MINUS_ONE, RACER_REGISTRY);
-}
+FOLD_RACE(a_sync_fold_anywhere_in_a_slow_add_keeps_every_bound, 1, "add(-1) / sync",
+	  TRACED_ADD_MINUS_ONE, RACER_SYNC)
+FOLD_RACE(a_registry_fold_anywhere_in_a_slow_add_keeps_every_bound, 1, "add(-1) / fold_all",
+	  TRACED_ADD_MINUS_ONE, RACER_REGISTRY)
 
 /* Three adds by another thread anywhere in add(+T) (restarts, or fails its swap). */
-PCPU_TEST(fold_races, adds_anywhere_in_a_fast_add_keep_every_bound)
-{
-	sweep("add(+T) / adds", TRACED_ADD_PLUS_T, RACER_ADDS);
-}
+FOLD_RACE(adds_anywhere_in_a_fast_add_keep_every_bound, 1, "add(+T) / adds", TRACED_ADD_PLUS_T,
+	  RACER_ADDS)
 
 /* ... and in add(-1), whose own fold of q must not swap a stale pair. */
-PCPU_TEST(fold_races, adds_anywhere_in_a_slow_add_keep_every_bound)
-{
-	sweep("add(-1) / adds", TRACED_ADD_MINUS_ONE, RACER_ADDS);
-}
+FOLD_RACE(adds_anywhere_in_a_slow_add_keep_every_bound, 1, "add(-1) / adds", TRACED_ADD_MINUS_ONE,
+	  RACER_ADDS)
 
 /* The case that broke 0.1: adds between a remote folder's read and its swap. */
-PCPU_TEST(fold_races, adds_anywhere_in_a_sync_fold_keep_every_bound)
-{
-	sweep("sync / adds", TRACED_SYNC, RACER_ADDS);
-}
-
-PCPU_TEST(fold_races, adds_anywhere_in_a_registry_fold_keep_every_bound)
-{
-	sweep("fold_all / adds", TRACED_REGISTRY, RACER_ADDS);
-}
+FOLD_RACE(adds_anywhere_in_a_sync_fold_keep_every_bound, 1, "sync / adds", TRACED_SYNC,
+	  RACER_ADDS)
+FOLD_RACE(adds_anywhere_in_a_registry_fold_keep_every_bound, 1, "fold_all / adds",
+	  TRACED_REGISTRY, RACER_ADDS)
 
 /*
  * A limited add beside a fold half done must not trust count: the fold
  * sequence. (The registry's fold is the same fold_slot(): sync only, as
  * each sweep forks a child per instruction, which sanitizers make slow.)
  */
-PCPU_TEST(fold_races, a_limited_add_anywhere_in_a_sync_fold_never_passes_its_limit)
-{
-	sweep("sync / limited", TRACED_SYNC, RACER_LIMITED);
-}
+FOLD_RACE(a_limited_add_anywhere_in_a_sync_fold_never_passes_its_limit, 1, "sync / limited",
+	  TRACED_SYNC, RACER_LIMITED)
 
 /* The far path of a limited add, with a fold at every instruction of it. */
-PCPU_TEST(fold_races, a_fold_anywhere_in_a_far_limited_add_keeps_every_bound)
-{
-	sweep("limited / sync", TRACED_LIMITED, RACER_SYNC);
-}
+FOLD_RACE(a_fold_anywhere_in_a_far_limited_add_keeps_every_bound, 1, "limited / sync",
+	  TRACED_LIMITED, RACER_SYNC)
 
 /*
  * A limited add on r at every instruction of a plain add that raises the
@@ -679,14 +512,8 @@ PCPU_TEST(fold_races, a_fold_anywhere_in_a_far_limited_add_keeps_every_bound)
  * bound, r may already hold more than the old bound says (the threshold is
  * published inside the fold sequence for that).
  */
-PCPU_TEST(fold_races, a_limited_add_anywhere_in_a_threshold_raise_never_passes_its_limit)
-{
-	int cpus[2];
-
-	if (pcpu_test_allowed_cpus(cpus, 2) < 2)
-		cr_skip_test("needs two CPUs");
-	sweep("add(BIG) / limited", TRACED_RAISE, RACER_RAISED);
-}
+FOLD_RACE(a_limited_add_anywhere_in_a_threshold_raise_never_passes_its_limit, 2,
+	  "add(BIG) / limited", TRACED_RAISE, RACER_RAISED)
 
 /*
  * A fold from another CPU while the far path runs on q, unpreempted (the
@@ -695,11 +522,5 @@ PCPU_TEST(fold_races, a_limited_add_anywhere_in_a_threshold_raise_never_passes_i
  * room 2T for a bound of 2T, and must not let a fold of q between its reads
  * hand its slot check an emptied slot beside the count from before.
  */
-PCPU_TEST(fold_races, a_remote_fold_anywhere_in_a_far_limited_add_never_passes_its_limit)
-{
-	int cpus[2];
-
-	if (pcpu_test_allowed_cpus(cpus, 2) < 2)
-		cr_skip_test("needs two CPUs");
-	sweep("limited at the limit / remote sync", TRACED_LIMITED_FULL, RACER_REMOTE);
-}
+FOLD_RACE(a_remote_fold_anywhere_in_a_far_limited_add_never_passes_its_limit, 2,
+	  "limited at the limit / remote sync", TRACED_LIMITED_FULL, RACER_REMOTE)

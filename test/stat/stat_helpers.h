@@ -3,7 +3,7 @@
  * Helpers for the stat-set tests: pinning the calling thread to one CPU or
  * skipping (so that "this CPU's pending delta" means something; the pinning
  * itself is pcpu_test.h's), and descriptor builders. The rest (PCPU_TEST, the misuse signal, scaling down
- * under valgrind, the generator) comes from test/common/pcpu_test.h,
+ * under valgrind, the generator) comes from test/lib/pcpu_test.h,
  * included here.
  */
 #ifndef PCPU_TEST_STAT_HELPERS_H

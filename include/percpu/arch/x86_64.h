@@ -143,6 +143,24 @@ unregistered:
 }
 
 /*
+ * The sequence of pcpu_arch_rseq_add_checked() and pcpu_arch_rseq_add32(),
+ * one template for both widths: @sfx is the operand size ("q", "l"), @mark
+ * the offset of the mark after the value ("8", "4"). The new value must
+ * stay within limit of the mark: value - mark + amount + limit must not
+ * pass 2 * limit (%[bias] is amount + limit, %[span] 2 * limit); then the
+ * committing add.
+ */
+#define PCPU_RSEQ_ASM_CHECKED_ADD(sfx, mark)                               \
+	PCPU_RSEQ_ASM_BEGIN                                                \
+	"mov" sfx " (%[cpu0], %[offset]), %[distance]\n\t"                 \
+	"sub" sfx " " mark "(%[cpu0], %[offset]), %[distance]\n\t"         \
+	"add" sfx " %[bias], %[distance]\n\t"                              \
+	"cmp" sfx " %[span], %[distance]\n\t"                              \
+	"ja %l[over]\n\t"                                                  \
+	"add" sfx " %[amount], (%[cpu0], %[offset])\n\t"                   \
+	PCPU_RSEQ_ASM_END
+
+/*
  * Adds @amount to the value of the pair {int64_t value; int64_t mark} at
  * cpu0 + cpu * PCPU_STRIDE, cpu being the CPU this thread runs on, unless
  * the new value would be more than @limit (< 2^62) away from the mark
@@ -160,15 +178,7 @@ static inline int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint
 
 retry:
 	__asm__ __volatile__ goto(
-		PCPU_RSEQ_ASM_BEGIN
-		/* value - mark + amount + limit must not pass 2 * limit */
-		"movq (%[cpu0], %[offset]), %[distance]\n\t"
-		"subq 8(%[cpu0], %[offset]), %[distance]\n\t"
-		"addq %[bias], %[distance]\n\t"
-		"cmpq %[span], %[distance]\n\t"
-		"ja %l[over]\n\t"
-		"addq %[amount], (%[cpu0], %[offset])\n\t"
-		PCPU_RSEQ_ASM_END
+		PCPU_RSEQ_ASM_CHECKED_ADD("q", "8")
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount),
 		  [bias] "r"((uint64_t)amount + limit), [span] "r"(2 * limit)
@@ -199,15 +209,7 @@ static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t
 
 retry:
 	__asm__ __volatile__ goto(
-		PCPU_RSEQ_ASM_BEGIN
-		/* value - mark + amount + limit must not pass 2 * limit */
-		"movl (%[cpu0], %[offset]), %[distance]\n\t"
-		"subl 4(%[cpu0], %[offset]), %[distance]\n\t"
-		"addl %[bias], %[distance]\n\t"
-		"cmpl %[span], %[distance]\n\t"
-		"ja %l[over]\n\t"
-		"addl %[amount], (%[cpu0], %[offset])\n\t"
-		PCPU_RSEQ_ASM_END
+		PCPU_RSEQ_ASM_CHECKED_ADD("l", "4")
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "ir"(amount),
 		  [bias] "ir"((uint32_t)amount + limit), [span] "ir"(2 * limit)

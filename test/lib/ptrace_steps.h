@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the deterministic race tests (test/counter/test_fold_races.c,
- * test/charge/test_charge_races.c) share: single-stepping a traced child on
- * x86_64, running it on to a stop with a breakpoint (a sweep of n stops
- * then steps a few instructions per stop, not n^2 / 2 in all), reading its
- * restartable-sequence descriptor, and collecting the broken promises of
- * one stop into one message. Include after
- * <criterion/criterion.h> (pcpu_test.h).
+ * test/charge/test_charge_races.c, through race_sweep.h) share: single-stepping
+ * a traced child, running it on to a stop with a breakpoint (a sweep of n
+ * stops then steps a few instructions per stop, not n^2 / 2 in all), reading
+ * its restartable-sequence descriptor, making a system call without libc,
+ * and collecting the broken promises of one stop into one message. Include
+ * after <criterion/criterion.h> (pcpu_test.h).
+ *
+ * The registers are x86_64's: everything architectural of the race tests
+ * stands here, behind PCPU_RACE_HAVE_STEPS (0 elsewhere, where they skip).
  */
 #ifndef PCPU_TEST_PTRACE_STEPS_H
 #define PCPU_TEST_PTRACE_STEPS_H
@@ -25,6 +28,9 @@
 #include <sys/wait.h>
 #if defined(__x86_64__)
 #include <sys/user.h>
+#define PCPU_RACE_HAVE_STEPS 1
+#else
+#define PCPU_RACE_HAVE_STEPS 0
 #endif
 
 /* Appends one broken promise to @why ("; " between them), as room allows. */
@@ -46,7 +52,40 @@ static void broke(char *why, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-#if defined(__x86_64__)
+#define PCPU_RACE_MAX_STEPS 200000 /* instructions of one traced call, at most */
+
+/*
+ * The trail of a run without a stop: where each instruction of the traced
+ * call stood, and whether in this program's code, where a breakpoint can
+ * take a later run on to it.
+ */
+struct pcpu_race_trail {
+	uint64_t *ip;
+	bool *in_program;
+	long steps;
+};
+
+#if PCPU_RACE_HAVE_STEPS
+
+/*
+ * syscall(2) without libc: for a test that interposes syscall() to see the
+ * calls the library makes through it. Returns what the kernel returned
+ * (-errno on failure).
+ */
+static inline long pcpu_race_raw_syscall(long number, const long a[6])
+{
+	register long r10 __asm__("r10") = a[3];
+	register long r8 __asm__("r8") = a[4];
+	register long r9 __asm__("r9") = a[5];
+	long ret;
+
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "a"(number), "D"(a[0]), "S"(a[1]), "d"(a[2]), "r"(r10), "r"(r8),
+			       "r"(r9)
+			     : "rcx", "r11", "memory");
+	return ret;
+}
 
 /* A word of the child's memory (errno tells a failure from a value of -1). */
 static inline long pcpu_race_peek(pid_t pid, uintptr_t addr)
@@ -155,19 +194,6 @@ static inline void pcpu_race_run_to(pid_t pid, uint64_t ip, long nth, uintptr_t 
 	}
 }
 
-#define PCPU_RACE_MAX_STEPS 200000 /* instructions of one traced call, at most */
-
-/*
- * The trail of a run without a stop: where each instruction of the traced
- * call stood, and whether in this program's code, where a breakpoint can
- * take a later run on to it.
- */
-struct pcpu_race_trail {
-	uint64_t *ip;
-	bool *in_program;
-	long steps;
-};
-
 static inline void pcpu_race_trail_init(struct pcpu_race_trail *t)
 {
 	t->ip = calloc(PCPU_RACE_MAX_STEPS, sizeof(*t->ip));
@@ -246,6 +272,26 @@ static inline void pcpu_race_trail_free(struct pcpu_race_trail *t)
 	free(t->in_program);
 }
 
-#endif /* __x86_64__ */
+/*
+ * The child stands in the restartable sequence @armed, which the kernel
+ * must abort on resume (it was preempted there): re-arms the sequence as it
+ * left it (@cs_field: its rseq_cs pointer, which the steps clear) and steps
+ * once. Did the kernel abort it (the step lands outside the section, and
+ * not at its end, where a commit lands)?
+ */
+static inline bool pcpu_race_abort_section(pid_t pid, uintptr_t cs_field, uintptr_t armed)
+{
+	int status;
+	uint64_t ip;
+
+	cr_assert_eq(ptrace(PTRACE_POKEDATA, pid, (void *)cs_field, (void *)armed), 0);
+	pcpu_race_step(pid, &status);
+	ip = pcpu_race_ip(pid);
+	return !pcpu_race_in_section(pid, armed, ip) &&
+	       ip != (uint64_t)pcpu_race_peek(pid, armed + 8) +
+			     (uint64_t)pcpu_race_peek(pid, armed + 16);
+}
+
+#endif /* PCPU_RACE_HAVE_STEPS */
 
 #endif /* PCPU_TEST_PTRACE_STEPS_H */
