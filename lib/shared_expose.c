@@ -2,9 +2,11 @@
 /*
  * A shared segment as exposition text (see <percpu/shared.h>): one
  * snapshot, then each item as a sample for the writer that
- * pcpu_metrics_write() uses (lib/exposition.c), so the two formats and
- * their escaping live in one place. Names were checked as metric names at
- * open, so a segment cannot inject lines.
+ * pcpu_metrics_write() uses (lib/exposition.c), so the two formats, their
+ * escaping and histograms' cumulative buckets live in one place. Items are
+ * sorted by name, then labels, so that the items of one name make one
+ * family (the writer starts a family where the name changes). Names and
+ * labels were checked at open, so a segment cannot inject lines.
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
@@ -14,19 +16,33 @@
 #include <percpu/shared.h>
 
 #include "metrics_internal.h"
+#include "shared_internal.h"
 
 struct walk_ctx {
 	const struct pcpu_shared *s;
-	const int64_t *values;
+	const int64_t *values; /* every slot's */
 };
 
-/* Families must come sorted by name, as the registry gives them. */
+/* Label pairs in order: by each name, then value. */
+static int labels_cmp(const char *const *a, const char *const *b)
+{
+	for (; *a && *b; a++, b++) {
+		int c = strcmp(*a, *b);
+
+		if (c)
+			return c;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
+/* Families must come sorted by name, as the registry gives them; then labels. */
 static int by_name(const void *a, const void *b, void *arg)
 {
 	const struct pcpu_shared *s = arg;
+	unsigned int i = *(const unsigned int *)a, j = *(const unsigned int *)b;
+	int c = strcmp(pcpu_shared_name(s, i), pcpu_shared_name(s, j));
 
-	return strcmp(pcpu_shared_name(s, *(const unsigned int *)a),
-		      pcpu_shared_name(s, *(const unsigned int *)b));
+	return c ? c : labels_cmp(pcpu_shared_labels(s, i), pcpu_shared_labels(s, j));
 }
 
 static int walk_items(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg,
@@ -41,15 +57,28 @@ static int walk_items(int (*cb)(const struct pcpu_metric_sample *, void *), void
 	qsort_r(order, n, sizeof(order[0]), by_name, (void *)w->s);
 	for (unsigned int k = 0; k < n && !err; k++) {
 		unsigned int i = order[k];
+		const struct shared_meta *meta = &shared_handle(w->s)->meta[i];
+		uint64_t buckets[PCPU_SHARED_MAX_ITEMS];
 		struct pcpu_metric_sample m = {
 			.name = pcpu_shared_name(w->s, i),
 			.help = pcpu_shared_help(w->s, i),
 			.unit = "",
 			.kind = pcpu_shared_kind(w->s, i),
+			.labels = meta->labels,
 			.value = w->values[i],
 			.scale = 1,
 		};
 
+		if (m.kind == PCPU_METRIC_HISTOGRAM) {
+			m.nr_bounds = meta->nr_bounds;
+			m.bounds = meta->bounds;
+			m.buckets = buckets;
+			m.sum = w->values[i];
+			for (uint32_t b = 0; b <= meta->nr_bounds; b++) {
+				buckets[b] = (uint64_t)w->values[meta->bucket + b];
+				m.count += buckets[b];
+			}
+		}
 		err = cb(&m, arg);
 	}
 	return err;
@@ -64,10 +93,10 @@ PCPU_EXPORT int pcpu_shared_collector(int (*emit)(const struct pcpu_metric_sampl
 
 	if (!w.s || !emit)
 		return -EINVAL;
-	values = calloc(pcpu_shared_count(w.s), sizeof(*values));
+	values = calloc(shared_handle(w.s)->nr_items, sizeof(*values));
 	if (!values)
 		return -ENOMEM;
-	err = pcpu_shared_snapshot(w.s, values, NULL);
+	err = pcpu_shared_snapshot_slots(shared_handle(w.s), values);
 	w.values = values;
 	if (!err)
 		err = walk_items(emit, ctx, &w);
@@ -84,10 +113,10 @@ PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
 
 	if (!s || !out)
 		return -EINVAL;
-	values = calloc(pcpu_shared_count(s), sizeof(*values));
+	values = calloc(shared_handle(s)->nr_items, sizeof(*values));
 	if (!values)
 		return -ENOMEM;
-	err = pcpu_shared_snapshot(s, values, NULL);
+	err = pcpu_shared_snapshot_slots(shared_handle(s), values);
 	w.values = values;
 	if (!err)
 		err = pcpu_exposition_write(out, f, walk_items, &w);
