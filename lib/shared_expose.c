@@ -3,7 +3,9 @@
  * A shared segment as exposition text (see <percpu/shared.h>): one
  * snapshot, then each item as a sample for the writer that
  * pcpu_metrics_write() uses (lib/exposition.c), so the two formats, their
- * escaping and histograms' cumulative buckets live in one place. Items are
+ * escaping and histograms' cumulative buckets live in one place (a
+ * histogram's buckets are read after the snapshot, each exact as sum()
+ * is: public calls only, as a client of the unit). Items are
  * sorted by name, then labels, so that the items of one name make one
  * family (the writer starts a family where the name changes). Names and
  * labels were checked at open, so a segment cannot inject lines.
@@ -16,11 +18,10 @@
 #include <percpu/shared.h>
 
 #include "metrics_internal.h"
-#include "shared_internal.h"
 
 struct walk_ctx {
 	const struct pcpu_shared *s;
-	const int64_t *values; /* every slot's */
+	const int64_t *values;
 };
 
 /* Label pairs in order: by each name, then value. */
@@ -57,29 +58,26 @@ static int walk_items(int (*cb)(const struct pcpu_metric_sample *, void *), void
 	qsort_r(order, n, sizeof(order[0]), by_name, (void *)w->s);
 	for (unsigned int k = 0; k < n && !err; k++) {
 		unsigned int i = order[k];
-		const struct shared_meta *meta = &shared_handle(w->s)->meta[i];
 		uint64_t buckets[PCPU_SHARED_MAX_ITEMS];
 		struct pcpu_metric_sample m = {
 			.name = pcpu_shared_name(w->s, i),
 			.help = pcpu_shared_help(w->s, i),
 			.unit = "",
 			.kind = pcpu_shared_kind(w->s, i),
-			.labels = meta->labels,
+			.labels = pcpu_shared_labels(w->s, i),
 			.value = w->values[i],
 			.scale = 1,
 		};
 
 		if (m.kind == PCPU_METRIC_HISTOGRAM) {
-			m.nr_bounds = meta->nr_bounds;
-			m.bounds = meta->bounds;
+			m.bounds = pcpu_shared_bounds(w->s, i, &m.nr_bounds);
 			m.buckets = buckets;
-			m.sum = w->values[i];
-			for (uint32_t b = 0; b <= meta->nr_bounds; b++) {
-				buckets[b] = (uint64_t)w->values[meta->bucket + b];
+			err = pcpu_shared_histogram(w->s, i, buckets, &m.sum);
+			for (uint32_t b = 0; b <= m.nr_bounds; b++)
 				m.count += buckets[b];
-			}
 		}
-		err = cb(&m, arg);
+		if (!err)
+			err = cb(&m, arg);
 	}
 	return err;
 }
@@ -93,10 +91,10 @@ PCPU_EXPORT int pcpu_shared_collector(int (*emit)(const struct pcpu_metric_sampl
 
 	if (!w.s || !emit)
 		return -EINVAL;
-	values = calloc(shared_handle(w.s)->nr_items, sizeof(*values));
+	values = calloc(pcpu_shared_count(w.s), sizeof(*values));
 	if (!values)
 		return -ENOMEM;
-	err = pcpu_shared_snapshot_slots(shared_handle(w.s), values);
+	err = pcpu_shared_snapshot(w.s, values, NULL);
 	w.values = values;
 	if (!err)
 		err = walk_items(emit, ctx, &w);
@@ -113,10 +111,10 @@ PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
 
 	if (!s || !out)
 		return -EINVAL;
-	values = calloc(shared_handle(s)->nr_items, sizeof(*values));
+	values = calloc(pcpu_shared_count(s), sizeof(*values));
 	if (!values)
 		return -ENOMEM;
-	err = pcpu_shared_snapshot_slots(shared_handle(s), values);
+	err = pcpu_shared_snapshot(s, values, NULL);
 	w.values = values;
 	if (!err)
 		err = pcpu_exposition_write(out, f, walk_items, &w);

@@ -181,9 +181,6 @@ bool pcpu_shared_same_labels(const char *const *a, const char *const *b);
  */
 void pcpu_shared_add_locked(struct shared_handle *h, unsigned int slot, int64_t amount);
 
-/* The exact values of every slot (nr_items of them) into @values: 0 or -ENXIO. */
-int pcpu_shared_snapshot_slots(const struct shared_handle *h, int64_t *values);
-
 /* Test hook: called inside a fold, between the swap and the central update. */
 extern void (*pcpu_shared_fold_hook)(void);
 

@@ -72,7 +72,8 @@ PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int it
 	return (int64_t)sum;
 }
 
-int pcpu_shared_snapshot_slots(const struct shared_handle *h, int64_t *values)
+/* The exact values of every slot (nr_items of them) into @values: 0 or -ENXIO. */
+static int snapshot_slots(const struct shared_handle *h, int64_t *values)
 {
 	int err = pcpu_shared_intact(h);
 
@@ -97,7 +98,7 @@ PCPU_EXPORT int pcpu_shared_snapshot(const struct pcpu_shared *s, int64_t *value
 	if (!s || !values)
 		return -EINVAL;
 	/* the items are the first slots; the caller's array holds only them */
-	err = pcpu_shared_snapshot_slots(h, slots);
+	err = snapshot_slots(h, slots);
 	if (err)
 		return err;
 	memcpy(values, slots, h->nr_public * sizeof(*values));
