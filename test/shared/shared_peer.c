@@ -14,6 +14,9 @@
  *                            itself (SIGSTOP), creates NAME as create does
  *                            (no adds), and stops again: a tracer steps the
  *                            create and opens NAME at every instruction
+ *   shared-peer create-labelled-stopped NAME
+ *                            the same with shared_labelled.h's descriptor
+ *                            (labels and histograms)
  *   shared-peer die NAME     attaches for writing, stops itself (SIGSTOP), then
  *                            adds twice the largest threshold to item 0 (always
  *                            the slow path: add, lock,
@@ -29,6 +32,8 @@
 #include <string.h>
 
 #include <percpu/shared.h>
+
+#include "shared_labelled.h"
 
 static const struct pcpu_stat_item items[] = {
 	{ .name = "requests", .help = "Requests served." },
@@ -73,8 +78,12 @@ int main(int argc, char **argv)
 		raise(SIGSTOP);
 		pcpu_shared_add(s, 0, 2 * PCPU_SHARED_MAX_THRESH);
 		raise(SIGSTOP); /* done: the tracer kills it here */
-	} else if (strcmp(argv[1], "create-stopped") == 0) {
+	} else if (strcmp(argv[1], "create-stopped") == 0 ||
+		   strcmp(argv[1], "create-labelled-stopped") == 0) {
 		struct pcpu_shared_desc d = { .items = items, .nr_items = 3 };
+
+		if (strcmp(argv[1], "create-labelled-stopped") == 0)
+			d = shared_lab_desc();
 
 		/* what a daemon did long before: the stepped part is the create */
 		pcpu_cpu_setup();
