@@ -8,6 +8,11 @@
  *   shared-peer mode         prints this process's update path (1 rseq, 2 atomic)
  *   shared-peer create NAME  creates NAME with the helpers' three items holding
  *                            requests 12345, bytes 2^20, depth -3, and leaves it
+ *   shared-peer create-labelled NAME
+ *                            creates NAME with shared_labelled.h's descriptor,
+ *                            http_requests{code="200",method="get"} 7,
+ *                            request_size_bytes{path="/api"} observing 50
+ *                            and 5000, and leaves it
  *   shared-peer unlink NAME  removes NAME
  *   shared-peer create-stopped NAME
  *                            sets up its update path and CPU count, stops
@@ -71,6 +76,17 @@ int main(int argc, char **argv)
 			pcpu_shared_add(s, 0, 1);
 		pcpu_shared_add(s, 1, 1 << 20);
 		pcpu_shared_add(s, 2, -3);
+	} else if (strcmp(argv[1], "create-labelled") == 0) {
+		struct pcpu_shared_desc d = shared_lab_desc();
+
+		s = pcpu_shared_create(argv[2], &d);
+		if (!s) {
+			printf("%s\n", strerrorname_np(errno));
+			return 1;
+		}
+		pcpu_shared_add(s, LAB_GET_200, 7);
+		pcpu_shared_observe(s, LAB_LAT_API, 50);
+		pcpu_shared_observe(s, LAB_LAT_API, 5000);
 	} else if (strcmp(argv[1], "die") == 0) {
 		s = pcpu_shared_open(argv[2], 0);
 		if (!s)
