@@ -70,7 +70,8 @@ static int check_labels(const char *const *labels, enum pcpu_metric_kind kind)
 /* 0, or -EINVAL for bounds the header rejects on an item of @kind. */
 static int check_bounds(const struct pcpu_shared_more *m, enum pcpu_metric_kind kind)
 {
-	if (m->reserved || (kind != PCPU_METRIC_HISTOGRAM && m->nr_bounds) ||
+	if (m->reserved || m->scale < 0 ||
+	    (kind != PCPU_METRIC_HISTOGRAM && (m->nr_bounds || m->scale)) ||
 	    m->nr_bounds > PCPU_SHARED_MAX_ITEMS - 2 || (m->nr_bounds && !m->bounds))
 		return -EINVAL;
 	for (uint32_t k = 1; k < m->nr_bounds; k++)
@@ -226,6 +227,7 @@ static int fill(void *base, const struct shared_header *proto, const struct pcpu
 		s->help_off = put_string(strings, &at, it->help ? it->help : "", &s->help_len);
 		put_labels(strings, &at, m->labels, s);
 		s->kind = kind_of(it);
+		s->scale = m->scale > 1 ? m->scale : 1;
 		s->group = it->group;
 		s->accuracy = it->accuracy ? (uint32_t)it->accuracy : PCPU_POLICY_ACCURACY;
 		s->floor = it->floor ? it->floor : pcpu_policy_default_floor(online);

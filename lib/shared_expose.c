@@ -70,7 +70,7 @@ static int walk_items(int (*cb)(const struct pcpu_metric_sample *, void *), void
 		};
 
 		if (m.kind == PCPU_METRIC_HISTOGRAM) {
-			m.bounds = pcpu_shared_bounds(w->s, i, &m.nr_bounds);
+			m.bounds = pcpu_shared_bounds(w->s, i, &m.nr_bounds, &m.scale);
 			m.buckets = buckets;
 			err = pcpu_shared_histogram(w->s, i, buckets, &m.sum);
 			for (uint32_t b = 0; b <= m.nr_bounds; b++)

@@ -86,6 +86,7 @@ struct shared_item {
 	uint32_t labels_off, labels_len;
 	uint32_t nr_bounds;          /* a histogram's; else 0 */
 	uint32_t reserved;
+	int64_t scale;               /* a histogram's, >= 1; else 1 */
 };
 
 /* What a process made of an item at open: pointers into its own copies. */

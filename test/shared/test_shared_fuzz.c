@@ -286,7 +286,7 @@ PCPU_TEST(shared_fuzz, help_that_is_not_utf8_is_refused)
 enum hostile { H_LABEL_UTF8, H_LABEL_NAME, H_LABEL_ORDER, H_LABEL_NUL, H_LABEL_PAST, H_LABEL_COUNT,
 	       H_LABEL_SHORT, H_SAME_TUPLE, H_BOUNDS_DOWN, H_BUCKETS_MORE, H_BUCKETS_NONE,
 	       H_BOUNDS_ON_COUNTER, H_ITEM_RESERVED, H_VERSION_1, H_HEADER_RESERVED, H_BOUNDS_LEN,
-	       H_SLOTS };
+	       H_SLOTS, H_SCALE_ZERO, H_SCALE_ON_COUNTER };
 
 struct hostile_case {
 	const char *what;
@@ -314,6 +314,8 @@ ParameterizedTestParameters(shared_fuzz, each_new_field_is_validated_at_open)
 		{ "the header's reserved word", H_HEADER_RESERVED, EINVAL },
 		{ "bounds of a length not in int64s", H_BOUNDS_LEN, EINVAL },
 		{ "counters fewer than the items", H_SLOTS, EINVAL },
+		{ "a histogram's scale 0", H_SCALE_ZERO, EBADMSG },
+		{ "a scale on a counter", H_SCALE_ON_COUNTER, EBADMSG },
 	};
 
 	return cr_make_param_array(struct hostile_case, cases, sizeof(cases) / sizeof(cases[0]));
@@ -363,6 +365,8 @@ ParameterizedTest(struct hostile_case *c, shared_fuzz, each_new_field_is_validat
 	case H_HEADER_RESERVED: hdr->reserved = 1; break;
 	case H_BOUNDS_LEN: hdr->bounds.len -= 4; break;
 	case H_SLOTS: hdr->nr_slots = LAB_ITEMS - 1; break;
+	case H_SCALE_ZERO: items[LAB_LAT_ROOT].scale = 0; break;
+	case H_SCALE_ON_COUNTER: items[LAB_GET_200].scale = 1000; break;
 	}
 	put_segment(fname, im.bytes, im.size);
 	cr_assert_eq(open_errno(fname), c->err, "%s", c->what);

@@ -17,7 +17,8 @@ TestSuite(shared_labels, .timeout = 240);
 enum { BAD_LABEL_NAME, BAD_LABEL_DUNDER, BAD_LABEL_TWICE, BAD_LABEL_LE, BAD_LABEL_UTF8,
        BAD_LABEL_ODD, BAD_LABEL_MANY, BAD_LABEL_LONG, BAD_SAME_TUPLE, BAD_SAME_NAME_KIND,
        BAD_BOUNDS_DOWN, BAD_BOUNDS_EQUAL, BAD_BOUNDS_NULL, BAD_BOUNDS_ON_COUNTER,
-       BAD_TOO_MANY_COUNTERS, BAD_MORE_RESERVED, BAD_HISTOGRAM_NAME };
+       BAD_TOO_MANY_COUNTERS, BAD_MORE_RESERVED, BAD_HISTOGRAM_NAME, BAD_SCALE_NEGATIVE,
+       BAD_SCALE_ON_COUNTER };
 
 struct bad_more {
 	const char *what;
@@ -44,6 +45,8 @@ ParameterizedTestParameters(shared_labels, create_refuses_bad_labels_and_bounds_
 		{ "more counters than a stride holds", BAD_TOO_MANY_COUNTERS },
 		{ "more.reserved", BAD_MORE_RESERVED },
 		{ "a histogram named x_bucket", BAD_HISTOGRAM_NAME },
+		{ "a negative scale", BAD_SCALE_NEGATIVE },
+		{ "a scale on a counter", BAD_SCALE_ON_COUNTER },
 	};
 
 	return cr_make_param_array(struct bad_more, cases, sizeof(cases) / sizeof(cases[0]));
@@ -55,6 +58,13 @@ ParameterizedTest(struct bad_more *bad, shared_labels,
 	static const char *many[2 * (PCPU_SHARED_MAX_LABELS + 1) + 1];
 	static char keys[PCPU_SHARED_MAX_LABELS + 1][8], longv[PCPU_SHARED_MAX_LABEL_TEXT];
 	static const int64_t down[] = { 5, 3 }, equal[] = { 5, 5 };
+	/* out here: a compound literal in a case would end with the switch's block */
+	static const char *const l_1x[] = { "1x", "v", NULL }, *const l_dunder[] = { "__x", "v", NULL },
+		*const l_twice[] = { "x", "v", "x", "w", NULL }, *const l_le[] = { "le", "1", NULL },
+		*const l_utf8[] = { "x", "caf\xe9", NULL }, *const l_odd[] = { "x", NULL },
+		*const l_long[] = { "x", longv, NULL }, *const l_xy[] = { "x", "1", "y", "2", NULL },
+		*const l_yx[] = { "y", "2", "x", "1", NULL }, *const l_x1[] = { "x", "1", NULL },
+		*const l_x2[] = { "x", "2", NULL };
 	struct pcpu_stat_item items[2] = { { .name = "a" }, { .name = "b" } };
 	struct pcpu_shared_more more[2] = { { 0 } };
 	struct pcpu_shared_desc d = { .items = items, .nr_items = 2, .flags = PCPU_SHARED_MORE,
@@ -72,27 +82,27 @@ ParameterizedTest(struct bad_more *bad, shared_labels,
 	cr_assert_not_null(s);
 	pcpu_shared_close(s);
 	switch (bad->kind) {
-	case BAD_LABEL_NAME: more[1].labels = PCPU_LABELS("1x", "v"); break;
-	case BAD_LABEL_DUNDER: more[1].labels = PCPU_LABELS("__x", "v"); break;
-	case BAD_LABEL_TWICE: more[1].labels = PCPU_LABELS("x", "v", "x", "w"); break;
+	case BAD_LABEL_NAME: more[1].labels = l_1x; break;
+	case BAD_LABEL_DUNDER: more[1].labels = l_dunder; break;
+	case BAD_LABEL_TWICE: more[1].labels = l_twice; break;
 	case BAD_LABEL_LE:
 		items[1].kind = PCPU_METRIC_HISTOGRAM;
-		more[1].labels = PCPU_LABELS("le", "1");
+		more[1].labels = l_le;
 		break;
-	case BAD_LABEL_UTF8: more[1].labels = PCPU_LABELS("x", "caf\xe9"); break;
-	case BAD_LABEL_ODD: more[1].labels = (const char *const[]){ "x", NULL }; break;
+	case BAD_LABEL_UTF8: more[1].labels = l_utf8; break;
+	case BAD_LABEL_ODD: more[1].labels = l_odd; break;
 	case BAD_LABEL_MANY: more[1].labels = many; break;
-	case BAD_LABEL_LONG: more[1].labels = PCPU_LABELS("x", longv); break;
+	case BAD_LABEL_LONG: more[1].labels = l_long; break;
 	case BAD_SAME_TUPLE:
 		items[1].name = "a";
-		more[0].labels = PCPU_LABELS("x", "1", "y", "2");
-		more[1].labels = PCPU_LABELS("y", "2", "x", "1");
+		more[0].labels = l_xy;
+		more[1].labels = l_yx;
 		break;
 	case BAD_SAME_NAME_KIND:
 		items[1].name = "a";
 		items[1].kind = PCPU_METRIC_GAUGE;
-		more[0].labels = PCPU_LABELS("x", "1");
-		more[1].labels = PCPU_LABELS("x", "2");
+		more[0].labels = l_x1;
+		more[1].labels = l_x2;
 		break;
 	case BAD_BOUNDS_DOWN:
 	case BAD_BOUNDS_EQUAL:
@@ -120,6 +130,11 @@ ParameterizedTest(struct bad_more *bad, shared_labels,
 		break;
 	}
 	case BAD_MORE_RESERVED: more[1].reserved = 1; break;
+	case BAD_SCALE_NEGATIVE:
+		items[1].kind = PCPU_METRIC_HISTOGRAM;
+		more[1].scale = -1000;
+		break;
+	case BAD_SCALE_ON_COUNTER: more[1].scale = 1000; break;
 	case BAD_HISTOGRAM_NAME:
 		items[1].name = "b_bucket";
 		items[1].kind = PCPU_METRIC_HISTOGRAM;
@@ -166,6 +181,7 @@ PCPU_TEST(shared_labels, labels_are_sorted_copies_and_lookup_finds_each_tuple)
 	struct pcpu_shared *s = pcpu_shared_create(NULL, &d);
 	const char *const *l;
 	const int64_t *b;
+	int64_t scale = 0;
 	uint32_t nb;
 
 	cr_assert_not_null(s, "errno %d", errno);
@@ -190,12 +206,13 @@ PCPU_TEST(shared_labels, labels_are_sorted_copies_and_lookup_finds_each_tuple)
 		     -ENOENT);
 	cr_assert_eq(pcpu_shared_lookup_labels(s, "queue_depth", NULL), LAB_DEPTH);
 	cr_assert_eq(pcpu_shared_kind(s, LAB_LAT_API), PCPU_METRIC_HISTOGRAM);
-	b = pcpu_shared_bounds(s, LAB_LAT_API, &nb);
+	b = pcpu_shared_bounds(s, LAB_LAT_API, &nb, &scale);
 	cr_assert_not_null(b);
 	cr_assert_eq(nb, 3);
 	cr_assert(b[0] == 10 && b[1] == 100 && b[2] == 1000);
 	cr_assert(b != shared_lab_bounds, "a copy");
-	cr_assert_null(pcpu_shared_bounds(s, LAB_GET_200, &nb));
+	cr_assert_eq(scale, 1);
+	cr_assert_null(pcpu_shared_bounds(s, LAB_GET_200, &nb, NULL));
 	cr_assert_eq(errno, EINVAL);
 	cr_assert_eq(pcpu_shared_histogram(s, LAB_DEPTH, (uint64_t[4]){ 0 }, NULL), -EINVAL);
 	pcpu_shared_close(s);
@@ -455,6 +472,35 @@ PCPU_TEST(shared_labels, items_of_one_name_are_one_family_in_both_formats)
 	cr_assert_not_null(strstr(om, "request_size_bytes_count{path=\"/\"} 0\n"), "%s", om);
 	cr_assert_not_null(strstr(om, "\n# EOF\n"));
 	free(prom);
+	free(om);
+	pcpu_shared_close(s);
+}
+
+/* A scale exposes microseconds as seconds: bounds and sum divided, counts not. */
+PCPU_TEST(shared_labels, a_scaled_histogram_goes_out_in_seconds)
+{
+	static const int64_t us[] = { 5000, 250000, 1000000 };
+	struct pcpu_stat_item item = { .name = "request_duration_seconds", .help = "Time.",
+				       .kind = PCPU_METRIC_HISTOGRAM };
+	struct pcpu_shared_more more = { .labels = PCPU_LABELS("pool", "a"), .bounds = us,
+					 .nr_bounds = 3, .scale = 1000000 };
+	struct pcpu_shared_desc d = { .items = &item, .nr_items = 1, .flags = PCPU_SHARED_MORE,
+				      .more = &more };
+	struct pcpu_shared *s = pcpu_shared_create(NULL, &d);
+	char *om;
+
+	cr_assert_not_null(s, "errno %d", errno);
+	pcpu_shared_observe(s, 0, 5000);
+	pcpu_shared_observe(s, 0, 2500000);
+	om = written(s, PCPU_METRICS_OPENMETRICS);
+	cr_assert_not_null(strstr(om, "request_duration_seconds_bucket{pool=\"a\",le=\"0.005\"} 1\n"
+				      "request_duration_seconds_bucket{pool=\"a\",le=\"0.25\"} 1\n"
+				      "request_duration_seconds_bucket{pool=\"a\",le=\"1\"} 1\n"
+				      "request_duration_seconds_bucket{pool=\"a\",le=\"+Inf\"} 2\n"
+				      "request_duration_seconds_sum{pool=\"a\"} 2.505\n"
+				      "request_duration_seconds_count{pool=\"a\"} 2\n"),
+			   "%s", om);
+	cr_assert_eq(pcpu_shared_sum(s, 0), 2505000, "the sum is kept unscaled");
 	free(om);
 	pcpu_shared_close(s);
 }

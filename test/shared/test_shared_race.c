@@ -29,7 +29,7 @@ static int try_open(const char *name, unsigned int flags, bool labelled)
 
 		cr_assert_eq(pcpu_shared_count(s), LAB_ITEMS);
 		cr_assert_str_eq(pcpu_shared_labels(s, LAB_LAT_API)[1], "/api");
-		cr_assert_not_null(pcpu_shared_bounds(s, LAB_LAT_API, &nb));
+		cr_assert_not_null(pcpu_shared_bounds(s, LAB_LAT_API, &nb, NULL));
 		cr_assert_eq(nb, 3);
 		cr_assert_eq(pcpu_shared_histogram(s, LAB_LAT_API, buckets, NULL), 0);
 		for (unsigned int b = 0; b < 4; b++)
