@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 	if (pcpu_shared_histogram(s, SIZES, buckets, NULL) != 0)
 		ok = false;
 	for (int b = 0; ok && b <= NR_BOUNDS; b++) {
-		printf("total response_size_bytes bucket %d: %" PRIu64 " (workers' tallies %" PRId64
+		printf("bucket %d of response_size_bytes: %" PRIu64 " (workers' tallies %" PRId64
 		       ")\n", b, buckets[b], total.buckets[b]);
 		ok &= buckets[b] == (uint64_t)total.buckets[b];
 	}
