@@ -17,7 +17,7 @@
  *
  * Layout. Per CPU and item, a pair {value, mark} of 16 bytes (16 bytes per
  * item per CPU; each CPU has a 4 KiB page of them, so at most
- * PCPU_SHARED_MAX_ITEMS items). value only ever grows by adds on that CPU;
+ * PCPU_SHARED_MAX_ITEMS items, a histogram's buckets included). value only ever grows by adds on that CPU;
  * the exact value of an item is the sum of its values over the CPUs, so
  * sum() is wait-free, needs only read access and never waits for a fold.
  * read() is the item's central value, the sum of its marks. A fold of a
@@ -104,11 +104,11 @@
  * tuples (status classes, methods, pools) when it forks its workers;
  * values it cannot list belong in a process's own label family.
  *
- * Memory, per CPU: 16 bytes per counter (an item, a histogram bucket or
- * its sum), so a labelled counter or gauge costs what an item costs, and a
- * histogram of B bounds (B + 2) x 16 bytes; once per segment, its labels
- * (their text), 8 bytes per bound, 64 bytes of item table per item and 24
- * of central and threshold per counter.
+ * Memory. A segment maps one 4 KiB page per possible CPU (and one more)
+ * whatever it holds; of each, a labelled counter or gauge takes 16 bytes,
+ * as any item, and a histogram of B bounds (B + 2) x 16 bytes. Once per
+ * segment: 64 bytes of item table per item, its label text, 8 bytes per
+ * bound, 24 bytes of central value and threshold per counter.
  *
  * Concurrency. Every call but close may run concurrently with every other,
  * from any thread of any process that has the segment open. add is not
@@ -129,7 +129,10 @@
 extern "C" {
 #endif
 
-/** Most items in one segment: 16 bytes each must fit one CPU's stride. @since 0.2 */
+/**
+ * Most counters in one segment, 16 bytes each in one CPU's stride: items,
+ * and since 0.3 nr_bounds + 1 more per histogram. @since 0.2
+ */
 #define PCPU_SHARED_MAX_ITEMS 256
 /** Largest per-CPU threshold, and largest accepted floor. @since 0.2 */
 #define PCPU_SHARED_MAX_THRESH (INT64_C(1) << 40)
