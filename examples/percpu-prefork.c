@@ -6,7 +6,10 @@
  * The parent creates the segment /percpu-prefork-PID (or -n NAME) and forks
  * N workers; each serves synthetic "requests" (a request, a response size,
  * one error in 50) and counts them into the shared set with
- * pcpu_shared_add(), no lock and no shared cache line on the fast path.
+ * pcpu_shared_add(), no lock and no shared cache line on the fast path:
+ * also as responses{code="200"} or responses{code="500"} (one family of two
+ * label tuples, fixed at create) and into the histogram
+ * response_size_bytes with pcpu_shared_observe().
  * Each worker also keeps its own plain tally and sends it to the parent
  * through a pipe when it exits. The parent prints the exact totals and every
  * worker's tally, checks that they agree, and unlinks the segment.
@@ -32,17 +35,42 @@
 
 #include <percpu/shared.h>
 
-enum { REQUESTS, BYTES, ERRORS, NR_ITEMS };
+enum { REQUESTS, BYTES, ERRORS, RESP_200, RESP_500, SIZES, NR_ITEMS };
 
 static const struct pcpu_stat_item items[NR_ITEMS] = {
 	[REQUESTS] = { .name = "requests", .help = "Requests served by every worker." },
 	[BYTES] = { .name = "response_bytes", .help = "Bytes of response bodies sent." },
 	[ERRORS] = { .name = "errors", .help = "Requests that failed." },
+	[RESP_200] = { .name = "responses", .help = "Responses by status code." },
+	[RESP_500] = { .name = "responses", .help = "Responses by status code." },
+	[SIZES] = { .name = "response_size_bytes", .help = "Sizes of response bodies.",
+		    .kind = PCPU_METRIC_HISTOGRAM },
 };
 
+#define NR_BOUNDS 3
+static const int64_t size_bounds[NR_BOUNDS] = { 1024, 16384, 65536 };
+
+/* labels and bounds: fixed when the segment is made, before the fork */
+static const struct pcpu_shared_more more[NR_ITEMS] = {
+	[RESP_200] = { .labels = PCPU_LABELS("code", "200") },
+	[RESP_500] = { .labels = PCPU_LABELS("code", "500") },
+	[SIZES] = { .bounds = size_bounds, .nr_bounds = NR_BOUNDS },
+};
+
+/* A worker's own count: each item (the histogram's sum), and the histogram's buckets. */
 struct tally {
 	int64_t n[NR_ITEMS];
+	int64_t buckets[NR_BOUNDS + 1];
 };
+
+static unsigned int bucket_of(int64_t bytes)
+{
+	unsigned int b = 0;
+
+	while (b < NR_BOUNDS && bytes > size_bounds[b])
+		b++;
+	return b;
+}
 
 static void serve(struct pcpu_shared *s, long requests, unsigned int seed, struct tally *t)
 {
@@ -55,11 +83,19 @@ static void serve(struct pcpu_shared *s, long requests, unsigned int seed, struc
 		bytes = 200 + (int64_t)((rng >> 33) % 65536);
 		pcpu_shared_add(s, REQUESTS, 1);
 		pcpu_shared_add(s, BYTES, bytes);
+		pcpu_shared_observe(s, SIZES, bytes);
 		t->n[REQUESTS]++;
 		t->n[BYTES] += bytes;
+		t->n[SIZES] += bytes;
+		t->buckets[bucket_of(bytes)]++;
 		if ((rng >> 20) % 50 == 0) {
 			pcpu_shared_add(s, ERRORS, 1);
+			pcpu_shared_add(s, RESP_500, 1);
 			t->n[ERRORS]++;
+			t->n[RESP_500]++;
+		} else {
+			pcpu_shared_add(s, RESP_200, 1);
+			t->n[RESP_200]++;
 		}
 	}
 }
@@ -74,9 +110,11 @@ static void on_stop(int sig)
 
 int main(int argc, char **argv)
 {
-	struct pcpu_shared_desc d = { .items = items, .nr_items = NR_ITEMS };
+	struct pcpu_shared_desc d = { .items = items, .nr_items = NR_ITEMS,
+				      .flags = PCPU_SHARED_MORE, .more = more };
 	long workers = 4, requests = 1000000;
-	struct tally total = { { 0 } };
+	struct tally total = { { 0 }, { 0 } };
+	uint64_t buckets[NR_BOUNDS + 1];
 	char name[256] = "";
 	bool hold = false, ok = true;
 	struct pcpu_shared *s;
@@ -114,7 +152,7 @@ int main(int argc, char **argv)
 			goto fail; /* the workers forked so far finish and exit */
 		}
 		if (pid == 0) {
-			struct tally mine = { { 0 } };
+			struct tally mine = { { 0 }, { 0 } };
 
 			close(fds[0]);
 			serve(s, requests, (unsigned int)w, &mine);
@@ -136,17 +174,32 @@ int main(int argc, char **argv)
 		       t.n[REQUESTS], t.n[BYTES], t.n[ERRORS]);
 		for (int i = 0; i < NR_ITEMS; i++)
 			total.n[i] += t.n[i];
+		for (int b = 0; b <= NR_BOUNDS; b++)
+			total.buckets[b] += t.buckets[b];
 	}
 	while (wait(NULL) > 0)
 		;
 	for (int i = 0; i < NR_ITEMS; i++) {
 		int64_t exact = pcpu_shared_sum(s, (unsigned int)i);
 
-		printf("total %s %" PRId64 " (workers' tallies %" PRId64 ", read %" PRId64
+		const char *const *l = pcpu_shared_labels(s, (unsigned int)i);
+		char label[64] = "";
+
+		/* as percpu-stat names it: responses{code="200"} (one label here) */
+		if (l[0])
+			snprintf(label, sizeof(label), "{%s=\"%s\"}", l[0], l[1]);
+		printf("total %s%s %" PRId64 " (workers' tallies %" PRId64 ", read %" PRId64
 		       " \u00b1%" PRIu64 ")\n",
-		       items[i].name, exact, total.n[i], pcpu_shared_read(s, (unsigned int)i),
+		       items[i].name, label, exact, total.n[i], pcpu_shared_read(s, (unsigned int)i),
 		       pcpu_shared_error_bound(s, (unsigned int)i));
 		ok &= exact == total.n[i];
+	}
+	if (pcpu_shared_histogram(s, SIZES, buckets, NULL) != 0)
+		ok = false;
+	for (int b = 0; ok && b <= NR_BOUNDS; b++) {
+		printf("bucket %d of response_size_bytes: %" PRIu64 " (workers' tallies %" PRId64
+		       ")\n", b, buckets[b], total.buckets[b]);
+		ok &= buckets[b] == (uint64_t)total.buckets[b];
 	}
 	printf("%s\n", ok ? "totals agree" : "TOTALS DIFFER");
 	fflush(stdout);

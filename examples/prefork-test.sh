@@ -31,14 +31,18 @@ done
 grep -qx 'totals agree' "$tmp/out" || fail "the example's own check"
 "$stat" "$name" > "$tmp/stat" || fail "percpu-stat"
 cat "$tmp/out" "$tmp/stat"
-for item in requests response_bytes errors; do
+for item in requests response_bytes errors 'responses{code="200"}' 'responses{code="500"}' \
+	response_size_bytes; do
 	want=$(awk -v i="$item" '$1 == "total" && $2 == i { print $3 }' "$tmp/out")
 	got=$(awk -v i="$item" '$1 == i { print $2 }' "$tmp/stat")
 	[ -n "$want" ] && [ "$want" = "$got" ] || fail "$item: percpu-stat $got, example $want"
 done
 [ "$(awk '$1 == "total" && $2 == "requests" { print $3 }' "$tmp/out")" = 600000 ] ||
 	fail "600000 requests"
-"$stat" --openmetrics "$name" | grep -qx 'requests_total 600000' || fail "openmetrics"
+"$stat" --openmetrics "$name" > "$tmp/om" || fail "percpu-stat --openmetrics"
+grep -qx 'requests_total 600000' "$tmp/om" || fail "openmetrics"
+grep -qx 'response_size_bytes_count 600000' "$tmp/om" || fail "openmetrics: the histogram's count"
+[ "$(grep -c '^# TYPE responses counter$' "$tmp/om")" = 1 ] || fail "openmetrics: one family"
 kill -TERM "$pid"
 wait "$pid" || fail "percpu-prefork exit status"
 pid=

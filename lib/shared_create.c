@@ -29,48 +29,114 @@ static enum pcpu_metric_kind kind_of(const struct pcpu_stat_item *it)
 	return it->kind ? it->kind : PCPU_METRIC_COUNTER;
 }
 
-/* 0, or -EINVAL for a descriptor the header rejects. Adds up the strings in *@strings. */
-static int check_desc(const struct pcpu_shared_desc *d, uint64_t *strings)
+/* Item @i's labels and bounds: none where the descriptor has no more. */
+static const struct pcpu_shared_more *more_of(const struct pcpu_shared_desc *d, uint32_t i)
 {
-	*strings = 0;
+	static const struct pcpu_shared_more none;
+
+	return (d->flags & PCPU_SHARED_MORE) && d->more ? &d->more[i] : &none;
+}
+
+/* What a descriptor takes in a segment (lib/shared_internal.h). */
+struct desc_size {
+	uint64_t strings;
+	uint32_t slots;
+	uint32_t bounds;
+};
+
+/* Bytes of @labels as the segment keeps them, or 0 for none. */
+static size_t label_text(const char *const *labels)
+{
+	size_t n = 0;
+
+	for (const char *const *l = labels; l && *l; l++)
+		n += strlen(*l) + 1;
+	return n;
+}
+
+/* 0, or -EINVAL for labels the header rejects on an item of @kind. */
+static int check_labels(const char *const *labels, enum pcpu_metric_kind kind)
+{
+	int n = pcpu_metrics_check_labels(labels, kind);
+
+	if (n < 0 || n > PCPU_SHARED_MAX_LABELS || label_text(labels) > PCPU_SHARED_MAX_LABEL_TEXT)
+		return -EINVAL;
+	for (int k = 0; k < n; k++)
+		if (pcpu_metrics_check_label_value(labels[2 * k + 1], PCPU_SHARED_MAX_LABEL_TEXT))
+			return -EINVAL;
+	return 0;
+}
+
+/* 0, or -EINVAL for bounds the header rejects on an item of @kind. */
+static int check_bounds(const struct pcpu_shared_more *m, enum pcpu_metric_kind kind)
+{
+	if (m->reserved || m->scale < 0 ||
+	    (kind != PCPU_METRIC_HISTOGRAM && (m->nr_bounds || m->scale)) ||
+	    m->nr_bounds > PCPU_SHARED_MAX_ITEMS - 2 || (m->nr_bounds && !m->bounds))
+		return -EINVAL;
+	for (uint32_t k = 1; k < m->nr_bounds; k++)
+		if (m->bounds[k - 1] >= m->bounds[k])
+			return -EINVAL;
+	return 0;
+}
+
+/* 0, or -EINVAL for a descriptor the header rejects; what it takes in *@size. */
+static int check_desc(const struct pcpu_shared_desc *d, struct desc_size *size)
+{
+	*size = (struct desc_size){ 0 };
 	if (!d || !d->items || d->nr_items == 0 || d->nr_items > PCPU_SHARED_MAX_ITEMS ||
-	    d->flags || (d->mode & ~0777u) || d->reserved)
+	    (d->flags & ~PCPU_SHARED_MORE) || (d->mode & ~0777u) || d->reserved)
 		return -EINVAL;
 	for (uint32_t i = 0; i < d->nr_items; i++) {
-		const struct pcpu_stat_item *it = &d->items[i];
-		const char *text = it->help ? it->help : "";
+		struct pcpu_stat_item it = d->items[i];
+		const struct pcpu_shared_more *m = more_of(d, i);
+		enum pcpu_metric_kind kind = kind_of(&it);
+		const char *text = it.help ? it.help : "";
 		size_t help = strlen(text);
 
+		/* a histogram's counters are items as a counter's is */
+		if (kind == PCPU_METRIC_HISTOGRAM)
+			it.kind = PCPU_METRIC_COUNTER;
 		/* 64-bit words; what percpu-stat writes out must be a metric name */
-		if (pcpu_stat_item_check(it, PCPU_SHARED_MAX_THRESH) != 0 ||
-		    pcpu_metrics_check_name(NULL, it->name, NULL, kind_of(it)) != 0)
+		if (pcpu_stat_item_check(&it, PCPU_SHARED_MAX_THRESH) != 0 ||
+		    pcpu_metrics_check_name(NULL, it.name, NULL, kind) != 0)
 			return -EINVAL;
 		/* both exposition formats are UTF-8 */
 		if (help > PCPU_SHARED_MAX_HELP || !pcpu_shared_utf8(text, help))
 			return -EINVAL;
+		if (check_labels(m->labels, kind) != 0 || check_bounds(m, kind) != 0)
+			return -EINVAL;
 		/* nor may two write the same sample ("x_total" beside a counter "x") */
 		for (uint32_t j = 0; j < i; j++)
-			if (pcpu_metrics_names_meet(d->items[j].name, kind_of(&d->items[j]),
-						    it->name, kind_of(it)))
+			if (pcpu_shared_items_clash(d->items[j].name, kind_of(&d->items[j]),
+						    more_of(d, j)->labels, it.name, kind,
+						    m->labels))
 				return -EINVAL;
-		*strings += strlen(it->name) + 1 + help + 1;
+		size->strings += strlen(it.name) + 1 + help + 1 + label_text(m->labels);
+		size->slots += 1 + (kind == PCPU_METRIC_HISTOGRAM ? m->nr_bounds + 1 : 0);
+		size->bounds += m->nr_bounds;
+		if (size->slots > PCPU_SHARED_MAX_ITEMS)
+			return -EINVAL;
 	}
 	return 0;
 }
 
 /* Every offset, in the order lib/shared_internal.h gives. */
-static void lay_out(struct shared_header *hdr, uint32_t nr_items, uint64_t strings,
+static void lay_out(struct shared_header *hdr, uint32_t nr_items, const struct desc_size *size,
 		    unsigned int possible)
 {
 	uint64_t at = align_up(sizeof(*hdr), SHARED_LINE);
 
+	hdr->nr_slots = size->slots;
 	hdr->items = (struct shared_range){ at, nr_items * sizeof(struct shared_item) };
 	at += hdr->items.len;
-	hdr->strings = (struct shared_range){ at, strings };
-	at = align_up(at + strings, SHARED_LINE);
-	hdr->central = (struct shared_range){ at, nr_items * sizeof(struct shared_central) };
+	hdr->strings = (struct shared_range){ at, size->strings };
+	at = align_up(at + size->strings, sizeof(int64_t));
+	hdr->bounds = (struct shared_range){ at, size->bounds * sizeof(int64_t) };
+	at = align_up(at + hdr->bounds.len, SHARED_LINE);
+	hdr->central = (struct shared_range){ at, size->slots * sizeof(struct shared_central) };
 	at = align_up(at + hdr->central.len, SHARED_LINE);
-	hdr->thresh = (struct shared_range){ at, nr_items * sizeof(uint64_t) };
+	hdr->thresh = (struct shared_range){ at, size->slots * sizeof(uint64_t) };
 	at = align_up(at + hdr->thresh.len, PCPU_STRIDE);
 	hdr->cpus = (struct shared_range){ at, ((uint64_t)possible + 1) * PCPU_STRIDE };
 	hdr->total_size = at + hdr->cpus.len;
@@ -92,15 +158,59 @@ static int init_lock(pthread_mutex_t *lock)
 	return err;
 }
 
+/* Copies @s with its NUL to @strings + *@at; returns its offset. */
+static uint32_t put_string(char *strings, uint32_t *at, const char *s, uint32_t *len)
+{
+	uint32_t off = *at;
+
+	*len = (uint32_t)strlen(s);
+	memcpy(strings + off, s, *len + 1);
+	*at += *len + 1;
+	return off;
+}
+
+/* @labels as "name\0value\0" pairs at @strings + *@at, sorted by name, into @it. */
+static void put_labels(char *strings, uint32_t *at, const char *const *labels,
+		       struct shared_item *it)
+{
+	const char *const *order[PCPU_SHARED_MAX_LABELS];
+	uint32_t n = 0, len;
+
+	for (const char *const *l = labels; l && *l; l += 2) {
+		uint32_t k = n++;
+
+		for (; k > 0 && strcmp(*order[k - 1], *l) > 0; k--)
+			order[k] = order[k - 1];
+		order[k] = l;
+	}
+	it->nr_labels = n;
+	it->labels_off = n ? *at : 0;
+	for (uint32_t k = 0; k < n; k++) {
+		put_string(strings, at, order[k][0], &len);
+		put_string(strings, at, order[k][1], &len);
+	}
+	it->labels_len = n ? *at - it->labels_off : 0;
+}
+
+/* The threshold a counter of @it starts with, in @thresh and @central. */
+static void start_threshold(const struct shared_header *proto, const struct shared_item *it,
+			    uint64_t *thresh, struct shared_central *central)
+{
+	*thresh = pcpu_policy_threshold(0, (uint64_t)it->accuracy * proto->possible,
+					(uint64_t)it->floor, PCPU_SHARED_MAX_THRESH);
+	central->thresh_max = *thresh;
+}
+
 /* Fills the zeroed mapping @base from @d; @proto holds the laid-out header. */
 static int fill(void *base, const struct shared_header *proto, const struct pcpu_shared_desc *d)
 {
 	struct shared_header *hdr = base;
 	struct shared_item *items = (void *)((char *)base + proto->items.off);
 	char *strings = (char *)base + proto->strings.off;
+	int64_t *bounds = (void *)((char *)base + proto->bounds.off);
 	struct shared_central *central = (void *)((char *)base + proto->central.off);
 	uint64_t *thresh = (void *)((char *)base + proto->thresh.off);
-	uint32_t at = 0;
+	uint32_t at = 0, slot = d->nr_items;
 	int err;
 
 	memcpy(hdr, proto, offsetof(struct shared_header, lock));
@@ -109,24 +219,27 @@ static int fill(void *base, const struct shared_header *proto, const struct pcpu
 		return -err;
 	for (uint32_t i = 0; i < d->nr_items; i++) {
 		const struct pcpu_stat_item *it = &d->items[i];
+		const struct pcpu_shared_more *m = more_of(d, i);
 		struct shared_item *s = &items[i];
-		const char *help = it->help ? it->help : "";
 
-		s->name_off = at;
-		s->name_len = (uint32_t)strlen(it->name);
-		memcpy(strings + at, it->name, s->name_len + 1);
-		at += s->name_len + 1;
-		s->help_off = at;
-		s->help_len = (uint32_t)strlen(help);
-		memcpy(strings + at, help, s->help_len + 1);
-		at += s->help_len + 1;
+		s->name_off = put_string(strings, &at, it->name, &s->name_len);
+		s->help_off = put_string(strings, &at, it->help ? it->help : "", &s->help_len);
+		put_labels(strings, &at, m->labels, s);
 		s->kind = kind_of(it);
+		s->scale = m->scale > 1 ? m->scale : 1;
 		s->group = it->group;
 		s->accuracy = it->accuracy ? (uint32_t)it->accuracy : PCPU_POLICY_ACCURACY;
 		s->floor = it->floor ? it->floor : PCPU_POLICY_FLOOR;
-		thresh[i] = pcpu_policy_threshold(0, (uint64_t)s->accuracy * proto->possible,
-						  (uint64_t)s->floor, PCPU_SHARED_MAX_THRESH);
-		central[i].thresh_max = thresh[i];
+		start_threshold(proto, s, &thresh[i], &central[i]);
+		if (s->kind != PCPU_METRIC_HISTOGRAM)
+			continue;
+		/* the buckets: counters of the item's policy, after every item */
+		s->nr_bounds = m->nr_bounds;
+		if (m->nr_bounds)
+			memcpy(bounds, m->bounds, m->nr_bounds * sizeof(*bounds));
+		bounds += m->nr_bounds;
+		for (uint32_t b = 0; b <= m->nr_bounds; b++, slot++)
+			start_threshold(proto, s, &thresh[slot], &central[slot]);
 	}
 	__atomic_store_n(&hdr->ready, SHARED_READY, __ATOMIC_RELEASE);
 	return 0;
@@ -137,9 +250,9 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
 {
 	struct shared_header proto = { .magic = SHARED_MAGIC };
 	struct shared_handle *h;
-	uint64_t strings;
+	struct desc_size size;
 	void *base = MAP_FAILED;
-	int fd = -1, err = check_desc(d, &strings);
+	int fd = -1, err = check_desc(d, &size);
 
 	if (!PCPU_PAIR_LOCK_FREE) {
 		errno = ENOTSUP;
@@ -156,7 +269,7 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
 	proto.stride = PCPU_STRIDE;
 	proto.nr_items = d->nr_items;
 	proto.mutex_size = sizeof(pthread_mutex_t);
-	lay_out(&proto, d->nr_items, strings, proto.possible);
+	lay_out(&proto, d->nr_items, &size, proto.possible);
 
 	if (name) {
 		mode_t mode = d->mode ? d->mode : 0600;

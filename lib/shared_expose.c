@@ -2,9 +2,13 @@
 /*
  * A shared segment as exposition text (see <percpu/shared.h>): one
  * snapshot, then each item as a sample for the writer that
- * pcpu_metrics_write() uses (lib/exposition.c), so the two formats and
- * their escaping live in one place. Names were checked as metric names at
- * open, so a segment cannot inject lines.
+ * pcpu_metrics_write() uses (lib/exposition.c), so the two formats, their
+ * escaping and histograms' cumulative buckets live in one place (a
+ * histogram's buckets are read after the snapshot, each exact as sum()
+ * is: public calls only, as a client of the unit). Items are
+ * sorted by name, then labels, so that the items of one name make one
+ * family (the writer starts a family where the name changes). Names and
+ * labels were checked at open, so a segment cannot inject lines.
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
@@ -20,13 +24,26 @@ struct walk_ctx {
 	const int64_t *values;
 };
 
-/* Families must come sorted by name, as the registry gives them. */
+/* Label pairs in order: by each name, then value. */
+static int labels_cmp(const char *const *a, const char *const *b)
+{
+	for (; *a && *b; a++, b++) {
+		int c = strcmp(*a, *b);
+
+		if (c)
+			return c;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
+/* Families must come sorted by name, as the registry gives them; then labels. */
 static int by_name(const void *a, const void *b, void *arg)
 {
 	const struct pcpu_shared *s = arg;
+	unsigned int i = *(const unsigned int *)a, j = *(const unsigned int *)b;
+	int c = strcmp(pcpu_shared_name(s, i), pcpu_shared_name(s, j));
 
-	return strcmp(pcpu_shared_name(s, *(const unsigned int *)a),
-		      pcpu_shared_name(s, *(const unsigned int *)b));
+	return c ? c : labels_cmp(pcpu_shared_labels(s, i), pcpu_shared_labels(s, j));
 }
 
 static int walk_items(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg,
@@ -41,16 +58,26 @@ static int walk_items(int (*cb)(const struct pcpu_metric_sample *, void *), void
 	qsort_r(order, n, sizeof(order[0]), by_name, (void *)w->s);
 	for (unsigned int k = 0; k < n && !err; k++) {
 		unsigned int i = order[k];
+		uint64_t buckets[PCPU_SHARED_MAX_ITEMS];
 		struct pcpu_metric_sample m = {
 			.name = pcpu_shared_name(w->s, i),
 			.help = pcpu_shared_help(w->s, i),
 			.unit = "",
 			.kind = pcpu_shared_kind(w->s, i),
+			.labels = pcpu_shared_labels(w->s, i),
 			.value = w->values[i],
 			.scale = 1,
 		};
 
-		err = cb(&m, arg);
+		if (m.kind == PCPU_METRIC_HISTOGRAM) {
+			m.bounds = pcpu_shared_bounds(w->s, i, &m.nr_bounds, &m.scale);
+			m.buckets = buckets;
+			err = pcpu_shared_histogram(w->s, i, buckets, &m.sum);
+			for (uint32_t b = 0; b <= m.nr_bounds; b++)
+				m.count += buckets[b];
+		}
+		if (!err)
+			err = cb(&m, arg);
 	}
 	return err;
 }

@@ -170,7 +170,6 @@ static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, in
 PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item, int64_t amount)
 {
 	struct shared_handle *h = shared_handle(s);
-	unsigned int row;
 
 	if (!shared_usable(s, item, "pcpu_shared_add"))
 		return;
@@ -178,6 +177,14 @@ PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item
 		pcpu_misuse("pcpu_shared_add", "segment opened read-only");
 		return;
 	}
+	pcpu_shared_add_locked(h, item, amount);
+}
+
+/* The above past its checks, for any slot (a histogram's buckets too). */
+void pcpu_shared_add_locked(struct shared_handle *h, unsigned int item, int64_t amount)
+{
+	unsigned int row;
+
 	if (!lock(h)) {
 		add_unchecked(h, item, amount); /* the next fold moves it */
 		return;

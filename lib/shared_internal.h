@@ -7,12 +7,22 @@
  * The segment, in this order, each part starting after the previous one:
  *   header   struct shared_header (magic ... the lock), 64-byte aligned size
  *   items    nr_items struct shared_item: offsets into strings, kind, policy
- *   strings  every name and help text, each NUL-terminated
- *   central  nr_items struct shared_central, written by folders (under the lock)
- *   thresh   nr_items uint64_t, read by every add: apart from the central lines
- *   cpus     (possible + 1) strides of PCPU_STRIDE bytes: per CPU, nr_items
+ *   strings  every name, help text and label, each NUL-terminated
+ *   bounds   every histogram's bounds (int64_t), in the order of the items
+ *   central  nr_slots struct shared_central, written by folders (under the lock)
+ *   thresh   nr_slots uint64_t, read by every add: apart from the central lines
+ *   cpus     (possible + 1) strides of PCPU_STRIDE bytes: per CPU, nr_slots
  *            pairs {value, mark}; the extra last stride is the row of a thread
  *            with no CPU number, which only atomic adds write
+ * Slots are counters: item i is slot i (a histogram's: its sum), then come
+ * the histograms' buckets, nr_bounds + 1 slots each, in the order of the
+ * items. Where a histogram's buckets and bounds start is not recorded but
+ * counted, so that they cannot disagree: open() checks that the counts add
+ * up to nr_slots and to the bounds' length.
+ *
+ * Layout 2 (0.3) added labels, histograms, nr_slots and the bounds after
+ * every field of layout 1 that a reader of 0.2 loads before the version
+ * (ready stays where it was), so that reader refuses it with EBADMSG.
  * The creator sizes the file (zeros), fills it, then sets ready (a release
  * store). open() loads ready first (acquire) and reads nothing it covers
  * before: a segment whose ready is 0 and whose magic is zero or (part of)
@@ -32,7 +42,7 @@
 #include "misuse.h"
 
 #define SHARED_MAGIC "percpuSH"
-#define SHARED_VERSION 1u
+#define SHARED_VERSION 2u
 /* set last by the creator; every byte non-zero, so no single flip makes it 0 */
 #define SHARED_READY 0x59444552u
 /* more possible CPUs than a header may claim (the kernel's NR_CPUS is at most 8192) */
@@ -56,6 +66,9 @@ struct shared_header {
 	uint32_t ready;          /* SHARED_READY once complete */
 	uint32_t mutex_size;     /* sizeof(pthread_mutex_t) */
 	struct shared_range items, strings, central, thresh, cpus;
+	struct shared_range bounds;  /* layout 2 */
+	uint32_t nr_slots;       /* counters: nr_items, then the histograms' buckets */
+	uint32_t reserved;
 	/* taken by every fold, by every process; robust: see shared_fold.c */
 	_Alignas(SHARED_LINE) pthread_mutex_t lock;
 };
@@ -64,11 +77,24 @@ struct shared_header {
 struct shared_item {
 	uint32_t name_off, name_len; /* in strings; NUL at name_off + name_len */
 	uint32_t help_off, help_len; /* likewise; help_len 0: none */
-	uint32_t kind;               /* PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE */
+	uint32_t kind;               /* PCPU_METRIC_COUNTER, _GAUGE or _HISTOGRAM */
 	uint32_t group;
 	uint32_t accuracy;           /* 1 to PCPU_STAT_MAX_ACCURACY */
-	uint32_t reserved;
+	uint32_t nr_labels;          /* 0 to PCPU_SHARED_MAX_LABELS */
 	int64_t floor;               /* 0 to PCPU_SHARED_MAX_THRESH */
+	/* in strings: "name\0value\0" per label, sorted by name; 0 and 0: none */
+	uint32_t labels_off, labels_len;
+	uint32_t nr_bounds;          /* a histogram's; else 0 */
+	uint32_t reserved;
+	int64_t scale;               /* a histogram's, >= 1; else 1 */
+};
+
+/* What a process made of an item at open: pointers into its own copies. */
+struct shared_meta {
+	const char *const *labels; /* {"k", "v", ..., NULL}, sorted by key */
+	const int64_t *bounds;     /* a histogram's nr_bounds bounds */
+	uint32_t nr_bounds;
+	uint32_t bucket;           /* a histogram's first bucket slot */
 };
 
 struct shared_central {
@@ -83,12 +109,16 @@ struct shared_handle {
 	size_t map_size;
 	int fd;                         /* a named segment's file, for its size; else -1 */
 	bool writable;
-	uint32_t nr_items;
+	uint32_t nr_items;              /* slots (see the top): what folds walk */
+	uint32_t nr_public;             /* items, what the API counts */
 	uint32_t rows;                  /* possible CPUs + the row without a CPU */
 	struct shared_central *central; /* in the mapping */
 	uint64_t *thresh;               /* in the mapping */
-	struct shared_item *items;      /* validated copies, process-local */
+	struct shared_item *items;      /* validated copies, process-local, per slot */
 	char *strings;
+	struct shared_meta *meta;       /* per item */
+	const char **label_ptrs;        /* what meta's labels point to */
+	int64_t *bounds;                /* a validated copy */
 };
 
 static inline struct shared_handle *shared_handle(const struct pcpu_shared *s)
@@ -99,7 +129,7 @@ static inline struct shared_handle *shared_handle(const struct pcpu_shared *s)
 /* Whether @s and @item may be used; reports misuse by @call otherwise. */
 static inline bool shared_usable(const struct pcpu_shared *s, unsigned int item, const char *call)
 {
-	if (pcpu_likely(s && item < shared_handle(s)->nr_items))
+	if (pcpu_likely(s && item < shared_handle(s)->nr_public))
 		return true;
 	pcpu_misuse(call, s ? "item out of range" : "NULL segment");
 	return false;
@@ -134,6 +164,23 @@ int pcpu_shared_intact(const struct shared_handle *h);
 /* The threshold for the central value @central of @it (lib/policy.h). */
 uint64_t pcpu_shared_threshold(const struct shared_handle *h, const struct shared_item *it,
 			       int64_t central);
+
+/*
+ * Would items @a (name @na, kind @ka, labels @la) and @b clash: the same
+ * name with another kind or the same labels (in any order), or names whose
+ * samples meet? One rule for create and open.
+ */
+bool pcpu_shared_items_clash(const char *na, enum pcpu_metric_kind ka, const char *const *la,
+			     const char *nb, enum pcpu_metric_kind kb, const char *const *lb);
+
+/* Do the label pairs @a and @b hold the same labels, in any order? */
+bool pcpu_shared_same_labels(const char *const *a, const char *const *b);
+
+/*
+ * Adds @amount to @slot of writable @h under the lock (the slow path of
+ * any add, histograms' buckets included), then folds this CPU's pair.
+ */
+void pcpu_shared_add_locked(struct shared_handle *h, unsigned int slot, int64_t amount);
 
 /* Test hook: called inside a fold, between the swap and the central update. */
 extern void (*pcpu_shared_fold_hook)(void);

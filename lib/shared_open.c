@@ -59,17 +59,22 @@ static int check_header(const struct shared_header *hdr, uint32_t ready, uint64_
 		return -EBADMSG;
 	n = hdr->nr_items;
 	if (n == 0 || n > PCPU_SHARED_MAX_ITEMS || hdr->possible == 0 ||
-	    hdr->possible > SHARED_MAX_CPUS)
+	    hdr->possible > SHARED_MAX_CPUS || hdr->nr_slots < n ||
+	    hdr->nr_slots > PCPU_SHARED_MAX_ITEMS || hdr->reserved)
 		return -EINVAL;
 	/* each part in its place: after the previous one, of its exact length */
 	if (!range_ok(&hdr->items, sizeof(*hdr), size, 8) ||
 	    hdr->items.len != n * sizeof(struct shared_item) ||
 	    !range_ok(&hdr->strings, hdr->items.off + hdr->items.len, size, 1) ||
-	    hdr->strings.len > n * (PCPU_STAT_MAX_NAME + 1 + PCPU_SHARED_MAX_HELP + 1) ||
-	    !range_ok(&hdr->central, hdr->strings.off + hdr->strings.len, size, SHARED_LINE) ||
-	    hdr->central.len != n * sizeof(struct shared_central) ||
+	    hdr->strings.len > n * (PCPU_STAT_MAX_NAME + 1 + PCPU_SHARED_MAX_HELP + 1 +
+				    PCPU_SHARED_MAX_LABEL_TEXT) ||
+	    !range_ok(&hdr->bounds, hdr->strings.off + hdr->strings.len, size, 8) ||
+	    hdr->bounds.len > (uint64_t)hdr->nr_slots * sizeof(int64_t) ||
+	    hdr->bounds.len % sizeof(int64_t) ||
+	    !range_ok(&hdr->central, hdr->bounds.off + hdr->bounds.len, size, SHARED_LINE) ||
+	    hdr->central.len != hdr->nr_slots * sizeof(struct shared_central) ||
 	    !range_ok(&hdr->thresh, hdr->central.off + hdr->central.len, size, SHARED_LINE) ||
-	    hdr->thresh.len != n * sizeof(uint64_t) ||
+	    hdr->thresh.len != hdr->nr_slots * sizeof(uint64_t) ||
 	    !range_ok(&hdr->cpus, hdr->thresh.off + hdr->thresh.len, size, PCPU_STRIDE) ||
 	    hdr->cpus.len != ((uint64_t)hdr->possible + 1) * PCPU_STRIDE ||
 	    hdr->cpus.off + hdr->cpus.len != size)
@@ -117,38 +122,152 @@ static bool string_ok(const char *strings, uint64_t size, uint32_t off, uint32_t
 	       strlen(strings + off) == len;
 }
 
-/* The copied item table and strings: -EBADMSG if anything is off. */
-static int check_items(const struct shared_item *items, uint32_t n, const char *strings,
-		       uint64_t size)
+bool pcpu_shared_same_labels(const char *const *a, const char *const *b)
 {
+	size_t na = 0, nb = 0;
+
+	for (; a && a[na]; na += 2)
+		;
+	for (; b && b[nb]; nb += 2)
+		;
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i += 2) {
+		size_t j = 0;
+
+		while (j < nb && strcmp(a[i], b[j]) != 0)
+			j += 2;
+		if (j == nb || strcmp(a[i + 1], b[j + 1]) != 0)
+			return false;
+	}
+	return true;
+}
+
+bool pcpu_shared_items_clash(const char *na, enum pcpu_metric_kind ka, const char *const *la,
+			     const char *nb, enum pcpu_metric_kind kb, const char *const *lb)
+{
+	if (strcmp(na, nb) == 0)
+		return ka != kb || pcpu_shared_same_labels(la, lb);
+	return pcpu_metrics_names_meet(na, ka, nb, kb);
+}
+
+/*
+ * The labels of @it as pairs at @ptrs (2 * nr_labels + 1 of them): each of
+ * its strings NUL-terminated inside the labels' range, names in the label
+ * grammar and strictly ascending, values UTF-8. -EBADMSG if not.
+ */
+static int parse_labels(const struct shared_item *it, const char *strings, uint64_t size,
+			const char **ptrs)
+{
+	const char *p = strings + it->labels_off, *end;
+
+	if (it->labels_len > PCPU_SHARED_MAX_LABEL_TEXT || (it->nr_labels == 0) != (it->labels_len == 0) ||
+	    it->labels_off > size || it->labels_len > size - it->labels_off)
+		return -EBADMSG;
+	end = p + it->labels_len;
+	for (uint32_t k = 0; k < 2 * it->nr_labels; k++) {
+		size_t len = strnlen(p, (size_t)(end - p));
+
+		if (len == (size_t)(end - p))
+			return -EBADMSG; /* no NUL before the end */
+		ptrs[k] = p;
+		p += len + 1;
+	}
+	ptrs[2 * it->nr_labels] = NULL;
+	if (p != end || pcpu_metrics_check_labels(ptrs, it->kind) != (int)it->nr_labels)
+		return -EBADMSG;
+	for (uint32_t k = 0; k < it->nr_labels; k++)
+		if ((k && strcmp(ptrs[2 * k - 2], ptrs[2 * k]) >= 0) ||
+		    pcpu_metrics_check_label_value(ptrs[2 * k + 1], PCPU_SHARED_MAX_LABEL_TEXT))
+			return -EBADMSG;
+	return 0;
+}
+
+/* One copied item, alone: -EBADMSG if anything is off. */
+static int check_item(const struct shared_item *it, const char *strings, uint64_t size)
+{
+	if (it->name_len == 0 || it->name_len > PCPU_STAT_MAX_NAME ||
+	    it->help_len > PCPU_SHARED_MAX_HELP || it->nr_labels > PCPU_SHARED_MAX_LABELS ||
+	    !string_ok(strings, size, it->name_off, it->name_len) ||
+	    !string_ok(strings, size, it->help_off, it->help_len) ||
+	    !pcpu_shared_utf8(strings + it->help_off, it->help_len))
+		return -EBADMSG;
+	if ((it->kind != PCPU_METRIC_COUNTER && it->kind != PCPU_METRIC_GAUGE &&
+	     it->kind != PCPU_METRIC_HISTOGRAM) ||
+	    it->accuracy == 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY || it->floor < 0 ||
+	    it->floor > PCPU_SHARED_MAX_THRESH || it->reserved || it->scale < 1 ||
+	    (it->kind != PCPU_METRIC_HISTOGRAM && (it->nr_bounds || it->scale != 1)) ||
+	    it->nr_bounds > PCPU_SHARED_MAX_ITEMS - 2)
+		return -EBADMSG;
+	/* what percpu-stat writes out must be a metric name, not text */
+	if (pcpu_metrics_check_name(NULL, strings + it->name_off, NULL, it->kind) != 0)
+		return -EBADMSG;
+	return 0;
+}
+
+/*
+ * The copied item table, strings and bounds of @h (hdr's counts): every
+ * item, label and bound; items that clash; buckets and bounds that do not
+ * add up to the header's. Fills @h's meta, label pointers and slots' items.
+ * -EBADMSG if anything is off, -ENOMEM.
+ */
+static int check_items(struct shared_handle *h, const struct shared_header *hdr,
+		       const struct shared_item *items)
+{
+	const char *strings = h->strings;
+	uint64_t size = hdr->strings.len, nr_bounds = hdr->bounds.len / sizeof(int64_t);
+	uint32_t n = hdr->nr_items, slot = n, bound = 0;
+	size_t nr_ptrs = 0;
+	const char **ptrs;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (check_item(&items[i], strings, size) != 0)
+			return -EBADMSG;
+		nr_ptrs += 2 * (size_t)items[i].nr_labels + 1;
+	}
+	h->label_ptrs = ptrs = malloc(nr_ptrs * sizeof(*ptrs));
+	if (!ptrs)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct shared_item *it = &items[i];
+		struct shared_meta *m = &h->meta[i];
 
-		if (it->name_len == 0 || it->name_len > PCPU_STAT_MAX_NAME ||
-		    it->help_len > PCPU_SHARED_MAX_HELP ||
-		    !string_ok(strings, size, it->name_off, it->name_len) ||
-		    !string_ok(strings, size, it->help_off, it->help_len) ||
-		    !pcpu_shared_utf8(strings + it->help_off, it->help_len))
+		if (parse_labels(it, strings, size, ptrs) != 0)
 			return -EBADMSG;
-		if ((it->kind != PCPU_METRIC_COUNTER && it->kind != PCPU_METRIC_GAUGE) ||
-		    it->accuracy == 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY || it->floor < 0 ||
-		    it->floor > PCPU_SHARED_MAX_THRESH || it->reserved)
-			return -EBADMSG;
-		/* what percpu-stat writes out must be a metric name, not text */
-		if (pcpu_metrics_check_name(NULL, strings + it->name_off, NULL, it->kind) != 0)
-			return -EBADMSG;
+		m->labels = ptrs;
+		ptrs += 2 * it->nr_labels + 1;
 		for (uint32_t j = 0; j < i; j++)
-			if (pcpu_metrics_names_meet(strings + items[j].name_off, items[j].kind,
-						    strings + it->name_off, it->kind))
+			if (pcpu_shared_items_clash(strings + items[j].name_off, items[j].kind,
+						    h->meta[j].labels, strings + it->name_off,
+						    it->kind, m->labels))
 				return -EBADMSG;
+		h->items[i] = *it;
+		if (it->kind != PCPU_METRIC_HISTOGRAM)
+			continue;
+		/* its buckets and bounds come next: counted, never read from the segment */
+		if (it->nr_bounds > nr_bounds - bound || it->nr_bounds + 1 > hdr->nr_slots - slot)
+			return -EBADMSG;
+		m->bounds = h->bounds + bound;
+		m->nr_bounds = it->nr_bounds;
+		m->bucket = slot;
+		for (uint32_t b = 1; b < it->nr_bounds; b++)
+			if (m->bounds[b - 1] >= m->bounds[b])
+				return -EBADMSG;
+		bound += it->nr_bounds;
+		/* a bucket folds with its item's policy (lib/shared_fold.c) */
+		for (uint32_t b = 0; b <= it->nr_bounds; b++)
+			h->items[slot++] = *it;
 	}
-	return 0;
+	return slot == hdr->nr_slots && bound == nr_bounds ? 0 : -EBADMSG;
 }
 
 static void free_handle(struct shared_handle *h)
 {
 	free(h->items);
 	free(h->strings);
+	free(h->meta);
+	free(h->label_ptrs);
+	free(h->bounds);
 	free(h);
 }
 
@@ -156,6 +275,7 @@ struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable,
 {
 	struct shared_header hdr;
 	struct shared_handle *h;
+	struct shared_item *items;
 	uint32_t ready;
 	int err;
 
@@ -178,16 +298,22 @@ struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable,
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
-	h->items = malloc(hdr.items.len);
+	h->items = malloc(hdr.nr_slots * sizeof(*h->items));
 	h->strings = malloc(hdr.strings.len ? hdr.strings.len : 1);
-	if (!h->items || !h->strings) {
+	h->meta = calloc(hdr.nr_items, sizeof(*h->meta));
+	h->bounds = malloc(hdr.bounds.len ? hdr.bounds.len : 1);
+	items = malloc(hdr.items.len);
+	if (!h->items || !h->strings || !h->meta || !h->bounds || !items) {
+		free(items);
 		free_handle(h);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memcpy(h->items, (char *)base + hdr.items.off, hdr.items.len);
+	memcpy(items, (char *)base + hdr.items.off, hdr.items.len);
 	memcpy(h->strings, (char *)base + hdr.strings.off, hdr.strings.len);
-	err = check_items(h->items, hdr.nr_items, h->strings, hdr.strings.len);
+	memcpy(h->bounds, (char *)base + hdr.bounds.off, hdr.bounds.len);
+	err = check_items(h, &hdr, items);
+	free(items);
 	if (err) {
 		free_handle(h);
 		errno = -err;
@@ -197,7 +323,8 @@ struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable,
 	h->map_size = size;
 	h->fd = fd;
 	h->writable = writable;
-	h->nr_items = hdr.nr_items;
+	h->nr_items = hdr.nr_slots;
+	h->nr_public = hdr.nr_items;
 	h->rows = hdr.possible + 1;
 	h->central = (void *)((char *)base + hdr.central.off);
 	h->thresh = (void *)((char *)base + hdr.thresh.off);

@@ -72,39 +72,52 @@ PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int it
 	return (int64_t)sum;
 }
 
-PCPU_EXPORT int pcpu_shared_snapshot(const struct pcpu_shared *s, int64_t *values,
-				     uint64_t *bounds)
+/* The exact values of every slot (nr_items of them) into @values: 0 or -ENXIO. */
+static int snapshot_slots(const struct shared_handle *h, int64_t *values)
 {
-	const struct shared_handle *h = shared_handle(s);
-	int err;
+	int err = pcpu_shared_intact(h);
 
-	if (!s || !values)
-		return -EINVAL;
-	err = pcpu_shared_intact(h);
 	if (err)
 		return err;
 	memset(values, 0, h->nr_items * sizeof(*values));
 	/* row by row: each CPU's page once */
 	for (unsigned int row = 0; row < h->rows; row++)
-		for (unsigned int item = 0; item < h->nr_items; item++)
-			values[item] = (int64_t)((uint64_t)values[item] +
-						 (uint64_t)LOAD(shared_pair(h, item, row)));
+		for (unsigned int slot = 0; slot < h->nr_items; slot++)
+			values[slot] = (int64_t)((uint64_t)values[slot] +
+						 (uint64_t)LOAD(shared_pair(h, slot, row)));
+	return 0;
+}
+
+PCPU_EXPORT int pcpu_shared_snapshot(const struct pcpu_shared *s, int64_t *values,
+				     uint64_t *bounds)
+{
+	const struct shared_handle *h = shared_handle(s);
+	int64_t slots[PCPU_SHARED_MAX_ITEMS];
+	int err;
+
+	if (!s || !values)
+		return -EINVAL;
+	/* the items are the first slots; the caller's array holds only them */
+	err = snapshot_slots(h, slots);
+	if (err)
+		return err;
+	memcpy(values, slots, h->nr_public * sizeof(*values));
 	if (bounds)
-		for (unsigned int item = 0; item < h->nr_items; item++)
+		for (unsigned int item = 0; item < h->nr_public; item++)
 			bounds[item] = bound_of(h, item);
 	return 0;
 }
 
 PCPU_EXPORT unsigned int pcpu_shared_count(const struct pcpu_shared *s)
 {
-	return s ? shared_handle(s)->nr_items : 0;
+	return s ? shared_handle(s)->nr_public : 0;
 }
 
 static const char *string_of(const struct pcpu_shared *s, unsigned int item, bool help)
 {
 	const struct shared_handle *h = shared_handle(s);
 
-	if (!s || item >= h->nr_items) {
+	if (!s || item >= h->nr_public) {
 		errno = s ? ERANGE : EINVAL;
 		return NULL;
 	}
@@ -124,7 +137,7 @@ PCPU_EXPORT const char *pcpu_shared_help(const struct pcpu_shared *s, unsigned i
 PCPU_EXPORT enum pcpu_metric_kind pcpu_shared_kind(const struct pcpu_shared *s,
 						   unsigned int item)
 {
-	if (!s || item >= shared_handle(s)->nr_items)
+	if (!s || item >= shared_handle(s)->nr_public)
 		return (enum pcpu_metric_kind)0;
 	return (enum pcpu_metric_kind)shared_handle(s)->items[item].kind;
 }
@@ -135,8 +148,81 @@ PCPU_EXPORT int pcpu_shared_lookup(const struct pcpu_shared *s, const char *name
 
 	if (!s || !name)
 		return -EINVAL;
-	for (unsigned int item = 0; item < h->nr_items; item++)
+	for (unsigned int item = 0; item < h->nr_public; item++)
 		if (strcmp(h->strings + h->items[item].name_off, name) == 0)
 			return (int)item;
 	return -ENOENT;
+}
+
+PCPU_EXPORT int pcpu_shared_lookup_labels(const struct pcpu_shared *s, const char *name,
+					  const char *const *labels)
+{
+	const struct shared_handle *h = shared_handle(s);
+
+	if (!s || !name)
+		return -EINVAL;
+	for (unsigned int item = 0; item < h->nr_public; item++)
+		if (strcmp(h->strings + h->items[item].name_off, name) == 0 &&
+		    pcpu_shared_same_labels(h->meta[item].labels, labels))
+			return (int)item;
+	return -ENOENT;
+}
+
+PCPU_EXPORT const char *const *pcpu_shared_labels(const struct pcpu_shared *s,
+						  unsigned int item)
+{
+	if (!string_of(s, item, false))
+		return NULL;
+	return shared_handle(s)->meta[item].labels;
+}
+
+/* @item's meta if it is a histogram; else NULL, with *@err. */
+static const struct shared_meta *histogram_of(const struct pcpu_shared *s, unsigned int item,
+					      int *err)
+{
+	const struct shared_handle *h = shared_handle(s);
+
+	*err = !s ? -EINVAL : item >= h->nr_public ? -ERANGE :
+	       h->items[item].kind != PCPU_METRIC_HISTOGRAM ? -EINVAL : 0;
+	return *err ? NULL : &h->meta[item];
+}
+
+PCPU_EXPORT const int64_t *pcpu_shared_bounds(const struct pcpu_shared *s, unsigned int item,
+					       uint32_t *nr_bounds, int64_t *scale)
+{
+	int err;
+	const struct shared_meta *m = histogram_of(s, item, &err);
+
+	if (!m || !nr_bounds) {
+		errno = m ? EINVAL : -err;
+		return NULL;
+	}
+	*nr_bounds = m->nr_bounds;
+	if (scale)
+		*scale = shared_handle(s)->items[item].scale;
+	return m->bounds;
+}
+
+PCPU_EXPORT int pcpu_shared_histogram(const struct pcpu_shared *s, unsigned int item,
+				      uint64_t *buckets, int64_t *sum)
+{
+	const struct shared_handle *h = shared_handle(s);
+	int err;
+	const struct shared_meta *m = histogram_of(s, item, &err);
+
+	if (!m || !buckets)
+		return m ? -EINVAL : err;
+	err = pcpu_shared_intact(h);
+	if (err)
+		return err;
+	for (uint32_t b = 0; b <= m->nr_bounds; b++) {
+		uint64_t n = 0;
+
+		for (unsigned int row = 0; row < h->rows; row++)
+			n += (uint64_t)LOAD(shared_pair(h, m->bucket + b, row));
+		buckets[b] = n;
+	}
+	if (sum)
+		*sum = pcpu_shared_sum(s, item);
+	return 0;
 }

@@ -74,6 +74,59 @@ static void usage(FILE *out)
 		"A segment that its creator has not finished is waited for, up to 2 s.\n");
 }
 
+/* @s as it goes out in a label value (backslash, double quote, newline escaped); its columns. */
+static int put_escaped(FILE *out, const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			n += fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
+			n += fprintf(out, "\\n");
+		else
+			n += fputc(*s, out) != EOF;
+	}
+	return n;
+}
+
+/* NAME{k="v",...} of item @i to @out; the columns it took. */
+static int put_name(FILE *out, const struct pcpu_shared *s, unsigned int i)
+{
+	const char *const *l = pcpu_shared_labels(s, i);
+	int n = fprintf(out, "%s", pcpu_shared_name(s, i));
+
+	for (const char *const *p = l; p && *p; p += 2) {
+		n += fprintf(out, "%s%s=\"", p == l ? "{" : ",", p[0]);
+		n += put_escaped(out, p[1]);
+		n += fprintf(out, "\"%s", p[2] ? "" : "}");
+	}
+	return n;
+}
+
+/* Under a histogram's row: its count and cumulative buckets. */
+static int print_buckets(const struct pcpu_shared *s, unsigned int i)
+{
+	uint64_t buckets[PCPU_SHARED_MAX_ITEMS], cumulative = 0, count = 0;
+	uint32_t nr = 0;
+	const int64_t *bounds = pcpu_shared_bounds(s, i, &nr, NULL);
+	int err = pcpu_shared_histogram(s, i, buckets, NULL);
+
+	if (err || !bounds)
+		return err ? err : -errno;
+	for (uint32_t b = 0; b <= nr; b++)
+		count += buckets[b];
+	printf("  count %" PRIu64 ", cumulative:", count);
+	for (uint32_t b = 0; b <= nr; b++) {
+		cumulative += buckets[b];
+		if (b < nr)
+			printf(" le=%" PRId64 ":%" PRIu64, bounds[b], cumulative);
+		else
+			printf(" le=+Inf:%" PRIu64 "\n", cumulative);
+	}
+	return 0;
+}
+
 static int print_plain(const struct pcpu_shared *s)
 {
 	unsigned int n = pcpu_shared_count(s);
@@ -83,13 +136,29 @@ static int print_plain(const struct pcpu_shared *s)
 
 	if (err)
 		return err;
-	for (unsigned int i = 0; i < n; i++)
-		if ((int)strlen(pcpu_shared_name(s, i)) > width)
-			width = (int)strlen(pcpu_shared_name(s, i));
+	/* labels widen the column: measured by writing the names to nowhere */
+	FILE *null = fopen("/dev/null", "w");
+
+	for (unsigned int i = 0; i < n; i++) {
+		int w = null ? put_name(null, s, i) : (int)strlen(pcpu_shared_name(s, i));
+
+		if (w > width)
+			width = w;
+	}
+	if (null)
+		fclose(null);
 	printf("%-*s %20s %20s %s\n", width, "# name", "exact", "approx", "bound");
-	for (unsigned int i = 0; i < n; i++)
-		printf("%-*s %20" PRId64 " %20" PRId64 " \u00b1%" PRIu64 "\n", width,
-		       pcpu_shared_name(s, i), values[i], pcpu_shared_read(s, i), bounds[i]);
+	for (unsigned int i = 0; i < n; i++) {
+		/* a histogram's row is its sum; its buckets follow */
+		printf("%*s", width - put_name(stdout, s, i), "");
+		printf(" %20" PRId64 " %20" PRId64 " \u00b1%" PRIu64 "\n", values[i],
+		       pcpu_shared_read(s, i), bounds[i]);
+		if (pcpu_shared_kind(s, i) == PCPU_METRIC_HISTOGRAM) {
+			err = print_buckets(s, i);
+			if (err)
+				return err;
+		}
+	}
 	return fflush(stdout) == 0 ? 0 : -errno;
 }
 

@@ -17,7 +17,7 @@
  *
  * Layout. Per CPU and item, a pair {value, mark} of 16 bytes (16 bytes per
  * item per CPU; each CPU has a 4 KiB page of them, so at most
- * PCPU_SHARED_MAX_ITEMS items). value only ever grows by adds on that CPU;
+ * PCPU_SHARED_MAX_ITEMS items, a histogram's buckets included). value only ever grows by adds on that CPU;
  * the exact value of an item is the sum of its values over the CPUs, so
  * sum() is wait-free, needs only read access and never waits for a fold.
  * read() is the item's central value, the sum of its marks. A fold of a
@@ -81,6 +81,35 @@
  * builds of the library without NDEBUG it aborts with a message naming the
  * call; in release builds the call does nothing and returns 0.
  *
+ * Labels and histograms (0.3). An item may carry constant labels, and be a
+ * histogram, through desc.more (flag PCPU_SHARED_MORE). Items of one name
+ * with different label tuples form one family in the exposition (one HELP
+ * and TYPE, the first item's in name and label order; one sample per
+ * tuple). A histogram item's bounds are fixed at create; it takes
+ * nr_bounds + 2 of the PCPU_SHARED_MAX_ITEMS counters: one per bucket,
+ * counted past the items (each a counter as above, with its item's
+ * accuracy and floor), and its own for the sum of observations
+ * (pcpu_shared_sum() of it; _count is the sum of the buckets).
+ *
+ * Why label tuples are fixed at create, not made at run time as
+ * <percpu/family.h> makes them. A new tuple would be allocated in the
+ * segment by whichever process meets it first, while other processes meet
+ * it too and any of them may die at any instruction: the table of tuples
+ * would need a lock whose holder can die with the table half written (a
+ * robust mutex says that it died, not what it left), an allocator whose
+ * state the same death can tear, and every reader to revalidate strings
+ * that a writer may be changing under it. The segment keeps what makes it
+ * safe now: its layout is written once, before ready, and validated once
+ * at open; after that processes share only numbers. A daemon knows its
+ * tuples (status classes, methods, pools) when it forks its workers;
+ * values it cannot list belong in a process's own label family.
+ *
+ * Memory. A segment maps one 4 KiB page per possible CPU (and one more)
+ * whatever it holds; of each, a labelled counter or gauge takes 16 bytes,
+ * as any item, and a histogram of B bounds (B + 2) x 16 bytes. Once per
+ * segment: 64 bytes of item table per item, its label text, 8 bytes per
+ * bound, 24 bytes of central value and threshold per counter.
+ *
  * Concurrency. Every call but close may run concurrently with every other,
  * from any thread of any process that has the segment open. add is not
  * async-signal-safe: its slow path takes the segment's lock.
@@ -100,15 +129,54 @@
 extern "C" {
 #endif
 
-/** Most items in one segment: 16 bytes each must fit one CPU's stride. @since 0.2 */
+/**
+ * Most counters in one segment, 16 bytes each in one CPU's stride: items,
+ * and since 0.3 nr_bounds + 1 more per histogram. @since 0.2
+ */
 #define PCPU_SHARED_MAX_ITEMS 256
 /** Largest per-CPU threshold, and largest accepted floor. @since 0.2 */
 #define PCPU_SHARED_MAX_THRESH (INT64_C(1) << 40)
 /** Longest help text of an item, in bytes. @since 0.2 */
 #define PCPU_SHARED_MAX_HELP 1024
 
+/** Most constant labels of one item. @since 0.3 */
+#define PCPU_SHARED_MAX_LABELS 16
+/**
+ * Longest label text of one item: every label name and value with a NUL
+ * after each. @since 0.3
+ */
+#define PCPU_SHARED_MAX_LABEL_TEXT 2048
+
 /** pcpu_shared_open() flag: attach read-only (a reader). @since 0.2 */
 #define PCPU_SHARED_RDONLY 1u
+
+/**
+ * pcpu_shared_desc flag: the descriptor has its @c more field (a
+ * descriptor of 0.2 ends before it, so the library reads it only then).
+ * @since 0.3
+ */
+#define PCPU_SHARED_MORE 1u
+
+/** What an item of a segment may carry beyond struct pcpu_stat_item. @since 0.3 */
+struct pcpu_shared_more {
+	/**
+	 * NULL or PCPU_LABELS("key", "value", ...): at most
+	 * PCPU_SHARED_MAX_LABELS names of the label grammar (no "le" on a
+	 * histogram), each once, values UTF-8, PCPU_SHARED_MAX_LABEL_TEXT
+	 * bytes in all; copied (sorted by name).
+	 */
+	const char *const *labels;
+	/** A histogram's strictly ascending upper bounds (inclusive); copied. */
+	const int64_t *bounds;
+	uint32_t nr_bounds; /**< a histogram's; 0 for other kinds */
+	uint32_t reserved;  /**< zero */
+	/**
+	 * A histogram's: 0 or 1: none; else its bounds and sum are exposed
+	 * divided by it (1000000: observed in microseconds, exposed in
+	 * seconds). 0 for other kinds.
+	 */
+	int64_t scale;
+};
 
 /** A shared segment's descriptor. @since 0.2 */
 struct pcpu_shared_desc {
@@ -117,13 +185,20 @@ struct pcpu_shared_desc {
 	 * metric name for its kind (it is what percpu-stat exposes), help
 	 * UTF-8 (as both exposition formats require) of at most
 	 * PCPU_SHARED_MAX_HELP bytes, floor at most PCPU_SHARED_MAX_THRESH.
+	 * Since 0.3, with @c more: kind PCPU_METRIC_HISTOGRAM too, and one
+	 * name for several items of one kind with different labels.
 	 */
 	const struct pcpu_stat_item *items;
 	uint32_t nr_items; /**< 1 to PCPU_SHARED_MAX_ITEMS */
-	uint32_t flags;    /**< none yet: 0 */
+	uint32_t flags;    /**< 0 or PCPU_SHARED_MORE */
 	/** Permission bits of a named segment (at most 0777); 0: 0600. */
 	uint32_t mode;
 	uint32_t reserved; /**< zero */
+	/**
+	 * With PCPU_SHARED_MORE: NULL, or @c nr_items entries, more[i] for
+	 * items[i]. @since 0.3
+	 */
+	const struct pcpu_shared_more *more;
 };
 
 /**
@@ -145,7 +220,10 @@ struct pcpu_shared {
  * @c d->mode (0600 by default); NULL makes an anonymous segment, shared with
  * the children forked afterwards (they use the same handle).
  * @return the handle; NULL with errno EINVAL (a bad descriptor, help that
- *         is not UTF-8, or a bad name), EEXIST (the name exists), ENOMEM,
+ *         is not UTF-8, a bad label or label value, bounds not strictly
+ *         ascending, two items of one name with the same labels or of
+ *         different kinds, more counters than PCPU_SHARED_MAX_ITEMS, or a
+ *         bad name), EEXIST (the name exists), ENOMEM,
  *         ENOTSUP (as for pcpu_shared_open()), or what shm_open(),
  *         ftruncate() or mmap() set. @since 0.2
  */
@@ -164,8 +242,12 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
  *           creator died making it: bound the retries;
  *         - EBADMSG: not a percpu segment: not a regular file (a FIFO, a
  *           socket, a directory, a symbolic link, a device), or its magic,
- *           layout version or ready mark wrong, or its item table or
- *           strings corrupt (help that is not UTF-8 included);
+ *           layout version or ready mark wrong (a segment of 0.2, layout
+ *           1, read by 0.3, or one of 0.3, layout 2, read by 0.2), or its
+ *           item table, strings, labels or bounds corrupt (help or a label
+ *           value that is not UTF-8, a label name out of the grammar or out
+ *           of order, bounds not strictly ascending, buckets or bounds
+ *           that do not add up to the segment's);
  *         - EINVAL: a NULL name or a bad flag; a name shm_open() refuses
  *           (glibc's says so of a directory opened for writing); a
  *           truncated segment (a size, offset or length that does not
@@ -291,18 +373,64 @@ PCPU_EXPORT const char *pcpu_shared_name(const struct pcpu_shared *s, unsigned i
 PCPU_EXPORT const char *pcpu_shared_help(const struct pcpu_shared *s, unsigned int item);
 
 /**
- * The kind of item @p item (PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE);
- * 0 for a NULL segment or an item out of range. @since 0.2
+ * The kind of item @p item (PCPU_METRIC_COUNTER, PCPU_METRIC_GAUGE or,
+ * since 0.3, PCPU_METRIC_HISTOGRAM); 0 for a NULL segment or an item out
+ * of range. @since 0.2
  */
 PCPU_EXPORT enum pcpu_metric_kind pcpu_shared_kind(const struct pcpu_shared *s,
 						   unsigned int item);
 
 /**
- * The index of the item named @p name.
+ * The index of the item named @p name (the first, of items that share it).
  * @return the index; -EINVAL for NULL arguments; -ENOENT if no item has
  *         that name. @since 0.2
  */
 PCPU_EXPORT int pcpu_shared_lookup(const struct pcpu_shared *s, const char *name);
+
+/**
+ * The index of the item named @p name with the labels @p labels
+ * (PCPU_LABELS(...) in any order; NULL: none).
+ * @return the index; -EINVAL for NULL @p s or @p name; -ENOENT if no
+ *         item has that name and those labels. @since 0.3
+ */
+PCPU_EXPORT int pcpu_shared_lookup_labels(const struct pcpu_shared *s, const char *name,
+					  const char *const *labels);
+
+/**
+ * The constant labels of item @p item: {"key", "value", ..., NULL}, sorted
+ * by key, owned by @p s; {NULL} for none; NULL with errno as
+ * pcpu_shared_name(). @since 0.3
+ */
+PCPU_EXPORT const char *const *pcpu_shared_labels(const struct pcpu_shared *s,
+						  unsigned int item);
+
+/**
+ * The bounds of histogram item @p item, owned by @p s (a copy made at
+ * open), their number in *@p nr_bounds, its scale in *@p scale (may be
+ * NULL; 1: none); NULL with errno EINVAL (NULL arguments, not a
+ * histogram) or ERANGE (an item out of range). @since 0.3
+ */
+PCPU_EXPORT const int64_t *pcpu_shared_bounds(const struct pcpu_shared *s, unsigned int item,
+					       uint32_t *nr_bounds, int64_t *scale);
+
+/**
+ * Records @p value in histogram item @p item: the first bucket whose bound
+ * is >= it, else +Inf, then the sum; two adds of pcpu_shared_add()'s path
+ * (one call into the library). An item that is no histogram is misuse, as
+ * an item out of range (see the top). pcpu_shared_add() to a histogram
+ * item adds to its sum only: not checked on its inline path. @since 0.3
+ */
+PCPU_EXPORT void pcpu_shared_observe(struct pcpu_shared *s, unsigned int item, int64_t value);
+
+/**
+ * Histogram item @p item's buckets, exact as sum(): @p buckets holds
+ * nr_bounds + 1 counts, not cumulative (the last is +Inf); *@p sum (may be
+ * NULL) the sum of observations.
+ * @return 0; -EINVAL (NULL arguments, not a histogram); -ERANGE (an item
+ *         out of range); -ENXIO as snapshot(). @since 0.3
+ */
+PCPU_EXPORT int pcpu_shared_histogram(const struct pcpu_shared *s, unsigned int item,
+				      uint64_t *buckets, int64_t *sum);
 
 /**
  * A collector (<percpu/metrics.h>) of every item of the segment @p segment
@@ -317,7 +445,9 @@ PCPU_EXPORT int pcpu_shared_collector(int (*emit)(const struct pcpu_metric_sampl
 
 /**
  * Writes every item's exact value to @p out as Prometheus text 0.0.4 or
- * OpenMetrics 1.0.0 (counters as NAME_total), as pcpu_metrics_write().
+ * OpenMetrics 1.0.0 (counters as NAME_total), as pcpu_metrics_write():
+ * items of one name as one family, a sample per label tuple; histograms
+ * as cumulative NAME_bucket{le="..."} up to "+Inf", NAME_sum, NAME_count.
  * @return 0; -EINVAL for NULL arguments or an unknown format; -ENOMEM;
  *         -ENXIO as snapshot() (nothing written); or
  *         the negative errno of a failed write. @since 0.2

@@ -33,7 +33,8 @@ floor_of()
 	counter.c | counter_internal.h | counter_limited.c | percpu_counter.c) echo "3 counter" ;;
 	stat_create.c | stat_fold.c | stat_read.c | stat_internal.h | stat_class.h) echo "3 stat" ;;
 	charge.c) echo "3 charge" ;;
-	shared_create.c | shared_fold.c | shared_open.c | shared_read.c | shared_internal.h)
+	shared_create.c | shared_fold.c | shared_open.c | shared_read.c | shared_internal.h | \
+	shared_observe.c)
 		echo "3 shared" ;;
 	metrics.c | metrics_register.c | collectors.c | metrics_internal.h | exposition.c | \
 	histogram.c | family.c | gauge.c | metrics_http.c | metrics_serve.c | process_metrics.c | \

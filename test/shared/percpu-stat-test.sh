@@ -82,6 +82,27 @@ if command -v promtool >/dev/null 2>&1; then
 	promtool check metrics < "$tmp/prom.txt" || fail "promtool check metrics"
 fi
 
+# labels and histograms: a row per tuple, a histogram's sum and cumulative
+# buckets; one family per name in the exposition, which promtool accepts
+lab=/pcpu-stat-lab-$$
+"$peer" create-labelled "$lab" >/dev/null || fail "shared-peer create-labelled"
+"$stat" "$lab" > "$tmp/lab" || { "$peer" unlink "$lab"; fail "percpu-stat on labels"; }
+"$stat" --prometheus "$lab" > "$tmp/lab.txt" || { "$peer" unlink "$lab"; fail "--prometheus on labels"; }
+"$stat" --openmetrics "$lab" > "$tmp/labom.txt" || { "$peer" unlink "$lab"; fail "--openmetrics on labels"; }
+"$peer" unlink "$lab"
+cat "$tmp/lab"
+grep -Eq '^http_requests\{code="200",method="get"\} +7 ' "$tmp/lab" || fail "plain: a labelled row"
+grep -Eq '^request_size_bytes\{path="/api"\} +5050 ' "$tmp/lab" || fail "plain: a histogram's sum"
+grep -qx '  count 2, cumulative: le=10:0 le=100:1 le=1000:1 le=+Inf:2' "$tmp/lab" ||
+	fail "plain: a histogram's buckets"
+grep -qx 'http_requests_total{code="200",method="get"} 7' "$tmp/lab.txt" || fail "text: a tuple"
+[ "$(grep -c '^# TYPE http_requests_total counter$' "$tmp/lab.txt")" = 1 ] || fail "text: one family"
+grep -qx 'request_size_bytes_bucket{path="/api",le="+Inf"} 2' "$tmp/labom.txt" ||
+	fail "openmetrics: +Inf bucket"
+if command -v promtool >/dev/null 2>&1; then
+	promtool check metrics < "$tmp/lab.txt" || fail "promtool check metrics: labels"
+fi
+
 # errors: a missing segment (1), a foreign file (1), bad usage (2)
 "$stat" /pcpu-stat-none-$$ 2> "$tmp/err" && fail "a missing segment"
 [ $? -eq 1 ] || fail "a missing segment: exit 1"

@@ -8,12 +8,20 @@
  *   shared-peer mode         prints this process's update path (1 rseq, 2 atomic)
  *   shared-peer create NAME  creates NAME with the helpers' three items holding
  *                            requests 12345, bytes 2^20, depth -3, and leaves it
+ *   shared-peer create-labelled NAME
+ *                            creates NAME with shared_labelled.h's descriptor,
+ *                            http_requests{code="200",method="get"} 7,
+ *                            request_size_bytes{path="/api"} observing 50
+ *                            and 5000, and leaves it
  *   shared-peer unlink NAME  removes NAME
  *   shared-peer create-stopped NAME
  *                            sets up its update path and CPU count, stops
  *                            itself (SIGSTOP), creates NAME as create does
  *                            (no adds), and stops again: a tracer steps the
  *                            create and opens NAME at every instruction
+ *   shared-peer create-labelled-stopped NAME
+ *                            the same with shared_labelled.h's descriptor
+ *                            (labels and histograms)
  *   shared-peer die NAME     attaches for writing, stops itself (SIGSTOP), then
  *                            adds twice the largest threshold to item 0 (always
  *                            the slow path: add, lock,
@@ -29,6 +37,8 @@
 #include <string.h>
 
 #include <percpu/shared.h>
+
+#include "shared_labelled.h"
 
 static const struct pcpu_stat_item items[] = {
 	{ .name = "requests", .help = "Requests served." },
@@ -66,6 +76,17 @@ int main(int argc, char **argv)
 			pcpu_shared_add(s, 0, 1);
 		pcpu_shared_add(s, 1, 1 << 20);
 		pcpu_shared_add(s, 2, -3);
+	} else if (strcmp(argv[1], "create-labelled") == 0) {
+		struct pcpu_shared_desc d = shared_lab_desc();
+
+		s = pcpu_shared_create(argv[2], &d);
+		if (!s) {
+			printf("%s\n", strerrorname_np(errno));
+			return 1;
+		}
+		pcpu_shared_add(s, LAB_GET_200, 7);
+		pcpu_shared_observe(s, LAB_LAT_API, 50);
+		pcpu_shared_observe(s, LAB_LAT_API, 5000);
 	} else if (strcmp(argv[1], "die") == 0) {
 		s = pcpu_shared_open(argv[2], 0);
 		if (!s)
@@ -73,8 +94,12 @@ int main(int argc, char **argv)
 		raise(SIGSTOP);
 		pcpu_shared_add(s, 0, 2 * PCPU_SHARED_MAX_THRESH);
 		raise(SIGSTOP); /* done: the tracer kills it here */
-	} else if (strcmp(argv[1], "create-stopped") == 0) {
+	} else if (strcmp(argv[1], "create-stopped") == 0 ||
+		   strcmp(argv[1], "create-labelled-stopped") == 0) {
 		struct pcpu_shared_desc d = { .items = items, .nr_items = 3 };
+
+		if (strcmp(argv[1], "create-labelled-stopped") == 0)
+			d = shared_lab_desc();
 
 		/* what a daemon did long before: the stepped part is the create */
 		pcpu_cpu_setup();

@@ -25,13 +25,21 @@ SHARED_MEMBER(pcpu_shared_desc, nr_items, 8, 4)
 SHARED_MEMBER(pcpu_shared_desc, flags, 12, 4)
 SHARED_MEMBER(pcpu_shared_desc, mode, 16, 4)
 SHARED_MEMBER(pcpu_shared_desc, reserved, 20, 4)
-_Static_assert(sizeof(struct pcpu_shared) == 24 && sizeof(struct pcpu_shared_desc) == 24,
+SHARED_MEMBER(pcpu_shared_desc, more, 24, 8)
+/* a descriptor of 0.2 ends at 24 bytes: the library reads more only with PCPU_SHARED_MORE */
+_Static_assert(sizeof(struct pcpu_shared) == 24 && sizeof(struct pcpu_shared_desc) == 32,
 	       "shared structs resized");
+_Static_assert(PCPU_SHARED_MORE == 1u, "flag changed");
 _Static_assert(PCPU_SHARED_MAX_ITEMS * 16 == PCPU_STRIDE, "a CPU's pairs fill its stride");
 _Static_assert(PCPU_SHARED_RDONLY == 1u, "flag changed");
-/* the segment's layout: version 1 is what other processes may have mapped */
-_Static_assert(sizeof(struct shared_item) == 40 && sizeof(struct shared_central) == 16,
+/* the segment's layout: version 2 is what other processes may have mapped */
+_Static_assert(SHARED_VERSION == 2 && sizeof(struct shared_item) == 64 &&
+		       sizeof(struct shared_central) == 16,
 	       "segment layout changed: bump SHARED_VERSION");
+/* where a reader of layout 1 (0.2) finds the version and the ready mark */
+_Static_assert(offsetof(struct shared_header, version) == 8 &&
+		       offsetof(struct shared_header, ready) == 40,
+	       "a reader of 0.2 would not see the version");
 
 PCPU_TEST(shared, handle_sits_first_in_the_private_state)
 {
@@ -56,7 +64,7 @@ ParameterizedTestParameters(shared, create_rejects_bad_input_with_einval)
 		{ "no items", BAD_ZERO }, { "too many items", BAD_TOO_MANY },
 		{ "NULL name", BAD_NULL_NAME }, { "empty name", BAD_EMPTY_NAME },
 		{ "duplicate names", BAD_DUPLICATE }, { "gauge x_total beside counter x", BAD_SAME_SAMPLE },
-		{ "not a metric name", BAD_METRIC_NAME }, { "histogram kind", BAD_KIND },
+		{ "not a metric name", BAD_METRIC_NAME }, { "unknown kind", BAD_KIND },
 		{ "unknown flags", BAD_FLAGS }, { "mode above 0777", BAD_MODE },
 		{ "floor above the cap", BAD_FLOOR }, { "negative accuracy", BAD_ACCURACY },
 		{ "help too long", BAD_LONG_HELP }, { "shm name without a slash", BAD_SHM_NAME },
@@ -91,8 +99,8 @@ ParameterizedTest(struct bad_case *bad, shared, create_rejects_bad_input_with_ei
 		items[1].kind = PCPU_METRIC_GAUGE;
 		break;
 	case BAD_METRIC_NAME: items[1].name = "two words"; break;
-	case BAD_KIND: items[1].kind = PCPU_METRIC_HISTOGRAM; break;
-	case BAD_FLAGS: d.flags = 1; break;
+	case BAD_KIND: items[1].kind = PCPU_METRIC_INFO; break;
+	case BAD_FLAGS: d.flags = 2; break;
 	case BAD_MODE: d.mode = 01777; break;
 	case BAD_FLOOR: items[0].floor = PCPU_SHARED_MAX_THRESH + 1; break;
 	case BAD_ACCURACY: items[0].accuracy = -1; break;

@@ -9,6 +9,7 @@
  * file at the name gives EBADMSG at once.
  */
 #include "shared_helpers.h"
+#include "shared_labelled.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -21,11 +22,10 @@ struct image {
 	struct shared_header hdr;
 };
 
-/* A real segment, made and filled by the library, as bytes. */
-static struct image make_image(const char *name)
+/* A real segment of @d, made and filled by the library, as bytes. */
+static struct image make_image_of(const char *name, const struct pcpu_shared_desc *d)
 {
-	struct pcpu_shared_desc d = shared_test_desc();
-	struct pcpu_shared *s = pcpu_shared_create(name, &d);
+	struct pcpu_shared *s = pcpu_shared_create(name, d);
 	struct image im;
 	struct stat st;
 	int fd;
@@ -33,6 +33,9 @@ static struct image make_image(const char *name)
 	cr_assert_not_null(s);
 	pcpu_shared_add(s, 0, 3);
 	pcpu_shared_add(s, 1, 1 << 20);
+	for (unsigned int i = 0; i < pcpu_shared_count(s); i++)
+		if (pcpu_shared_kind(s, i) == PCPU_METRIC_HISTOGRAM)
+			pcpu_shared_observe(s, i, 50);
 	fd = shm_open(name, O_RDONLY, 0);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(fstat(fd, &st), 0);
@@ -46,6 +49,13 @@ static struct image make_image(const char *name)
 	return im;
 }
 
+static struct image make_image(const char *name)
+{
+	struct pcpu_shared_desc d = shared_test_desc();
+
+	return make_image_of(name, &d);
+}
+
 /* Writes @len bytes of @bytes as the segment @name (a new one each time). */
 static void put_segment(const char *name, const unsigned char *bytes, size_t len)
 {
@@ -55,6 +65,22 @@ static void put_segment(const char *name, const unsigned char *bytes, size_t len
 	cr_assert_eq(ftruncate(fd, (off_t)len), 0);
 	cr_assert_eq(pwrite(fd, bytes, len, 0), (ssize_t)len);
 	close(fd);
+}
+
+/* Writes @s in both formats (to memory): labels and bounds go through the writer. */
+static void write_both(struct pcpu_shared *s)
+{
+	for (int om = 0; om < 2; om++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&text, &len);
+
+		cr_assert_not_null(out);
+		cr_assert_eq(pcpu_shared_write(s, out, om ? PCPU_METRICS_OPENMETRICS :
+							    PCPU_METRICS_PROMETHEUS), 0);
+		fclose(out);
+		free(text);
+	}
 }
 
 /* Opens @name both ways; returns how many opens succeeded. Fails on a wrong errno. */
@@ -78,9 +104,15 @@ static int try_open(const char *name, const char *what, size_t at)
 		/* whatever it holds, a handle that opened must work */
 		cr_assert_eq(pcpu_shared_snapshot(s, values, bounds), 0);
 		for (unsigned int i = 0; i < pcpu_shared_count(s); i++) {
+			uint64_t buckets[PCPU_SHARED_MAX_ITEMS];
+
 			cr_assert_not_null(pcpu_shared_name(s, i));
+			cr_assert_not_null(pcpu_shared_labels(s, i));
 			(void)pcpu_shared_read(s, i);
+			if (pcpu_shared_kind(s, i) == PCPU_METRIC_HISTOGRAM)
+				cr_assert_eq(pcpu_shared_histogram(s, i, buckets, NULL), 0);
 		}
+		write_both(s);
 		/*
 		 * No add: its slow path would take the segment's lock, and a
 		 * flipped lock word may look held for ever (writers trust each
@@ -125,34 +157,57 @@ PCPU_TEST(shared_fuzz, truncated_segments_are_refused)
 	free(im.bytes);
 }
 
-PCPU_TEST(shared_fuzz, flipped_bytes_are_refused_or_harmless)
+/*
+ * Flips 1 to 3 random bytes of @im, @n times, half in the header and half
+ * in [@from, @to); opens each both ways.
+ */
+static void flip_and_open(struct image *im, const char *tag, uint64_t from, uint64_t to)
 {
-	char name[64], fname[64];
-	struct image im = make_image(shared_test_name(name, sizeof(name), "flip"));
-	unsigned char *copy = malloc(im.size);
+	char fname[64];
+	unsigned char *copy = malloc(im->size);
 	long n = pcpu_test_iterations(3000);
-	uint64_t rng = 7, region = im.hdr.cpus.off;
+	uint64_t rng = 7;
 	int opened = 0;
 
-	shared_test_name(fname, sizeof(fname), "flip-f");
+	shared_test_name(fname, sizeof(fname), tag);
 	for (long k = 0; k < n; k++) {
 		unsigned int flips = 1 + (unsigned int)(pcpu_test_rand(&rng) % 3);
 		size_t at = 0;
 
-		memcpy(copy, im.bytes, im.size);
+		memcpy(copy, im->bytes, im->size);
 		for (unsigned int f = 0; f < flips; f++) {
 			/* half in the header, where every field matters */
-			at = (size_t)(pcpu_test_rand(&rng) % (k % 2 ? region : sizeof(im.hdr)));
+			at = k % 2 ? (size_t)(from + pcpu_test_rand(&rng) % (to - from)) :
+				     (size_t)(pcpu_test_rand(&rng) % sizeof(im->hdr));
 			copy[at] ^= (unsigned char)(1 + pcpu_test_rand(&rng) % 255);
 		}
-		put_segment(fname, copy, im.size);
+		put_segment(fname, copy, im->size);
 		opened += try_open(fname, "flip at", at) > 0;
 	}
 	pcpu_shared_unlink(fname);
 	free(copy);
-	free(im.bytes);
 	cr_assert_gt(opened, 0, "no flip was harmless: the test checks nothing that opens");
 	cr_assert_lt(opened, n, "every flip opened: validation checks nothing");
+}
+
+PCPU_TEST(shared_fuzz, flipped_bytes_are_refused_or_harmless)
+{
+	char name[64];
+	struct image im = make_image(shared_test_name(name, sizeof(name), "flip"));
+
+	flip_and_open(&im, "flip-f", 0, im.hdr.cpus.off);
+	free(im.bytes);
+}
+
+/* The same in the item table, labels and bounds of a segment that has them. */
+PCPU_TEST(shared_fuzz, flipped_labels_and_bounds_are_refused_or_harmless)
+{
+	char name[64];
+	struct pcpu_shared_desc d = shared_lab_desc();
+	struct image im = make_image_of(shared_test_name(name, sizeof(name), "lflip"), &d);
+
+	flip_and_open(&im, "lflip-f", im.hdr.items.off, im.hdr.bounds.off + im.hdr.bounds.len);
+	free(im.bytes);
 }
 
 /* Opens @name read-only, expecting NULL; returns the errno. */
@@ -222,6 +277,102 @@ PCPU_TEST(shared_fuzz, help_that_is_not_utf8_is_refused)
 	help[0] = 0xc3; /* a lead byte, then an ASCII letter */
 	put_segment(fname, im.bytes, im.size);
 	cr_assert_eq(open_errno(fname), EBADMSG);
+	pcpu_shared_unlink(fname);
+	free(im.bytes);
+}
+
+/* ---- labels, histograms and the layout version, one field at a time ------- */
+
+enum hostile { H_LABEL_UTF8, H_LABEL_NAME, H_LABEL_ORDER, H_LABEL_NUL, H_LABEL_PAST, H_LABEL_COUNT,
+	       H_LABEL_SHORT, H_SAME_TUPLE, H_BOUNDS_DOWN, H_BUCKETS_MORE, H_BUCKETS_NONE,
+	       H_BOUNDS_ON_COUNTER, H_ITEM_RESERVED, H_VERSION_1, H_HEADER_RESERVED, H_BOUNDS_LEN,
+	       H_SLOTS, H_SCALE_ZERO, H_SCALE_ON_COUNTER };
+
+struct hostile_case {
+	const char *what;
+	enum hostile kind;
+	int err;
+};
+
+ParameterizedTestParameters(shared_fuzz, each_new_field_is_validated_at_open)
+{
+	static struct hostile_case cases[] = {
+		{ "a label value not UTF-8", H_LABEL_UTF8, EBADMSG },
+		{ "a label name out of the grammar", H_LABEL_NAME, EBADMSG },
+		{ "label names out of order", H_LABEL_ORDER, EBADMSG },
+		{ "a label without its NUL", H_LABEL_NUL, EBADMSG },
+		{ "labels past the strings", H_LABEL_PAST, EBADMSG },
+		{ "a label count past the cap", H_LABEL_COUNT, EBADMSG },
+		{ "fewer labels than their text", H_LABEL_SHORT, EBADMSG },
+		{ "one name, one tuple twice", H_SAME_TUPLE, EBADMSG },
+		{ "bounds not strictly ascending", H_BOUNDS_DOWN, EBADMSG },
+		{ "a bound more than the bounds hold", H_BUCKETS_MORE, EBADMSG },
+		{ "a histogram made a counter", H_BUCKETS_NONE, EBADMSG },
+		{ "bounds on a counter", H_BOUNDS_ON_COUNTER, EBADMSG },
+		{ "an item's reserved word", H_ITEM_RESERVED, EBADMSG },
+		{ "layout 1 (a segment of 0.2)", H_VERSION_1, EBADMSG },
+		{ "the header's reserved word", H_HEADER_RESERVED, EINVAL },
+		{ "bounds of a length not in int64s", H_BOUNDS_LEN, EINVAL },
+		{ "counters fewer than the items", H_SLOTS, EINVAL },
+		{ "a histogram's scale 0", H_SCALE_ZERO, EBADMSG },
+		{ "a scale on a counter", H_SCALE_ON_COUNTER, EBADMSG },
+	};
+
+	return cr_make_param_array(struct hostile_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/*
+ * A segment with labels and histograms, one field changed as a hostile or
+ * broken writer could: refused with the errno the header lists, never
+ * opened (and the untouched image opens).
+ */
+ParameterizedTest(struct hostile_case *c, shared_fuzz, each_new_field_is_validated_at_open)
+{
+	char name[64], fname[64];
+	struct pcpu_shared_desc d = shared_lab_desc();
+	struct image im = make_image_of(shared_test_name(name, sizeof(name), "hostile"), &d);
+	struct shared_header *hdr = (void *)im.bytes;
+	struct shared_item *items = (void *)(im.bytes + im.hdr.items.off);
+	char *strings = (char *)im.bytes + im.hdr.strings.off;
+	int64_t *bounds = (void *)(im.bytes + im.hdr.bounds.off);
+	/* item 0: code="200",method="get"; item 1: code="500",method="get" */
+	char *labels0 = strings + items[LAB_GET_200].labels_off;
+	char *labels1 = strings + items[LAB_GET_500].labels_off;
+
+	shared_test_name(fname, sizeof(fname), "hostile-f");
+	put_segment(fname, im.bytes, im.size);
+	cr_assert_eq(try_open(fname, "intact", 0), 2);
+	cr_assert_str_eq(labels0, "code");
+	cr_assert_str_eq(labels1 + 5, "500");
+	switch (c->kind) {
+	case H_LABEL_UTF8: labels0[5] = (char)0xc3; break;          /* "\xc3" "00" */
+	case H_LABEL_NAME: labels0[0] = '1'; break;                 /* "1ode" */
+	case H_LABEL_ORDER: labels0[0] = 'z'; break;                /* "zode" after "method" */
+	case H_LABEL_NUL: labels0[items[0].labels_len - 1] = 'x'; break;
+	case H_LABEL_PAST: items[0].labels_off = (uint32_t)im.hdr.strings.len - 2; break;
+	case H_LABEL_COUNT: items[0].nr_labels = 1000; break;
+	case H_LABEL_SHORT: items[0].nr_labels = 1; break;
+	case H_SAME_TUPLE: labels1[5] = '2'; break;                 /* 500 -> 200 */
+	case H_BOUNDS_DOWN: bounds[1] = bounds[0]; break;
+	case H_BUCKETS_MORE: items[LAB_LAT_API].nr_bounds++; break;
+	case H_BUCKETS_NONE:
+		items[LAB_LAT_API].kind = PCPU_METRIC_COUNTER;
+		items[LAB_LAT_API].nr_bounds = 0;
+		break;
+	case H_BOUNDS_ON_COUNTER: items[LAB_DEPTH].nr_bounds = 1; break;
+	case H_ITEM_RESERVED: items[2].reserved = 1; break;
+	case H_VERSION_1: hdr->version = 1; break;
+	case H_HEADER_RESERVED: hdr->reserved = 1; break;
+	case H_BOUNDS_LEN: hdr->bounds.len -= 4; break;
+	case H_SLOTS: hdr->nr_slots = LAB_ITEMS - 1; break;
+	case H_SCALE_ZERO: items[LAB_LAT_ROOT].scale = 0; break;
+	case H_SCALE_ON_COUNTER: items[LAB_GET_200].scale = 1000; break;
+	}
+	put_segment(fname, im.bytes, im.size);
+	cr_assert_eq(open_errno(fname), c->err, "%s", c->what);
+	errno = 0;
+	cr_assert_null(pcpu_shared_open(fname, 0), "%s: opened for writing", c->what);
+	cr_assert_eq(errno, c->err, "%s: errno %d for writing", c->what, errno);
 	pcpu_shared_unlink(fname);
 	free(im.bytes);
 }

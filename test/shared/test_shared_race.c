@@ -10,11 +10,12 @@
  * Skipped under valgrind and qemu-user (no ptrace there).
  */
 #include "shared_helpers.h"
+#include "shared_labelled.h"
 
 TestSuite(shared_race, .timeout = 240);
 
 /* Opens @name with @flags; the errno, or 0 when it opened as the peer made it. */
-static int try_open(const char *name, unsigned int flags)
+static int try_open(const char *name, unsigned int flags, bool labelled)
 {
 	struct pcpu_shared *s;
 
@@ -22,15 +23,36 @@ static int try_open(const char *name, unsigned int flags)
 	s = pcpu_shared_open(name, flags);
 	if (!s)
 		return errno ? errno : -1;
-	cr_assert_eq(pcpu_shared_count(s), 3);
-	cr_assert_str_eq(pcpu_shared_name(s, 2), "depth");
-	for (unsigned int i = 0; i < 3; i++)
+	if (labelled) {
+		uint64_t buckets[4] = { 1, 1, 1, 1 };
+		uint32_t nb = 0;
+
+		cr_assert_eq(pcpu_shared_count(s), LAB_ITEMS);
+		cr_assert_str_eq(pcpu_shared_labels(s, LAB_LAT_API)[1], "/api");
+		cr_assert_not_null(pcpu_shared_bounds(s, LAB_LAT_API, &nb, NULL));
+		cr_assert_eq(nb, 3);
+		cr_assert_eq(pcpu_shared_histogram(s, LAB_LAT_API, buckets, NULL), 0);
+		for (unsigned int b = 0; b < 4; b++)
+			cr_assert_eq(buckets[b], 0);
+	} else {
+		cr_assert_eq(pcpu_shared_count(s), 3);
+		cr_assert_str_eq(pcpu_shared_name(s, 2), "depth");
+	}
+	for (unsigned int i = 0; i < pcpu_shared_count(s); i++)
 		cr_assert_eq(pcpu_shared_sum(s, i), 0);
 	pcpu_shared_close(s);
 	return 0;
 }
 
-PCPU_TEST(shared_race, open_at_every_instruction_of_a_create_says_retry_or_opens)
+ParameterizedTestParameters(shared_race, open_at_every_instruction_of_a_create_says_retry_or_opens)
+{
+	static bool labelled[] = { false, true };
+
+	return cr_make_param_array(bool, labelled, 2);
+}
+
+/* Both segments: the plain one, and one with labels and histograms. */
+ParameterizedTest(bool *labelled, shared_race, open_at_every_instruction_of_a_create_says_retry_or_opens)
 {
 	char name[64];
 	long k, missing = 0, unfinished = 0, opened = 0;
@@ -39,11 +61,12 @@ PCPU_TEST(shared_race, open_at_every_instruction_of_a_create_says_retry_or_opens
 
 	if (pcpu_test_on_valgrind() || getenv("PCPU_TEST_UNDER_QEMU"))
 		cr_skip_test("no ptrace single-stepping here");
-	shared_test_name(name, sizeof(name), "race");
-	pid = shared_test_start_stopped("create-stopped", name);
+	shared_test_name(name, sizeof(name), *labelled ? "lrace" : "race");
+	pid = shared_test_start_stopped(*labelled ? "create-labelled-stopped" : "create-stopped",
+					name);
 	for (k = 0; shared_test_step(pid, 1); k++) {
 		for (int ro = 0; ro < 2; ro++) {
-			int err = try_open(name, ro ? PCPU_SHARED_RDONLY : 0);
+			int err = try_open(name, ro ? PCPU_SHARED_RDONLY : 0, *labelled);
 
 			cr_assert(err == 0 || err == ENOENT || err == EAGAIN,
 				  "step %ld, %s: errno %d (%s)", k, ro ? "read-only" : "writable",
