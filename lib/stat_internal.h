@@ -5,8 +5,9 @@
  * the fold engine (thresholds, folds, sync, the registry's operations),
  * stat_read.c the exact readers and the names.
  *
- * Memory. Per CPU, one uint64_t word per item (value in the low half, mark
- * in the high half), in layout order: the items of central line 0, then of
+ * Memory: the fold engine's 32-bit layout (lib/fold.h has the glossary).
+ * Per CPU, one uint64_t word (the item's slot: value in the low half, mark
+ * in the high half) per item, in layout order: the items of central line 0, then of
  * line 1, ... so a CPU's words of one line are contiguous. Centrally, lines
  * of 8 int64_t: word 0 is the line's fold sequence, words 1-7 the central
  * values of its items. Per item, a read-mostly pcpu_stat_hot (slot and
@@ -35,6 +36,7 @@
 
 #include "atomics.h"
 #include "cpu_internal.h"
+#include "fold.h"
 #include "misuse.h"
 #include "policy.h"
 #include "registry.h"
@@ -126,7 +128,7 @@ static inline uint64_t *words_of(const struct stat_set *s, unsigned int cpu)
 
 static inline int32_t pending_of(uint64_t word)
 {
-	return (int32_t)((uint32_t)word - (uint32_t)(word >> 32));
+	return (int32_t)pcpu_word_pending(&word);
 }
 
 static inline bool usable(const struct pcpu_stat *s, unsigned int item, const char *call)
@@ -171,8 +173,7 @@ static inline void fold_enter(struct stat_set *s, uint32_t line)
 
 static inline void fold_exit(struct stat_set *s, uint32_t line)
 {
-	/* one less writer, one more generation */
-	__atomic_fetch_add(seq_of(s, line), SEQ_GEN - SEQ_WRITER, __ATOMIC_SEQ_CST);
+	pcpu_fold_seq_leave(seq_of(s, line), SEQ_WRITER, SEQ_GEN);
 }
 
 /* Stops new folds on the line; stat_wait_quiet() then lets folds in progress end. */
@@ -210,8 +211,7 @@ static inline void stat_thaw(struct stat_set *s, uint32_t line)
 /* Did the walk between sequence values @before and @after see no fold half done? */
 static inline bool stat_stable(uint64_t before, uint64_t after)
 {
-	return seq_writers(before) == 0 && seq_writers(after) == 0 &&
-	       (before >> 32) == (after >> 32);
+	return pcpu_fold_seq_stable(before, after, SEQ_FIELD_MAX, 32);
 }
 
 /* The fold engine (stat_fold.c). */
