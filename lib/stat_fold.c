@@ -94,7 +94,7 @@ void pcpu_stat_fold_line(struct stat_set *s, uint32_t line)
 	fold_enter(s, line);
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
 		changed |= fold_cpu_line(s, line, cpu, UINT32_MAX, 0);
-	fold_exit(s, line);
+	fold_leave(s, line);
 	retune_line(s, line, changed);
 }
 
@@ -116,7 +116,7 @@ PCPU_EXPORT void __pcpu_stat_add_slow(struct pcpu_stat *pub, unsigned int item, 
 		return;
 	}
 	changed = fold_cpu_line(s, line, (unsigned int)cpu, item, amount);
-	fold_exit(s, line);
+	fold_leave(s, line);
 	retune_line(s, line, changed);
 }
 

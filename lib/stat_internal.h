@@ -171,7 +171,7 @@ static inline void fold_enter(struct stat_set *s, uint32_t line)
 		pcpu_relax(&spins);
 }
 
-static inline void fold_exit(struct stat_set *s, uint32_t line)
+static inline void fold_leave(struct stat_set *s, uint32_t line)
 {
 	pcpu_fold_seq_leave(seq_of(s, line), SEQ_WRITER, SEQ_GEN);
 }
