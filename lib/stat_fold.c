@@ -150,9 +150,9 @@ PCPU_EXPORT void pcpu_stat_fold_all(struct pcpu_stat *pub)
 /*
  * A fork copies a set as it is, but only the forking thread: a fold another
  * thread had half done would stay half done in the child, and its sequence
- * would show a writer forever. So before fork every line is frozen and the
+ * would show a fold in progress forever. So before fork every line is frozen and the
  * folds in progress drain (adders meanwhile send their amounts to the
- * central values); the child starts with no writer and no freezer, since the
+ * central values); the child starts with no fold in progress and no freezer, since the
  * threads that were reading are not in it.
  */
 static void set_fork_prepare(void *obj)
@@ -180,7 +180,7 @@ static void set_fork_child(void *obj)
 	for (uint32_t l = 0; l < s->nr_lines; l++) {
 		uint64_t *seq = seq_of(s, l);
 
-		STORE(seq, LOAD(seq) & ~(SEQ_GEN - 1));
+		STORE(seq, LOAD(seq) & ~(STAT_SEQ_GEN - 1));
 	}
 }
 

@@ -42,30 +42,33 @@
 #include "registry.h"
 
 /*
- * The fold sequence, word 0 of each central line:
- *   bits 0-15   folds in progress on the line (writers)
+ * The fold sequence (lib/fold.h), word 0 of each central line:
+ *   bits 0-15   folds in progress on the line
  *   bits 16-31  readers that froze the line (freezers)
  *   bits 32-63  generation: folds completed, modulo 2^32
- * A folder enters only while no reader froze the line, and leaves by
- * bumping the generation. A reader that saw no writer before and after its
- * walk, and the same generation, saw every fold entirely or not at all.
+ * A fold enters only while no reader froze the line, and leaves by bumping
+ * the generation. A reader that saw no fold in progress before and after
+ * its walk, and the same generation, saw every fold entirely or not at
+ * all. (A counter's sequence is another layout, a uint32_t with a gate
+ * bit: counter_internal.h.)
  */
-#define SEQ_WRITER UINT64_C(1)
-#define SEQ_FREEZER (UINT64_C(1) << 16)
-#define SEQ_GEN (UINT64_C(1) << 32)
-#define SEQ_FIELD_MAX 0xffffu
+#define STAT_SEQ_FOLD UINT64_C(1)
+#define STAT_SEQ_FREEZE (UINT64_C(1) << 16)
+#define STAT_SEQ_GEN_SHIFT 32
+#define STAT_SEQ_GEN (UINT64_C(1) << STAT_SEQ_GEN_SHIFT)
+#define STAT_SEQ_FIELD_MAX 0xffffu
 
 #define LINE_WORDS 8
 #define LINE_BYTES 64
 
-static inline unsigned int seq_writers(uint64_t s)
+static inline unsigned int seq_folds(uint64_t s)
 {
-	return (unsigned int)(s & SEQ_FIELD_MAX);
+	return (unsigned int)(s & STAT_SEQ_FIELD_MAX);
 }
 
 static inline unsigned int seq_freezers(uint64_t s)
 {
-	return (unsigned int)((s >> 16) & SEQ_FIELD_MAX);
+	return (unsigned int)((s >> 16) & STAT_SEQ_FIELD_MAX);
 }
 
 /* Optimistic reads before a reader freezes the lines it still needs. */
@@ -155,9 +158,9 @@ static inline bool fold_try_enter(struct stat_set *s, uint32_t line)
 	uint64_t v = LOAD(seq);
 
 	do {
-		if (seq_freezers(v) || seq_writers(v) == SEQ_FIELD_MAX)
+		if (seq_freezers(v) || seq_folds(v) == STAT_SEQ_FIELD_MAX)
 			return false;
-	} while (!__atomic_compare_exchange_n(seq, &v, v + SEQ_WRITER, true, __ATOMIC_SEQ_CST,
+	} while (!__atomic_compare_exchange_n(seq, &v, v + STAT_SEQ_FOLD, true, __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
 	return true;
 }
@@ -173,7 +176,7 @@ static inline void fold_enter(struct stat_set *s, uint32_t line)
 
 static inline void fold_leave(struct stat_set *s, uint32_t line)
 {
-	pcpu_fold_seq_leave(seq_of(s, line), SEQ_WRITER, SEQ_GEN);
+	pcpu_fold_seq_leave(seq_of(s, line), STAT_SEQ_FOLD, STAT_SEQ_GEN);
 }
 
 /* Stops new folds on the line; stat_wait_quiet() then lets folds in progress end. */
@@ -184,12 +187,12 @@ static inline void stat_freeze(struct stat_set *s, uint32_t line)
 	unsigned int spins = 0;
 
 	for (;;) {
-		if (seq_freezers(v) == SEQ_FIELD_MAX) {
+		if (seq_freezers(v) == STAT_SEQ_FIELD_MAX) {
 			pcpu_relax(&spins);
 			v = LOAD(seq);
 			continue;
 		}
-		if (__atomic_compare_exchange_n(seq, &v, v + SEQ_FREEZER, true, __ATOMIC_SEQ_CST,
+		if (__atomic_compare_exchange_n(seq, &v, v + STAT_SEQ_FREEZE, true, __ATOMIC_SEQ_CST,
 						__ATOMIC_RELAXED))
 			return;
 	}
@@ -199,19 +202,19 @@ static inline void stat_wait_quiet(struct stat_set *s, uint32_t line)
 {
 	unsigned int spins = 0;
 
-	while (seq_writers(LOAD_ACQ(seq_of(s, line))))
+	while (seq_folds(LOAD_ACQ(seq_of(s, line))))
 		pcpu_relax(&spins);
 }
 
 static inline void stat_thaw(struct stat_set *s, uint32_t line)
 {
-	__atomic_fetch_sub(seq_of(s, line), SEQ_FREEZER, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(seq_of(s, line), STAT_SEQ_FREEZE, __ATOMIC_SEQ_CST);
 }
 
 /* Did the walk between sequence values @before and @after see no fold half done? */
 static inline bool stat_stable(uint64_t before, uint64_t after)
 {
-	return pcpu_fold_seq_stable(before, after, SEQ_FIELD_MAX, 32);
+	return pcpu_fold_seq_stable(before, after, STAT_SEQ_FIELD_MAX, STAT_SEQ_GEN_SHIFT);
 }
 
 /* The fold engine (stat_fold.c). */

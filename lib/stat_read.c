@@ -56,7 +56,7 @@ PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 			stat_wait_quiet(s, line);
 		}
 		before = LOAD_ACQ(seq);
-		if (!frozen && seq_writers(before)) {
+		if (!frozen && seq_folds(before)) {
 			pcpu_relax(&spins);
 			continue;
 		}
