@@ -150,10 +150,11 @@ PCPU_EXPORT void pcpu_stat_fold_all(struct pcpu_stat *pub)
 /*
  * A fork copies a set as it is, but only the forking thread: a fold another
  * thread had half done would stay half done in the child, and its sequence
- * would show a fold in progress forever. So before fork every line is frozen and the
- * folds in progress drain (adders meanwhile send their amounts to the
- * central values); the child starts with no fold in progress and no freezer, since the
- * threads that were reading are not in it.
+ * would show a fold in progress forever. So before fork every line is
+ * frozen and the folds in progress end (adders meanwhile send their
+ * amounts to the central values); the child starts with no fold in
+ * progress and no freezer, since the threads that were reading are not in
+ * it.
  */
 static void set_fork_prepare(void *obj)
 {
