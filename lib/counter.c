@@ -95,8 +95,7 @@ static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 /* Moves the central value by @amount and republishes its threshold. */
 static void add_count(struct pcpu_counter *c, int64_t amount)
 {
-	publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, amount,
-								 __ATOMIC_SEQ_CST)));
+	publish_threshold(c, threshold_for(c, pcpu_fold_credit(&c->count, amount)));
 }
 
 /* An update that bypasses the slots: exact first, so sum() never lags read(). */
@@ -285,15 +284,12 @@ PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c)
 
 PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
 {
-	unsigned int cpus = cpu_possible();
-	uint64_t sum;
+	uint64_t base;
 
 	if (!pcpu_counter_usable(c, __func__))
 		return 0;
-	sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
-	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		sum += (uint64_t)__atomic_load_n(&slot_of(c, cpu)->value, __ATOMIC_ACQUIRE);
-	return (int64_t)sum;
+	base = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
+	return (int64_t)(base + pcpu_fold_sum_values(&c->slots->value, cpu_possible()));
 }
 
 PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t rhs)

@@ -70,6 +70,7 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "cpu_internal.h"
 #include "pair.h"
 #include "policy.h"
 
@@ -140,6 +141,33 @@ static inline bool pcpu_word_swap(uint64_t *slot, uint64_t *snap)
 
 PCPU_FOLD_DEFINE_TAKE(pair, int64_t)
 PCPU_FOLD_DEFINE_TAKE(word, uint64_t)
+
+/*
+ * The fold's second step: adds what pcpu_fold_take_*() moved to *@central
+ * and returns the new central value. An atomic add: other folds, and the
+ * slow paths' adds, change central at the same time (a shared segment's
+ * under its lock, where the add costs nothing more), and every change of
+ * central commutes with a fold still in flight.
+ */
+static inline int64_t pcpu_fold_credit(int64_t *central, int64_t moved)
+{
+	return __atomic_add_fetch(central, moved, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The exact sum of the 64-bit layout: the values of one item's slots in
+ * @rows rows, from row 0's @slot, a stride (PCPU_STRIDE) apart. No fold
+ * writes a value, so the walk needs no protocol: wait-free. (Wrapping as
+ * the int64_t values do.)
+ */
+static inline uint64_t pcpu_fold_sum_values(const int64_t *slot, unsigned int rows)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int row = 0; row < rows; row++)
+		sum += (uint64_t)LOAD_ACQ((const int64_t *)cpu_copy((void *)slot, row));
+	return sum;
+}
 
 /*
  * The fold sequence, over either width (a counter's uint32_t, a stat

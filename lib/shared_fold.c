@@ -76,8 +76,7 @@ static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int ro
 		return false;
 	if (pcpu_unlikely(pcpu_shared_fold_hook != NULL))
 		pcpu_shared_fold_hook();
-	__atomic_store_n(central, (int64_t)((uint64_t)LOAD(central) + (uint64_t)moved),
-			 __ATOMIC_SEQ_CST);
+	pcpu_fold_credit(central, moved);
 	return true;
 }
 

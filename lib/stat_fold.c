@@ -37,9 +37,7 @@ static void retune(struct stat_set *s, uint32_t i, int64_t central)
 
 static void add_central(struct stat_set *s, uint32_t i, int64_t amount)
 {
-	int64_t *c = &s->central[s->items[i].word];
-
-	retune(s, i, __atomic_add_fetch(c, amount, __ATOMIC_SEQ_CST));
+	retune(s, i, pcpu_fold_credit(&s->central[s->items[i].word], amount));
 }
 
 /*
@@ -68,7 +66,7 @@ static uint32_t fold_cpu_line(struct stat_set *s, uint32_t line, unsigned int cp
 		if (ln->item[k] == trigger)
 			moved = (int64_t)((uint64_t)moved + (uint64_t)amount);
 		if (moved) {
-			__atomic_add_fetch(&central[k], moved, __ATOMIC_SEQ_CST);
+			pcpu_fold_credit(&central[k], moved);
 			changed |= 1u << k;
 		}
 	}
