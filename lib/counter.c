@@ -405,11 +405,9 @@ static void counter_fold(void *obj)
 static void counter_fork_child(void *obj)
 {
 	struct pcpu_counter *c = obj;
-	unsigned int cpus = cpu_possible();
 	uint64_t count = (uint64_t)LOAD(&c->base);
 
-	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		count += (uint64_t)LOAD(&slot_of(c, cpu)->folded);
+	count += pcpu_fold_sum_marks(&c->slots->value, cpu_possible());
 	STORE(&c->count, (int64_t)count);
 	/* no fold is in flight any more, nor a limited add holding the gate */
 	STORE(&c->seq, LOAD(&c->seq) & ~(COUNTER_SEQ_GEN - 1));

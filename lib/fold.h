@@ -155,18 +155,37 @@ static inline int64_t pcpu_fold_credit(int64_t *central, int64_t moved)
 }
 
 /*
- * The exact sum of the 64-bit layout: the values of one item's slots in
- * @rows rows, from row 0's @slot, a stride (PCPU_STRIDE) apart. No fold
- * writes a value, so the walk needs no protocol: wait-free. (Wrapping as
- * the int64_t values do.)
+ * Sums over the 64-bit layout: half @half (0: value, 1: mark) of one
+ * item's slots in @rows rows, from row 0's @slot, a stride (PCPU_STRIDE)
+ * apart, wrapping as the int64_t halves do.
  */
-static inline uint64_t pcpu_fold_sum_values(const int64_t *slot, unsigned int rows)
+static inline uint64_t pcpu_fold_sum_half(const int64_t *slot, unsigned int rows, unsigned int half)
 {
 	uint64_t sum = 0;
 
 	for (unsigned int row = 0; row < rows; row++)
-		sum += (uint64_t)LOAD_ACQ((const int64_t *)cpu_copy((void *)slot, row));
+		sum += (uint64_t)LOAD_ACQ((const int64_t *)cpu_copy((void *)slot, row) + half);
 	return sum;
+}
+
+/*
+ * The exact sum (with a counter's base): the values. No fold writes a
+ * value, so the walk needs no protocol: wait-free.
+ */
+static inline uint64_t pcpu_fold_sum_values(const int64_t *slot, unsigned int rows)
+{
+	return pcpu_fold_sum_half(slot, rows, 0);
+}
+
+/*
+ * What central holds once no fold is half done (with a counter's base):
+ * the marks. A unit rebuilds central from it where a fold may have stopped
+ * between its two steps: a counter in a forked child, a shared segment
+ * after a process died holding its lock.
+ */
+static inline uint64_t pcpu_fold_sum_marks(const int64_t *slot, unsigned int rows)
+{
+	return pcpu_fold_sum_half(slot, rows, 1);
 }
 
 /*

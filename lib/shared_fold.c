@@ -87,10 +87,8 @@ static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int ro
 static void recover(struct shared_handle *h)
 {
 	for (unsigned int item = 0; item < h->nr_items; item++) {
-		uint64_t central = 0;
+		uint64_t central = pcpu_fold_sum_marks(shared_pair(h, item, 0), h->rows);
 
-		for (unsigned int row = 0; row < h->rows; row++)
-			central += (uint64_t)LOAD(shared_pair(h, item, row) + 1);
 		__atomic_store_n(&h->central[item].value, (int64_t)central, __ATOMIC_SEQ_CST);
 		for (unsigned int row = 0; row < h->rows; row++)
 			fold_row(h, item, row);
