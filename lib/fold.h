@@ -23,7 +23,8 @@
  *   pending    value - mark: what a CPU holds that the central value does
  *              not. |pending| <= the largest threshold ever published.
  *   central    the unit's value that every read() loads: the sum of the
- *              marks (plus a counter's base).
+ *              marks, plus what slow paths added to it directly (a counter
+ *              also adds those to base, so that exact = base + values).
  *   fold       moving a slot's whole pending delta into central: swap the
  *              slot to {value, value} (the mark advances), then add what
  *              moved to central. pcpu_fold_take_pair/_word() is the swap.
@@ -36,7 +37,8 @@
  *   publish    make a threshold the one in force: pcpu_fold_publish().
  *   sequence   a unit's fold sequence word (seq): folds in progress in the
  *              low bits, a generation (folds completed) above. A fold
- *              enters, changes a slot and central, and leaves. A reader
+ *              enters, changes a slot and central, and leaves (a counter
+ *              also enters to publish a larger threshold). A reader
  *              that saw no fold in progress and the same generation before
  *              and after its loads saw every fold whole or not at all.
  *   gate       (counters) a bit of the sequence that keeps a limited add's
@@ -47,9 +49,10 @@
  *   sync       sync_if_delta_above(delta): see pcpu_fold_within().
  *
  * The readers, and why they differ (the memory differs):
- * - 64-bit values (counters, shared segments) never wrap in practice, so
- *   exact = base + sum of values, which no fold touches: sum() is one walk
- *   with no protocol, wait-free; read() is one load of central.
+ * - 64-bit values (counters, shared segments) hold every add ever, modulo
+ *   2^64 as exact is, so exact = base + sum of values, which no fold
+ *   touches: sum() is one walk with no protocol, wait-free; read() is one
+ *   load of central.
  * - 32-bit words (stat sets: eight slots to a cache line) wrap, so exact
  *   can only be central + sum of pending, which a fold changes in two
  *   steps (the word, then central): sum() and snapshot() validate their
