@@ -410,7 +410,7 @@ static void counter_fork_child(void *obj)
 	count += pcpu_fold_sum_marks(&c->slots->value, cpu_possible());
 	STORE(&c->count, (int64_t)count);
 	/* no fold is in flight any more, nor a limited add holding the gate */
-	STORE(&c->seq, LOAD(&c->seq) & ~(COUNTER_SEQ_GEN - 1));
+	pcpu_fold_seq_fork_child(&c->seq, COUNTER_SEQ_GEN);
 }
 
 const struct pcpu_class pcpu_counter_class = {

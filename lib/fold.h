@@ -203,6 +203,13 @@ static inline uint64_t pcpu_fold_sum_marks(const int64_t *slot, unsigned int row
 	((void)__atomic_add_fetch((seq), (gen) - (one), __ATOMIC_SEQ_CST))
 
 /*
+ * In a forked child, where only the forking thread lives: no fold is in
+ * progress, nor anything else the fields below the generation count (a
+ * counter's gate, a stat line's freezers). The generation stays.
+ */
+#define pcpu_fold_seq_fork_child(seq, gen) STORE((seq), LOAD(seq) & ~((gen) - 1))
+
+/*
  * Did a reader's loads between the sequence values @before and @after see
  * every fold whole or not at all? No fold in progress (@folds: the field's
  * mask) at either end, and the same generation (above @gen_shift bits).

@@ -176,11 +176,8 @@ static void set_fork_child(void *obj)
 {
 	struct stat_set *s = obj;
 
-	for (uint32_t l = 0; l < s->nr_lines; l++) {
-		uint64_t *seq = seq_of(s, l);
-
-		STORE(seq, LOAD(seq) & ~(STAT_SEQ_GEN - 1));
-	}
+	for (uint32_t l = 0; l < s->nr_lines; l++)
+		pcpu_fold_seq_fork_child(seq_of(s, l), STAT_SEQ_GEN);
 }
 
 static void set_fold(void *obj)
