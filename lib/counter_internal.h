@@ -20,7 +20,7 @@
  * public struct, and the far path's restartable sequence (arch/) masks it
  * with COUNTER_SEQ_GEN - 1, folds and gate together:
  *   bits 0-14   folds in flight (a fold changes a slot, then count), and
- *               threshold raises in flight (the threshold, then the bound)
+ *               threshold raises in flight (pcpu_fold_publish())
  *   bit  15     the gate: a limited add is deciding precisely, or did and
  *               found the limit near; the far path stays out while it is set
  *   bits 16-31  generation: folds completed, modulo 2^16
