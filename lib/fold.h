@@ -129,17 +129,17 @@ static inline bool pcpu_word_swap(uint64_t *slot, uint64_t *snap)
  * the snapshot @snap of @slot, marks the slot's whole pending delta folded
  * and returns it (0: nothing was pending). The caller adds it to central.
  */
-#define PCPU_FOLD_DEFINE_TAKE(layout, slot_t)                                          \
-	static inline int64_t pcpu_fold_take_##layout(slot_t *slot, slot_t *snap)     \
-	{                                                                              \
-		int64_t moved;                                                         \
-                                                                                       \
-		do {                                                                   \
-			moved = pcpu_##layout##_pending(snap);                         \
-			if (moved == 0)                                                \
-				break;                                                 \
-		} while (!pcpu_##layout##_swap(slot, snap));                           \
-		return moved;                                                          \
+#define PCPU_FOLD_DEFINE_TAKE(layout, slot_t)                                                      \
+	static inline int64_t pcpu_fold_take_##layout(slot_t *slot, slot_t *snap)                  \
+	{                                                                                          \
+		int64_t moved;                                                                     \
+                                                                                                   \
+		do {                                                                               \
+			moved = pcpu_##layout##_pending(snap);                                     \
+			if (moved == 0)                                                            \
+				break;                                                             \
+		} while (!pcpu_##layout##_swap(slot, snap));                                       \
+		return moved;                                                                      \
 	}
 
 PCPU_FOLD_DEFINE_TAKE(pair, int64_t)
@@ -199,7 +199,7 @@ static inline uint64_t pcpu_fold_sum_marks(const int64_t *slot, unsigned int row
  * central; leaving bumps the generation in the same add.
  */
 #define pcpu_fold_seq_enter(seq, one) ((void)__atomic_add_fetch((seq), (one), __ATOMIC_SEQ_CST))
-#define pcpu_fold_seq_leave(seq, one, gen) \
+#define pcpu_fold_seq_leave(seq, one, gen)                                                         \
 	((void)__atomic_add_fetch((seq), (gen) - (one), __ATOMIC_SEQ_CST))
 
 /*
@@ -226,8 +226,7 @@ static inline bool pcpu_fold_seq_stable(uint64_t before, uint64_t after, uint64_
  * CPUs. Each is an atomic maximum; the bound first, as a reader may take
  * the maximum as licence for a batch (the counter's inline add_batch()).
  */
-static inline void pcpu_fold_raise(uint64_t *max, uint64_t *bound, unsigned int cpus,
-				   uint64_t t)
+static inline void pcpu_fold_raise(uint64_t *max, uint64_t *bound, unsigned int cpus, uint64_t t)
 {
 	if (bound)
 		pcpu_policy_raise(bound, pcpu_policy_bound(t, cpus));
