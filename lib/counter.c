@@ -2,6 +2,10 @@
 /*
  * The elastic per-CPU counter (see <percpu/counter.h>).
  *
+ * The counter is the fold engine's 64-bit layout (lib/fold.h has the
+ * glossary): one slot per CPU, a struct pcpu_slot {value, folded}, whose
+ * folded is the engine's mark.
+ *
  * Invariants, with pending(cpu) = slot.value - slot.folded:
  *   exact value = base + sum of slot.value          (what sum() reads)
  *   count       = base + sum of slot.folded         (what read() returns)
@@ -12,7 +16,7 @@
  * to count; any thread may fold any CPU, and sum() never depends on folds.
  *
  * Why |pending(cpu)| <= thresh_max on every CPU at quiescence, whatever
- * folds ran beside the adds: see lib/policy.h. In short, the fast path
+ * folds ran beside the adds: see lib/policy.h and lib/fold.h. In short, the fast path
  * checks and adds in one step, takes at most a threshold at a time, and a
  * fold fails on a value it read before an add landed. So error_bound() =
  * possible CPUs * thresh_max.
@@ -41,8 +45,8 @@
 #include "atomics.h"
 #include "counter_internal.h"
 #include "cpu_internal.h"
+#include "fold.h"
 #include "misuse.h"
-#include "pair.h"
 #include "policy.h"
 #include "registry.h"
 
@@ -61,40 +65,37 @@ static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
 }
 
 /*
- * Raises the bound to cover @thresh. The bound first: the inline
- * add_batch() takes the fast path once thresh_max covers its batch, and by
- * then error_bound() must.
+ * Raises the bound and thresh_max to cover @thresh (the bound first: the
+ * inline add_batch() takes the fast path once thresh_max covers its batch,
+ * and by then error_bound() must).
  */
 static void raise_bound(struct pcpu_counter *c, int64_t thresh)
 {
-	pcpu_policy_raise(&c->bound, pcpu_policy_bound((uint64_t)thresh, cpu_possible()));
-	pcpu_policy_raise(&c->thresh_max, (uint64_t)thresh);
+	pcpu_fold_raise(&c->thresh_max, &c->bound, cpu_possible(), (uint64_t)thresh);
 }
 
 /*
- * Makes @thresh the threshold, in the policy's order (lib/policy.h). A
- * threshold above the bound's is published inside the fold sequence: until
- * the bound covers it, adds may already hold more than the bound says, and
- * a limited add that decides from count and the bound must see that.
+ * Makes @thresh the threshold, in the engine's order (lib/fold.h). A
+ * threshold above thresh_max is published inside the fold sequence, so
+ * that a limited add that decides from count and the bound never reads
+ * them while the bound moves under it.
  */
 static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 {
 	bool raise = (uint64_t)thresh > LOAD(&c->thresh_max);
 
 	if (raise)
-		__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
-	if (LOAD(&c->thresh) != thresh)
-		STORE(&c->thresh, thresh);
-	raise_bound(c, thresh);
+		pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
+	pcpu_fold_publish(&c->thresh, sizeof(c->thresh), &c->thresh_max, &c->bound, cpu_possible(),
+			  (uint64_t)thresh);
 	if (raise)
-		__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
+		pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
 
 /* Moves the central value by @amount and republishes its threshold. */
 static void add_count(struct pcpu_counter *c, int64_t amount)
 {
-	publish_threshold(c, threshold_for(c, __atomic_add_fetch(&c->count, amount,
-								 __ATOMIC_SEQ_CST)));
+	publish_threshold(c, threshold_for(c, pcpu_fold_credit(&c->count, amount)));
 }
 
 /* An update that bypasses the slots: exact first, so sum() never lags read(). */
@@ -105,27 +106,23 @@ void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount)
 }
 
 /*
- * Moves the whole pending delta of @slot into the central value. Inside the
- * counter's fold sequence (counter_internal.h), so that a limited add's far
- * path never decides from a count that a fold has half changed.
+ * Folds @slot (lib/fold.h): its whole pending delta into the central
+ * value. Inside the counter's fold sequence (counter_internal.h), so that
+ * a limited add's far path never decides from a count that a fold has half
+ * changed; a slot with nothing pending is left without entering it.
  */
 static void fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot)
 {
-	int64_t pair[2], moved;
+	int64_t snap[2], moved;
 
-	pcpu_pair_load(&slot->value, pair);
-	if (pair[0] == pair[1])
+	pcpu_pair_snap(&slot->value, snap);
+	if (pcpu_pair_pending(snap) == 0)
 		return;
-	__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
-	do {
-		moved = (int64_t)((uint64_t)pair[0] - (uint64_t)pair[1]);
-		if (moved == 0)
-			break;
-	} while (!pcpu_pair_cas(&slot->value, pair, pair[0], pair[0]));
+	pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
+	moved = pcpu_fold_take_pair(&slot->value, snap);
 	if (moved)
 		add_count(c, moved);
-	/* one fold less in flight, one generation more */
-	__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
+	pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
 
 static void fold_all(struct pcpu_counter *c)
@@ -287,15 +284,12 @@ PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c)
 
 PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
 {
-	unsigned int cpus = cpu_possible();
-	uint64_t sum;
+	uint64_t base;
 
 	if (!pcpu_counter_usable(c, __func__))
 		return 0;
-	sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
-	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		sum += (uint64_t)__atomic_load_n(&slot_of(c, cpu)->value, __ATOMIC_ACQUIRE);
-	return (int64_t)sum;
+	base = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
+	return (int64_t)(base + pcpu_fold_sum_values(&c->slots->value, cpu_possible()));
 }
 
 PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t rhs)
@@ -319,11 +313,11 @@ static uint64_t pending_magnitude(const struct pcpu_counter *c, int64_t *exact)
 	uint64_t magnitudes = 0, sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
 
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
-		int64_t pair[2];
+		int64_t snap[2];
 
-		pcpu_pair_load(&slot_of(c, cpu)->value, pair);
-		sum += (uint64_t)pair[0];
-		magnitudes += pcpu_magnitude((int64_t)((uint64_t)pair[0] - (uint64_t)pair[1]));
+		pcpu_pair_snap(&slot_of(c, cpu)->value, snap);
+		sum += (uint64_t)snap[0];
+		magnitudes += pcpu_magnitude(pcpu_pair_pending(snap));
 	}
 	*exact = (int64_t)sum;
 	return magnitudes;
@@ -337,15 +331,15 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 		return 0;
 	/* cheapest first: the O(1) bound, then reads of every CPU, then writes */
 	approx = pcpu_counter_read(c);
-	if (LOAD(&c->bound) <= delta)
+	if (pcpu_fold_within(LOAD(&c->bound), delta))
 		return approx;
 	/*
 	 * Both tests: pending deltas alone miss a fold between its two steps
 	 * (nothing pending, count not yet added to); read against sum alone
 	 * misses pending deltas that a fold in flight happens to offset.
 	 */
-	if (pending_magnitude(c, &exact) <= delta &&
-	    pcpu_magnitude((int64_t)((uint64_t)exact - (uint64_t)approx)) <= delta)
+	if (pcpu_fold_within(pending_magnitude(c, &exact), delta) &&
+	    pcpu_fold_within(pcpu_magnitude((int64_t)((uint64_t)exact - (uint64_t)approx)), delta))
 		return approx;
 	fold_all(c);
 	/* exact, even if another thread's fold has yet to reach count */
@@ -369,11 +363,12 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 	/*
 	 * Lower the bound to the new value's threshold, then publish it: a
 	 * fold publishing concurrently either stores its threshold before ours
-	 * (overwritten) or raises the bound after storing it (covered).
+	 * (overwritten) or raises the bound again after storing it (covered;
+	 * the proof is pcpu_fold_publish()'s).
 	 */
 	thresh = threshold_for(c, value);
 	/*
-	 * The bound before thresh_max, as raise_bound() raises them: a fold
+	 * The bound before thresh_max, as pcpu_fold_raise() raises them: a fold
 	 * raising both in between leaves thresh_max low (add_batch() then takes
 	 * its slow path once more), never the bound below thresh_max.
 	 */
@@ -410,14 +405,12 @@ static void counter_fold(void *obj)
 static void counter_fork_child(void *obj)
 {
 	struct pcpu_counter *c = obj;
-	unsigned int cpus = cpu_possible();
 	uint64_t count = (uint64_t)LOAD(&c->base);
 
-	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		count += (uint64_t)LOAD(&slot_of(c, cpu)->folded);
+	count += pcpu_fold_sum_marks(&c->slots->value, cpu_possible());
 	STORE(&c->count, (int64_t)count);
 	/* no fold is in flight any more, nor a limited add holding the gate */
-	STORE(&c->seq, LOAD(&c->seq) & ~(COUNTER_SEQ_GEN - 1));
+	pcpu_fold_seq_fork_child(&c->seq, COUNTER_SEQ_GEN);
 }
 
 const struct pcpu_class pcpu_counter_class = {

@@ -15,9 +15,12 @@
 #include "registry.h"
 
 /*
- * The counter's seq word, read inside the far path of a limited add:
+ * The counter's fold sequence (lib/fold.h), read inside the far path of a
+ * limited add. Its layout is not a stat line's: it is a uint32_t of the
+ * public struct, and the far path's restartable sequence (arch/) masks it
+ * with COUNTER_SEQ_GEN - 1, folds and gate together:
  *   bits 0-14   folds in flight (a fold changes a slot, then count), and
- *               threshold raises in flight (the threshold, then the bound)
+ *               threshold raises in flight (pcpu_fold_publish())
  *   bit  15     the gate: a limited add is deciding precisely, or did and
  *               found the limit near; the far path stays out while it is set
  *   bits 16-31  generation: folds completed, modulo 2^16
@@ -32,7 +35,9 @@
  */
 #define COUNTER_SEQ_FOLD 1u
 #define COUNTER_SEQ_GATE (1u << 15)
-#define COUNTER_SEQ_GEN (1u << 16)
+#define COUNTER_SEQ_GEN_SHIFT 16
+#define COUNTER_SEQ_GEN (1u << COUNTER_SEQ_GEN_SHIFT)
+#define COUNTER_SEQ_FOLDS (COUNTER_SEQ_GATE - 1) /* the field of folds in flight */
 
 /* The counters' operations for the registry. */
 extern const struct pcpu_class pcpu_counter_class;

@@ -49,6 +49,7 @@
 #include "atomics.h"
 #include "counter_internal.h"
 #include "cpu_internal.h"
+#include "fold.h"
 #include "policy.h"
 
 /*
@@ -190,20 +191,16 @@ static bool has_far_path(const struct pcpu_counter *c)
  * fold already took from a slot (which may have taken new adds since), or
  * adds may already hold more than the bound says.
  */
-static int certain(const struct pcpu_counter *c, int64_t limit, int64_t amount)
+static int verdict_from_count(const struct pcpu_counter *c, int64_t limit, int64_t amount)
 {
 	uint32_t before = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
 	int verdict = passes_limit(__atomic_load_n(&c->count, __ATOMIC_SEQ_CST),
 				   __atomic_load_n(&c->bound, __ATOMIC_SEQ_CST), limit, amount);
 	uint32_t after = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
-	uint32_t folds = COUNTER_SEQ_GATE - 1;
 
-	return (before & folds) || before != after ? 0 : verdict;
-}
-
-static uint64_t twice(uint64_t bound)
-{
-	return bound > UINT64_MAX / 2 ? UINT64_MAX : 2 * bound;
+	/* the gate moves only under the limit lock, which the callers hold */
+	return pcpu_fold_seq_stable(before, after, COUNTER_SEQ_FOLDS, COUNTER_SEQ_GEN_SHIFT) ?
+		       verdict : 0;
 }
 
 static bool precise_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
@@ -218,7 +215,7 @@ static bool precise_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
 	 * they are beside each other (each keeps exact within count + bound,
 	 * and this one checked count + bound + amount), so no gate.
 	 */
-	verdict = certain(c, limit, amount);
+	verdict = verdict_from_count(c, limit, amount);
 	if (verdict == 0) {
 		/* from sum(): no far-path add may land unseen meanwhile */
 		if (far && !(LOAD(&c->seq) & COUNTER_SEQ_GATE)) {
@@ -231,8 +228,9 @@ static bool precise_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
 		pcpu_counter_add_central(c, amount);
 	/* far again, with room for the bound twice over: let the far path back in */
 	if (far && (LOAD(&c->seq) & COUNTER_SEQ_GATE) &&
-	    passes_limit(pcpu_counter_read(c), twice(LOAD(&c->bound)), limit, amount) < 0 &&
-	    certain(c, limit, amount) < 0)
+	    passes_limit(pcpu_counter_read(c), pcpu_policy_bound(LOAD(&c->bound), 2), limit,
+			 amount) < 0 &&
+	    verdict_from_count(c, limit, amount) < 0)
 		__atomic_fetch_and(&c->seq, ~COUNTER_SEQ_GATE, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(lock);
 	return verdict < 0;

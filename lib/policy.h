@@ -2,10 +2,11 @@
 /*
  * The per-CPU policy, one copy for every unit (counters, stat sets, the
  * kernel drop-in): the defaults, the elastic threshold, what the fast path
- * may take, what a fold moves, the saturating error bound, and the order in
- * which a threshold and its bound are published. The units differ only in
- * memory layout. (The inline fast paths in <percpu/counter.h> and
- * <percpu/stat.h> write the same comparison as pcpu_policy_fast().)
+ * may take, what a fold moves, and the saturating error bound. The order in
+ * which a threshold and its bound are published, and the fold itself, are
+ * the fold engine's (lib/fold.h). The units differ only in memory layout.
+ * (The inline fast paths in <percpu/counter.h> and <percpu/stat.h> write
+ * the same comparison as pcpu_policy_fast().)
  *
  * The rules, and why they keep error_bound() true under remote folds:
  * - The fast path adds @amount only if |amount| <= limit and the new
@@ -93,15 +94,7 @@ static inline uint64_t pcpu_policy_bound(uint64_t thresh_max, unsigned int cpus)
 	return thresh_max > UINT64_MAX / cpus ? UINT64_MAX : thresh_max * cpus;
 }
 
-/*
- * Raises *@max to at least @value (an atomic maximum).
- *
- * The order of publication, for every unit: store the new threshold, then
- * raise the bound over it. At quiescence the bound covers every threshold
- * any add checked against. The other order would break when a set() (which
- * lowers the bound) runs beside a refresher's fold: the fold could raise
- * before set() lowers, then store a threshold the bound no longer covers.
- */
+/* Raises *@max to at least @value (an atomic maximum; the order: lib/fold.h). */
 static inline void pcpu_policy_raise(uint64_t *max, uint64_t value)
 {
 	uint64_t now = __atomic_load_n(max, __ATOMIC_RELAXED);

@@ -42,13 +42,13 @@ struct pcpu_registry_entry {
 	struct pcpu_registry_entry *next_dead;
 };
 
-struct class_slot {
+struct class_tally {
 	const struct pcpu_class *cls;
 	size_t live;
 };
 
 static CDS_LIST_HEAD(live);
-static struct class_slot classes[MAX_CLASSES];
+static struct class_tally classes[MAX_CLASSES];
 static struct pcpu_registry_entry *graveyard;
 static unsigned int graveyard_size;
 static bool atfork_registered;
@@ -57,8 +57,8 @@ static const struct pcpu_registry_client *client;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
 
-/* The slot of @cls, taken if new; under the lock. */
-static struct class_slot *slot_of(const struct pcpu_class *cls)
+/* The tally of @cls (its live objects), taken if new; under the lock. */
+static struct class_tally *tally_of(const struct pcpu_class *cls)
 {
 	for (unsigned int i = 0; i < MAX_CLASSES; i++) {
 		if (classes[i].cls == cls || !classes[i].cls) {
@@ -173,7 +173,7 @@ static void after_fork_child(void)
 		if (!e->obj) {
 			/* a removal the fork interrupted: its thread is gone, finish it */
 			cds_list_del(&e->link);
-			slot_of(e->cls)->live--;
+			tally_of(e->cls)->live--;
 			free(e);
 		}
 	}
@@ -217,7 +217,7 @@ struct pcpu_registry_entry *pcpu_registry_add(const struct pcpu_class *cls, void
 	e->cls = cls;
 	e->obj = obj;
 	pthread_mutex_lock(&registry_lock);
-	slot_of(cls)->live++;
+	tally_of(cls)->live++;
 	cds_list_add_rcu(&e->link, &live);
 	pthread_mutex_unlock(&registry_lock);
 	return e;
@@ -238,7 +238,7 @@ void pcpu_registry_remove(struct pcpu_registry_entry *e)
 		pcpu_relax(&spins);
 	pthread_mutex_lock(&registry_lock);
 	cds_list_del_rcu(&e->link);
-	slot_of(e->cls)->live--;
+	tally_of(e->cls)->live--;
 	e->next_dead = graveyard;
 	graveyard = e;
 	if (++graveyard_size >= REAP_BATCH)
@@ -263,7 +263,7 @@ size_t pcpu_registry_count_of(const struct pcpu_class *cls)
 	size_t n;
 
 	pthread_mutex_lock(&registry_lock);
-	n = slot_of(cls)->live;
+	n = tally_of(cls)->live;
 	pthread_mutex_unlock(&registry_lock);
 	return n;
 }

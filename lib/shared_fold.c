@@ -3,6 +3,9 @@
  * Folds of a shared segment (see <percpu/shared.h>), and the slow path of
  * the add.
  *
+ * A segment is the fold engine's process-shared layout (lib/fold.h has the
+ * glossary): per row, one 64-bit slot {value, mark} per item.
+ *
  * Invariants, per item, over every row r (the CPUs and the row without one):
  *   exact   = sum of value[r]        (only adds change a value)
  *   central = sum of mark[r]         (at every unlock of the segment's lock)
@@ -25,14 +28,11 @@
  * a value: nothing a fold or a death does can take it back, so sum() stays
  * exact.
  *
- * Order of publication: the maximum, then the threshold. The adds check
- * against the threshold and error_bound() is built on the maximum, so a
- * process killed between the two stores must leave the maximum raised and
- * the threshold old (a loose bound), never the threshold raised over the
- * maximum (a bound that lies until the next locker recovers). lib/policy.h
- * gives the other order for units whose set() lowers the maximum; here
- * nothing lowers it (the largest threshold since creation) and every
- * publication runs under the lock, so that reason does not apply.
+ * Order of publication: the engine's (pcpu_fold_publish()), raise the
+ * maximum, store the threshold, raise again. A process killed between the
+ * stores leaves the maximum raised and the threshold old (a loose bound),
+ * never a threshold over the maximum. (Here nothing lowers a maximum and
+ * every publication runs under the lock: the second raise finds it done.)
  */
 #define _GNU_SOURCE /* pthread_mutex_consistent, robust mutexes */
 #include <errno.h>
@@ -40,8 +40,8 @@
 
 #include "atomics.h"
 #include "cpu_internal.h"
+#include "fold.h"
 #include "misuse.h"
-#include "pair.h"
 #include "policy.h"
 #include "rseq_area.h"
 #include "shared_internal.h"
@@ -55,33 +55,28 @@ uint64_t pcpu_shared_threshold(const struct shared_handle *h, const struct share
 				     (uint64_t)it->floor, PCPU_SHARED_MAX_THRESH);
 }
 
-/* Under the lock: the item's threshold for its central value, raise then store. */
+/* Under the lock: publishes the item's threshold for its central value. */
 static void publish_threshold(struct shared_handle *h, unsigned int item, int64_t central)
 {
 	uint64_t t = pcpu_shared_threshold(h, &h->items[item], central);
 
-	if (LOAD(&h->central[item].thresh_max) < t)
-		__atomic_store_n(&h->central[item].thresh_max, t, __ATOMIC_SEQ_CST);
-	if (LOAD(&h->thresh[item]) != t)
-		__atomic_store_n(&h->thresh[item], t, __ATOMIC_RELEASE);
+	pcpu_fold_publish(&h->thresh[item], sizeof(h->thresh[item]), &h->central[item].thresh_max,
+			  NULL, 0, t);
 }
 
-/* Under the lock: moves the pending delta of @item in @row; true if it moved any. */
+/* Under the lock: folds the slot of @item in @row; true if it moved any. */
 static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int row)
 {
-	int64_t *pair = shared_pair(h, item, row), old[2], moved;
+	int64_t *slot = shared_pair(h, item, row), snap[2], moved;
 	int64_t *central = &h->central[item].value;
 
-	pcpu_pair_load(pair, old);
-	do {
-		moved = (int64_t)((uint64_t)old[0] - (uint64_t)old[1]);
-		if (moved == 0)
-			return false;
-	} while (!pcpu_pair_cas(pair, old, old[0], old[0]));
+	pcpu_pair_snap(slot, snap);
+	moved = pcpu_fold_take_pair(slot, snap);
+	if (moved == 0)
+		return false;
 	if (pcpu_unlikely(pcpu_shared_fold_hook != NULL))
 		pcpu_shared_fold_hook();
-	__atomic_store_n(central, (int64_t)((uint64_t)LOAD(central) + (uint64_t)moved),
-			 __ATOMIC_SEQ_CST);
+	pcpu_fold_credit(central, moved);
 	return true;
 }
 
@@ -92,10 +87,8 @@ static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int ro
 static void recover(struct shared_handle *h)
 {
 	for (unsigned int item = 0; item < h->nr_items; item++) {
-		uint64_t central = 0;
+		uint64_t central = pcpu_fold_sum_marks(shared_pair(h, item, 0), h->rows);
 
-		for (unsigned int row = 0; row < h->rows; row++)
-			central += (uint64_t)LOAD(shared_pair(h, item, row) + 1);
 		__atomic_store_n(&h->central[item].value, (int64_t)central, __ATOMIC_SEQ_CST);
 		for (unsigned int row = 0; row < h->rows; row++)
 			fold_row(h, item, row);
@@ -203,7 +196,7 @@ PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsig
 
 	if (!shared_usable(s, item, "pcpu_shared_sync_if_delta_above"))
 		return 0;
-	if (pcpu_shared_error_bound(s, item) <= delta)
+	if (pcpu_fold_within(pcpu_shared_error_bound(s, item), delta))
 		return pcpu_shared_read(s, item);
 	/* the fold loads every row too: not on a segment cut short */
 	err = pcpu_shared_intact(h);

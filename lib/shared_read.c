@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "atomics.h"
+#include "fold.h"
 #include "misuse.h"
 #include "policy.h"
 #include "shared_internal.h"
@@ -56,8 +57,6 @@ PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsign
 PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int item)
 {
 	const struct shared_handle *h = shared_handle(s);
-	uint64_t sum = 0;
-
 	int err;
 
 	if (!shared_usable(s, item, "pcpu_shared_sum"))
@@ -67,9 +66,7 @@ PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int it
 		errno = -err;
 		return 0;
 	}
-	for (unsigned int row = 0; row < h->rows; row++)
-		sum += (uint64_t)LOAD(shared_pair(h, item, row));
-	return (int64_t)sum;
+	return (int64_t)pcpu_fold_sum_values(shared_pair(h, item, 0), h->rows);
 }
 
 /* The exact values of every slot (nr_items of them) into @values: 0 or -ENXIO. */

@@ -260,12 +260,12 @@ bool pcpu_stat_debug_line_idle(const struct pcpu_stat *pub, unsigned int line)
 {
 	uint64_t seq = LOAD(seq_of(set_of(pub), line));
 
-	return seq_writers(seq) == 0 && seq_freezers(seq) == 0;
+	return seq_folds(seq) == 0 && seq_freezers(seq) == 0;
 }
 
 uint32_t pcpu_stat_debug_line_folds(const struct pcpu_stat *pub, unsigned int line)
 {
-	return (uint32_t)(LOAD(seq_of(set_of(pub), line)) / SEQ_GEN);
+	return (uint32_t)(LOAD(seq_of(set_of(pub), line)) / STAT_SEQ_GEN);
 }
 
 const int64_t *pcpu_stat_debug_line_words(const struct pcpu_stat *pub, unsigned int line)

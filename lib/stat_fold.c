@@ -13,7 +13,7 @@
 
 /*
  * Re-derives item @i's threshold from its central value and publishes it
- * in the policy's order (lib/policy.h). A threshold a little off
+ * in the engine's order (lib/fold.h). A threshold a little off
  * its ideal is harmless, a write to the line every add reads is not: it is
  * republished only when it moves by an eighth or more.
  */
@@ -31,37 +31,13 @@ static void retune(struct stat_set *s, uint32_t i, int64_t central)
 	diff = want > now ? want - now : now - want;
 	if (diff == 0 || diff < now / 8)
 		return;
-	STORE(&s->pub.hot[i].thresh, want);
-	pcpu_policy_raise(&it->thresh_max, want);
+	pcpu_fold_publish(&s->pub.hot[i].thresh, sizeof(s->pub.hot[i].thresh), &it->thresh_max,
+			  NULL, 0, want);
 }
 
 static void add_central(struct stat_set *s, uint32_t i, int64_t amount)
 {
-	int64_t *c = &s->central[s->items[i].word];
-
-	retune(s, i, __atomic_add_fetch(c, amount, __ATOMIC_SEQ_CST));
-}
-
-/*
- * Moves the whole pending delta of @word to the central value (the policy:
- * lib/policy.h). Returns how far the mark moved; the caller adds that to
- * the central value.
- */
-static int64_t drain(uint64_t *word)
-{
-	uint64_t old = LOAD(word), new;
-	int32_t pending;
-
-	do {
-		uint32_t value = (uint32_t)old;
-
-		pending = pending_of(old);
-		if (pending == 0)
-			return 0;
-		new = (uint64_t)value << 32 | value;
-	} while (!__atomic_compare_exchange_n(word, &old, new, true, __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	return pending;
+	retune(s, i, pcpu_fold_credit(&s->central[s->items[i].word], amount));
 }
 
 /*
@@ -80,13 +56,17 @@ static uint32_t fold_cpu_line(struct stat_set *s, uint32_t line, unsigned int cp
 	uint32_t changed = 0;
 
 	for (uint32_t k = 0; k < ln->nr; k++) {
-		int64_t moved = drain(&w[k]);
+		uint64_t snap;
+		int64_t moved;
+
+		pcpu_word_snap(&w[k], &snap);
+		moved = pcpu_fold_take_word(&w[k], &snap);
 
 		/* the central value wraps as an int64_t, like any add to it */
 		if (ln->item[k] == trigger)
 			moved = (int64_t)((uint64_t)moved + (uint64_t)amount);
 		if (moved) {
-			__atomic_add_fetch(&central[k], moved, __ATOMIC_SEQ_CST);
+			pcpu_fold_credit(&central[k], moved);
 			changed |= 1u << k;
 		}
 	}
@@ -112,7 +92,7 @@ void pcpu_stat_fold_line(struct stat_set *s, uint32_t line)
 	fold_enter(s, line);
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
 		changed |= fold_cpu_line(s, line, cpu, UINT32_MAX, 0);
-	fold_exit(s, line);
+	fold_leave(s, line);
 	retune_line(s, line, changed);
 }
 
@@ -134,7 +114,7 @@ PCPU_EXPORT void __pcpu_stat_add_slow(struct pcpu_stat *pub, unsigned int item, 
 		return;
 	}
 	changed = fold_cpu_line(s, line, (unsigned int)cpu, item, amount);
-	fold_exit(s, line);
+	fold_leave(s, line);
 	retune_line(s, line, changed);
 }
 
@@ -143,7 +123,7 @@ PCPU_EXPORT int64_t pcpu_stat_sync_if_delta_above(struct pcpu_stat *pub, unsigne
 {
 	if (!usable(pub, item, __func__))
 		return 0;
-	if (pcpu_stat_error_bound(pub, item) <= delta)
+	if (pcpu_fold_within(pcpu_stat_error_bound(pub, item), delta))
 		return pcpu_stat_read(pub, item);
 	pcpu_stat_fold_line(set_of(pub), set_of(pub)->items[item].line);
 	/* exact, even if another thread's fold of the line has yet to land */
@@ -168,10 +148,11 @@ PCPU_EXPORT void pcpu_stat_fold_all(struct pcpu_stat *pub)
 /*
  * A fork copies a set as it is, but only the forking thread: a fold another
  * thread had half done would stay half done in the child, and its sequence
- * would show a writer forever. So before fork every line is frozen and the
- * folds in progress drain (adders meanwhile send their amounts to the
- * central values); the child starts with no writer and no freezer, since the
- * threads that were reading are not in it.
+ * would show a fold in progress forever. So before fork every line is
+ * frozen and the folds in progress end (adders meanwhile send their
+ * amounts to the central values); the child starts with no fold in
+ * progress and no freezer, since the threads that were reading are not in
+ * it.
  */
 static void set_fork_prepare(void *obj)
 {
@@ -195,11 +176,8 @@ static void set_fork_child(void *obj)
 {
 	struct stat_set *s = obj;
 
-	for (uint32_t l = 0; l < s->nr_lines; l++) {
-		uint64_t *seq = seq_of(s, l);
-
-		STORE(seq, LOAD(seq) & ~(SEQ_GEN - 1));
-	}
+	for (uint32_t l = 0; l < s->nr_lines; l++)
+		pcpu_fold_seq_fork_child(seq_of(s, l), STAT_SEQ_GEN);
 }
 
 static void set_fold(void *obj)

@@ -5,8 +5,9 @@
  * the fold engine (thresholds, folds, sync, the registry's operations),
  * stat_read.c the exact readers and the names.
  *
- * Memory. Per CPU, one uint64_t word per item (value in the low half, mark
- * in the high half), in layout order: the items of central line 0, then of
+ * Memory: the fold engine's 32-bit layout (lib/fold.h has the glossary).
+ * Per CPU, one uint64_t word (the item's slot: value in the low half, mark
+ * in the high half) per item, in layout order: the items of central line 0, then of
  * line 1, ... so a CPU's words of one line are contiguous. Centrally, lines
  * of 8 int64_t: word 0 is the line's fold sequence, words 1-7 the central
  * values of its items. Per item, a read-mostly pcpu_stat_hot (slot and
@@ -35,35 +36,39 @@
 
 #include "atomics.h"
 #include "cpu_internal.h"
+#include "fold.h"
 #include "misuse.h"
 #include "policy.h"
 #include "registry.h"
 
 /*
- * The fold sequence, word 0 of each central line:
- *   bits 0-15   folds in progress on the line (writers)
+ * The fold sequence (lib/fold.h), word 0 of each central line:
+ *   bits 0-15   folds in progress on the line
  *   bits 16-31  readers that froze the line (freezers)
  *   bits 32-63  generation: folds completed, modulo 2^32
- * A folder enters only while no reader froze the line, and leaves by
- * bumping the generation. A reader that saw no writer before and after its
- * walk, and the same generation, saw every fold entirely or not at all.
+ * A fold enters only while no reader froze the line, and leaves by bumping
+ * the generation. A reader that saw no fold in progress before and after
+ * its walk, and the same generation, saw every fold entirely or not at
+ * all. (A counter's sequence is another layout, a uint32_t with a gate
+ * bit: counter_internal.h.)
  */
-#define SEQ_WRITER UINT64_C(1)
-#define SEQ_FREEZER (UINT64_C(1) << 16)
-#define SEQ_GEN (UINT64_C(1) << 32)
-#define SEQ_FIELD_MAX 0xffffu
+#define STAT_SEQ_FOLD UINT64_C(1)
+#define STAT_SEQ_FREEZE (UINT64_C(1) << 16)
+#define STAT_SEQ_GEN_SHIFT 32
+#define STAT_SEQ_GEN (UINT64_C(1) << STAT_SEQ_GEN_SHIFT)
+#define STAT_SEQ_FIELD_MAX 0xffffu
 
 #define LINE_WORDS 8
 #define LINE_BYTES 64
 
-static inline unsigned int seq_writers(uint64_t s)
+static inline unsigned int seq_folds(uint64_t s)
 {
-	return (unsigned int)(s & SEQ_FIELD_MAX);
+	return (unsigned int)(s & STAT_SEQ_FIELD_MAX);
 }
 
 static inline unsigned int seq_freezers(uint64_t s)
 {
-	return (unsigned int)((s >> 16) & SEQ_FIELD_MAX);
+	return (unsigned int)((s >> 16) & STAT_SEQ_FIELD_MAX);
 }
 
 /* Optimistic reads before a reader freezes the lines it still needs. */
@@ -126,7 +131,7 @@ static inline uint64_t *words_of(const struct stat_set *s, unsigned int cpu)
 
 static inline int32_t pending_of(uint64_t word)
 {
-	return (int32_t)((uint32_t)word - (uint32_t)(word >> 32));
+	return (int32_t)pcpu_word_pending(&word);
 }
 
 static inline bool usable(const struct pcpu_stat *s, unsigned int item, const char *call)
@@ -153,9 +158,9 @@ static inline bool fold_try_enter(struct stat_set *s, uint32_t line)
 	uint64_t v = LOAD(seq);
 
 	do {
-		if (seq_freezers(v) || seq_writers(v) == SEQ_FIELD_MAX)
+		if (seq_freezers(v) || seq_folds(v) == STAT_SEQ_FIELD_MAX)
 			return false;
-	} while (!__atomic_compare_exchange_n(seq, &v, v + SEQ_WRITER, true, __ATOMIC_SEQ_CST,
+	} while (!__atomic_compare_exchange_n(seq, &v, v + STAT_SEQ_FOLD, true, __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
 	return true;
 }
@@ -169,10 +174,9 @@ static inline void fold_enter(struct stat_set *s, uint32_t line)
 		pcpu_relax(&spins);
 }
 
-static inline void fold_exit(struct stat_set *s, uint32_t line)
+static inline void fold_leave(struct stat_set *s, uint32_t line)
 {
-	/* one less writer, one more generation */
-	__atomic_fetch_add(seq_of(s, line), SEQ_GEN - SEQ_WRITER, __ATOMIC_SEQ_CST);
+	pcpu_fold_seq_leave(seq_of(s, line), STAT_SEQ_FOLD, STAT_SEQ_GEN);
 }
 
 /* Stops new folds on the line; stat_wait_quiet() then lets folds in progress end. */
@@ -183,12 +187,12 @@ static inline void stat_freeze(struct stat_set *s, uint32_t line)
 	unsigned int spins = 0;
 
 	for (;;) {
-		if (seq_freezers(v) == SEQ_FIELD_MAX) {
+		if (seq_freezers(v) == STAT_SEQ_FIELD_MAX) {
 			pcpu_relax(&spins);
 			v = LOAD(seq);
 			continue;
 		}
-		if (__atomic_compare_exchange_n(seq, &v, v + SEQ_FREEZER, true, __ATOMIC_SEQ_CST,
+		if (__atomic_compare_exchange_n(seq, &v, v + STAT_SEQ_FREEZE, true, __ATOMIC_SEQ_CST,
 						__ATOMIC_RELAXED))
 			return;
 	}
@@ -198,20 +202,19 @@ static inline void stat_wait_quiet(struct stat_set *s, uint32_t line)
 {
 	unsigned int spins = 0;
 
-	while (seq_writers(LOAD_ACQ(seq_of(s, line))))
+	while (seq_folds(LOAD_ACQ(seq_of(s, line))))
 		pcpu_relax(&spins);
 }
 
 static inline void stat_thaw(struct stat_set *s, uint32_t line)
 {
-	__atomic_fetch_sub(seq_of(s, line), SEQ_FREEZER, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(seq_of(s, line), STAT_SEQ_FREEZE, __ATOMIC_SEQ_CST);
 }
 
 /* Did the walk between sequence values @before and @after see no fold half done? */
 static inline bool stat_stable(uint64_t before, uint64_t after)
 {
-	return seq_writers(before) == 0 && seq_writers(after) == 0 &&
-	       (before >> 32) == (after >> 32);
+	return pcpu_fold_seq_stable(before, after, STAT_SEQ_FIELD_MAX, STAT_SEQ_GEN_SHIFT);
 }
 
 /* The fold engine (stat_fold.c). */

@@ -29,12 +29,9 @@ PCPU_EXPORT int64_t pcpu_stat_read(const struct pcpu_stat *pub, unsigned int ite
 
 PCPU_EXPORT uint64_t pcpu_stat_error_bound(const struct pcpu_stat *pub, unsigned int item)
 {
-	uint64_t max, cpus = cpu_possible();
-
 	if (!usable(pub, item, __func__))
 		return 0;
-	max = LOAD(&set_of(pub)->items[item].thresh_max);
-	return max > UINT64_MAX / cpus ? UINT64_MAX : max * cpus;
+	return pcpu_policy_bound(LOAD(&set_of(pub)->items[item].thresh_max), cpu_possible());
 }
 
 PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
@@ -59,7 +56,7 @@ PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 			stat_wait_quiet(s, line);
 		}
 		before = LOAD_ACQ(seq);
-		if (!frozen && seq_writers(before)) {
+		if (!frozen && seq_folds(before)) {
 			pcpu_relax(&spins);
 			continue;
 		}

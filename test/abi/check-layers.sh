@@ -11,7 +11,7 @@
 # the group rule.)
 #
 #   0 base      CPU and update path, arch primitives' users, atomics, misuse,
-#               policy, the name validator
+#               policy, the fold engine (fold.h), the name validator
 #   1 arena     per-CPU memory
 #   2 registry  live objects, the refresher, fork; a client hook
 #   3 units     counter, stat set, charge, shared segment: one group each
@@ -25,7 +25,7 @@ lib=$1
 floor_of()
 {
 	case $1 in
-	atomics.h | misuse.h | misuse.c | policy.h | pair.h | pair_lock.c | cpu.c | fence.c | \
+	atomics.h | misuse.h | misuse.c | policy.h | fold.h | pair.h | pair_lock.c | cpu.c | fence.c | \
 	cpu_internal.h | \
 	rseq_area.c | rseq_area.h | names.h | metric_names.c) echo "0 base" ;;
 	arena.c | arena.h) echo "1 arena" ;;

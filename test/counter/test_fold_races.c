@@ -103,6 +103,7 @@ struct fold_page {
 	int racer_limited_ok, traced_limited_ok;
 	int64_t racer_sum_before; /* RACER_RAISED: the exact value its limited add met */
 	int64_t racer_read_before; /* ... and read() before it added: BIG once add(BIG) landed */
+	uint64_t racer_gap, racer_bound; /* ... |read - sum| and error_bound() after it added */
 	int64_t racer_limit;
 	uint64_t thresh_max;      /* the counter's, at quiescence: what a CPU may hold */
 	/* child's oracles at quiescence, after the traced call */
@@ -181,6 +182,8 @@ static void *racer(void *arg)
 		pcpu_counter_add(&c, RAISED);
 		page->racer_added = RAISED;
 		page->racer_sum_before = pcpu_counter_sum(&c);
+		page->racer_gap = pcpu_test_distance(pcpu_counter_read(&c), page->racer_sum_before);
+		page->racer_bound = pcpu_counter_error_bound(&c);
 		page->racer_limit = BIG + 2 * (int64_t)pcpu_cpu_possible() * pcpu_counter_default_floor();
 		page->racer_limited_ok = pcpu_counter_limited_add(&c, page->racer_limit, 1);
 		if (page->racer_limited_ok)
@@ -386,6 +389,15 @@ static bool oracles_hold(char *why, size_t size)
 	if (action == RACER_RAISED && p->racer_limited_ok && p->racer_read_before >= BIG)
 		broke(why, size, "limited_add(c, %" PRId64 ", 1) returned true at %" PRId64,
 		      p->racer_limit, p->racer_sum_before);
+	/*
+	 * Mid-publication too (the traced thread is stopped): once count holds
+	 * BIG, the racer's add either met the old threshold (and went to
+	 * count) or the new one, which the bound already covered
+	 * (pcpu_fold_publish() raises first).
+	 */
+	if (action == RACER_RAISED && p->racer_read_before >= BIG && p->racer_gap > p->racer_bound)
+		broke(why, size, "mid-publication |read - sum| %" PRIu64 " > error_bound %" PRIu64,
+		      p->racer_gap, p->racer_bound);
 	if (pcpu_test_distance(p->read, exact) > p->bound)
 		broke(why, size, "|read %" PRId64 " - exact %" PRId64 "| > error_bound %" PRIu64,
 		      p->read, exact, p->bound);
