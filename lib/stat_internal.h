@@ -24,6 +24,27 @@
  * only plain stores to a word are the owner CPU's stores to its low half,
  * and every other write is a compare-and-swap that leaves the low half as
  * it found it: no update can be lost.
+ *
+ * Why a 32-bit pending delta cannot overflow. An add goes to a CPU's word
+ * only if |amount| <= thresh and the new pending stays within +-thresh,
+ * checked and stored in one step (a restartable sequence, or one
+ * compare-and-swap on the atomic path); anything else goes to the slow
+ * path, which sends the amount to the central value (int64) and folds the
+ * CPU's line. A fold moves a word's whole pending delta, and one that races
+ * an add in flight leaves that add's amount. So |pending| <= the largest
+ * threshold ever published, which is capped at PCPU_STAT_MAX_THRESH =
+ * 2^29 - 1: far from 2^31, and error_bound() = possible CPUs * that
+ * threshold holds without exception.
+ *
+ * Exact reads while folds run. A fold changes two places (a CPU's mark and
+ * the central value), so sum() and snapshot() validate against the line's
+ * fold sequence, seqlock style. If folds keep invalidating a read
+ * (OPTIMISTIC_TRIES), the reader freezes the line: no fold starts (an adder
+ * that would fold sends its amount to the central value instead, which
+ * keeps every bound), the folds in progress finish, and the read completes.
+ * A counter's 64-bit slots make its sum() wait-free (it reads only values,
+ * which folds never touch), at 16 bytes per item per CPU; a set's items are
+ * updated and read together, and the compact word halves that footprint.
  */
 #ifndef PCPU_LIB_STAT_INTERNAL_H
 #define PCPU_LIB_STAT_INTERNAL_H

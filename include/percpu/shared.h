@@ -274,9 +274,7 @@ PCPU_EXPORT void pcpu_shared_close(struct pcpu_shared *s);
 /** Removes the name @p name. @return 0 or a negative errno. @since 0.2 */
 PCPU_EXPORT int pcpu_shared_unlink(const char *name);
 
-/* Internal to the headers: the one out-of-line slow path of pcpu_shared_add(). */
-PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item,
-					int64_t amount);
+#include <percpu/static/shared.h>
 
 /**
  * Adds @p amount (any sign, any size) to item @p item. Inline fast path:

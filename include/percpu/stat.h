@@ -24,56 +24,32 @@
  *   The thresholds that every add reads live in a separate read-mostly
  *   array, not in the central lines that folders write.
  *
- * Per-CPU word. Each item has, per CPU, one 64-bit word: the low 32 bits
- * are the value (only ever accumulated, modulo 2^32, by adds on that CPU),
- * the high 32 bits the folded mark (how much of the value is already in the
- * central value). pending = (int32_t)(value - mark). A fold moves pending
- * into the central value with a compare-and-swap of the whole word that
- * changes only the mark, so any thread may fold any CPU, and a stale folder
- * can never succeed: the swap only happens if both halves are what it read.
- *
- * Why a 32-bit delta cannot overflow. An add goes to the CPU's word only if
- * |amount| <= thresh and the new pending would be within +-thresh; the
- * check and the store are one restartable sequence (or one compare-and-swap
- * in the atomic mode). Anything else goes to the slow path, which sends the
- * amount to the central value (int64) and folds the CPU's line. A fold
- * moves a word's whole pending delta, and one that races with an add in
- * flight leaves that add's amount. So |pending| <= the largest threshold
- * ever published (the counters' policy, one copy for both), thresholds are
- * capped at PCPU_STAT_MAX_THRESH = 2^29 - 1, a pending delta stays below
- * 2^29, far from 2^31, and error_bound() = possible CPUs * that threshold
- * holds without exception. Amounts of any int64 size are accepted.
+ * Bounds. |pending| per CPU never exceeds the largest threshold published
+ * for the item, thresholds are capped at PCPU_STAT_MAX_THRESH = 2^29 - 1,
+ * and error_bound() = possible CPUs * that threshold holds without
+ * exception. Amounts of any int64 size are accepted: those above the
+ * threshold go to the central value.
  *
  * Monotone reads. While every update of an item is >= 0, no thread ever
  * sees pcpu_stat_read() or pcpu_stat_sum() of it decrease (symmetrically
  * for updates <= 0): folds move the central value toward exact, never past.
  *
- * Exact reads while folds run. A fold changes two places (a CPU's mark and
- * the central value), so sum() and snapshot() validate against the line's
- * fold sequence (folds in progress and a generation), seqlock style: they
- * never count a fold twice or miss one. If folds keep invalidating a read
- * (4 tries), the reader freezes the line: no fold starts (an adder that
- * would fold sends its amount to the central value instead, which keeps
- * every bound), the folds in progress finish, and the read completes. So a
- * reader may wait for a fold in progress: about a hundred nanoseconds, or
- * until the folding thread runs again if it was preempted in the middle
- * (threads outnumbering CPUs, under heavy folding). Adds never wait.
- *
- * Why not 64-bit slots, as the counter has. They make sum() wait-free (it
- * reads only values that folds never touch), at 16 bytes per item per CPU
- * and a quarter of the items per per-CPU cacheline. A set's items are
- * updated together and read together; the compact word halves its per-CPU
- * footprint, and the price is the rare wait above.
+ * Exact reads while folds run. sum() and snapshot() never count a fold
+ * twice or miss one. They may wait for a fold in progress on the lines they
+ * read: about a hundred nanoseconds, or until the folding thread runs again
+ * if it was preempted in the middle (threads outnumbering CPUs, under heavy
+ * folding). Adds never wait. This is the price of the compact 8-byte word:
+ * a counter's 16-byte slot makes its sum() wait-free.
  *
  * Bad input. Creation returns NULL and sets errno (EINVAL: NULL or empty
  * descriptor, more than PCPU_STAT_MAX_ITEMS items, a NULL, empty, over-long
- * or duplicate name, an option out of range, a kind other than 0, counter
- * or gauge, unknown flags; ENOMEM). An item
- * index out of range, or a NULL set, passed to a call that cannot report an
- * error (add, read, error_bound, sum, sync_if_delta_above, fold_all) is a
- * programming error: in builds of the library without NDEBUG it aborts with
- * a message naming the call; in release builds the call does nothing and
- * returns 0. Calls that return int return 0 or a negative errno.
+ * or duplicate name, an option out of range, a kind other than 0, counter or
+ * gauge, unknown flags; ENOMEM). An item index out of range, or a NULL set,
+ * passed to a call that cannot report an error (add, read, error_bound, sum,
+ * sync_if_delta_above, fold_all) is a programming error: in builds of the
+ * library without NDEBUG it aborts with a message naming the call; in
+ * release builds the call does nothing and returns 0. Calls that return int
+ * return 0 or a negative errno.
  *
  * Concurrency. Every call may run concurrently with every other on the same
  * set, from any thread, except destroy. Only pcpu_stat_add() is
