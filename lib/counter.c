@@ -15,10 +15,10 @@
  * a 16-byte compare-and-swap that advances folded, then adds the same amount
  * to count; any thread may fold any CPU, and sum() never depends on folds.
  *
- * Why |pending(cpu)| <= thresh_max on every CPU at quiescence, whatever
- * folds ran beside the adds: see lib/policy.h and lib/fold.h. In short, the fast path
- * checks and adds in one step, takes at most a threshold at a time, and a
- * fold fails on a value it read before an add landed. So error_bound() =
+ * Why |pending(cpu)| <= thresh_max on every CPU at quiescence, whatever folds
+ * ran beside the adds: see lib/policy.h and lib/fold.h. In short, the fast
+ * path checks and adds in one step, takes at most a threshold at a time, and
+ * a fold fails on a value it read before an add landed. So error_bound() =
  * possible CPUs * thresh_max.
  *
  * A fold is still two steps (swap the pair, then add to count), and another

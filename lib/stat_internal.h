@@ -5,9 +5,9 @@
  * the fold engine (thresholds, folds, sync, the registry's operations),
  * stat_read.c the exact readers and the names.
  *
- * Memory: the fold engine's 32-bit layout (lib/fold.h has the glossary).
- * Per CPU, one uint64_t word (the item's slot: value in the low half, mark
- * in the high half) per item, in layout order: the items of central line 0, then of
+ * Memory: the fold engine's 32-bit layout (lib/fold.h has the glossary). Per
+ * CPU, one uint64_t word (the item's slot: value in the low half, mark in the
+ * high half) per item, in layout order: the items of central line 0, then of
  * line 1, ... so a CPU's words of one line are contiguous. Centrally, lines
  * of 8 int64_t: word 0 is the line's fold sequence, words 1-7 the central
  * values of its items. Per item, a read-mostly pcpu_stat_hot (slot and

@@ -17,13 +17,13 @@
  *
  * Layout. Per CPU and item, a pair {value, mark} of 16 bytes (16 bytes per
  * item per CPU; each CPU has a 4 KiB page of them, so at most
- * PCPU_SHARED_MAX_ITEMS items, a histogram's buckets included). value only ever grows by adds on that CPU;
- * the exact value of an item is the sum of its values over the CPUs, so
- * sum() is wait-free, needs only read access and never waits for a fold.
- * read() is the item's central value, the sum of its marks. A fold of a
- * CPU's pair swaps {v, m} to {v, v} and adds v - m to the central value;
- * every fold runs under one process-shared robust mutex in the segment.
- * The segment records offsets, never pointers.
+ * PCPU_SHARED_MAX_ITEMS items, a histogram's buckets included). value only
+ * ever grows by adds on that CPU; the exact value of an item is the sum of
+ * its values over the CPUs, so sum() is wait-free, needs only read access and
+ * never waits for a fold. read() is the item's central value, the sum of its
+ * marks. A fold of a CPU's pair swaps {v, m} to {v, v} and adds v - m to the
+ * central value; every fold runs under one process-shared robust mutex in the
+ * segment. The segment records offsets, never pointers.
  *
  * A process that dies. A process killed at any instruction (SIGKILL in an
  * add or a fold included) loses none of the adds it completed (each is one
@@ -81,15 +81,15 @@
  * builds of the library without NDEBUG it aborts with a message naming the
  * call; in release builds the call does nothing and returns 0.
  *
- * Labels and histograms (0.3). An item may carry constant labels, and be a
+ * Labels and histograms. An item may carry constant labels, and be a
  * histogram, through desc.more (flag PCPU_SHARED_MORE). Items of one name
- * with different label tuples form one family in the exposition (one HELP
- * and TYPE, the first item's in name and label order; one sample per
- * tuple). A histogram item's bounds are fixed at create; it takes
- * nr_bounds + 2 of the PCPU_SHARED_MAX_ITEMS counters: one per bucket,
- * counted past the items (each a counter as above, with its item's
- * accuracy and floor), and its own for the sum of observations
- * (pcpu_shared_sum() of it; _count is the sum of the buckets).
+ * with different label tuples form one family in the exposition (one HELP and
+ * TYPE, the first item's in name and label order; one sample per tuple). A
+ * histogram item's bounds are fixed at create; it takes nr_bounds + 2 of the
+ * PCPU_SHARED_MAX_ITEMS counters: one per bucket, counted past the items
+ * (each a counter as above, with its item's accuracy and floor), and its own
+ * for the sum of observations (pcpu_shared_sum() of it; _count is the sum of
+ * the buckets).
  *
  * Why label tuples are fixed at create, not made at run time as
  * <percpu/family.h> makes them. A new tuple would be allocated in the
