@@ -49,6 +49,7 @@
 #include "misuse.h"
 #include "policy.h"
 #include "registry.h"
+#include "slot_owner.h"
 
 static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
 {
@@ -134,6 +135,17 @@ static void fold_all(struct pcpu_counter *c)
 }
 
 /*
+ * The slot this thread's adds go to: its CPU's on the rseq path, the one it
+ * owns on the atomic path (lib/slot_owner.c); -1 for none.
+ */
+static int own_slot(const struct pcpu_counter *c)
+{
+	if (c->mode == PCPU_CPU_RSEQ || !PCPU_SLOT_OWNERS)
+		return pcpu_cpu_current();
+	return pcpu_slot_owned();
+}
+
+/*
  * The fast path refused: the amount is over the threshold, this CPU's
  * pending delta would pass it, the caller's fixed batch is not covered by
  * the bound yet (@thresh >= 0), or the thread has no CPU number. As the
@@ -150,12 +162,12 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 		/* the batch is covered now: the fast path may take the amount */
 		raise_bound(c, thresh);
 		if (pcpu_policy_fast(amount, (uint64_t)thresh) &&
-		    pcpu_this_cpu_add_checked(&c->slots->value, amount, (uint64_t)thresh, c->mode))
+		    pcpu_this_cpu_add_owned(&c->slots->value, amount, (uint64_t)thresh, c->mode))
 			return;
 	}
 	if (amount)
 		pcpu_counter_add_central(c, amount);
-	cpu = pcpu_cpu_current();
+	cpu = own_slot(c);
 	if (cpu >= 0)
 		fold_slot(c, slot_of(c, (unsigned int)cpu));
 }
@@ -387,7 +399,7 @@ void pcpu_counter_fold_cpu(struct pcpu_counter *c, int cpu)
 PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c)
 {
 	if (pcpu_counter_usable(c, __func__))
-		pcpu_counter_fold_cpu(c, pcpu_cpu_current());
+		pcpu_counter_fold_cpu(c, own_slot(c));
 }
 
 /* The registry's operations. */

@@ -21,6 +21,7 @@
 #include "misuse.h"
 #include "pair.h"
 #include "rseq_area.h"
+#include "slot_owner.h"
 
 /*
  * Two things are set up once, separately: the CPU counts (whenever first
@@ -110,6 +111,8 @@ static void setup_counts(void)
 static void setup_mode(void)
 {
 	mode = choose_mode();
+	if (mode == PCPU_CPU_ATOMIC)
+		pcpu_slot_owner_setup();
 }
 
 PCPU_EXPORT enum pcpu_cpu_mode pcpu_cpu_setup(void)
@@ -141,7 +144,7 @@ PCPU_EXPORT int pcpu_cpu_current(void)
  * run on one CPU may add at once, so the check and the add are one
  * compare-and-swap of the pair, as a remote fold's is.
  */
-PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64_t limit)
 {
 	int cpu = current_cpu(); /* no rseq area to register on this path */
 	int64_t *pair, old[2];
@@ -158,6 +161,18 @@ PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uin
 		if (pcpu_pair_cas(pair, old, (int64_t)value, old[1]))
 			return 1;
 	} while (1);
+}
+
+/*
+ * What the inline adds of binaries built against 0.1's and 0.2's headers
+ * call on the atomic path, for counters and charges alike. Where counters'
+ * slots have owners (lib/slot_owner.c), a compare-and-swap of a CPU's pair
+ * that changes its value could be overwritten by the slot's owner: it
+ * declines, and their callers take their slow paths, which are whole.
+ */
+PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t limit)
+{
+	return PCPU_SLOT_OWNERS ? 0 : __pcpu_cpu_add_pair_atomic(cpu0, amount, limit);
 }
 
 /*

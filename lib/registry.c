@@ -28,6 +28,7 @@
 #include "cpu_internal.h"
 #include "pair.h"
 #include "registry.h"
+#include "slot_owner.h"
 
 /* Dead entries freed together after one grace period. */
 #define REAP_BATCH 64
@@ -164,6 +165,7 @@ static void after_fork_child(void)
 
 	/* single-threaded now: no walker, no reader of the graveyard */
 	pcpu_pair_fork_release();
+	pcpu_slot_owner_fork_child();
 	if (client)
 		client->fork_child();
 	pcpu_arena_fork_child();

@@ -10,6 +10,8 @@
  *     pcpu_arch_rseq_add32()        checked add of a 32-bit {value, mark} word
  *     PCPU_ARCH_RSEQ_GATED_ADD()    the limited add's far path (checked, gated)
  *   PCPU_ARCH_HAVE_CAS_PAIR    pcpu_arch_cas_pair(), a lock-free 16-byte CAS
+ *   PCPU_ARCH_HAVE_THREAD_POINTER  __builtin_thread_pointer() is the TLS
+ *                              base that initial-exec offsets are from
  *   pcpu_arch_relax()          one spin of a busy wait
  */
 #ifndef PERCPU_ARCH_H

@@ -303,7 +303,8 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value);
 
 /**
  * Folds the calling CPU's pending delta into the central value (the
- * kernel's percpu_counter_sync()). @since 0.1
+ * kernel's percpu_counter_sync()); on the atomic path, that of the slot the
+ * calling thread owns. @since 0.1
  */
 PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c);
 

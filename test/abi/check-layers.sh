@@ -27,7 +27,8 @@ floor_of()
 	case $1 in
 	atomics.h | misuse.h | misuse.c | policy.h | fold.h | pair.h | pair_lock.c | cpu.c | fence.c | \
 	cpu_internal.h | \
-	rseq_area.c | rseq_area.h | names.h | metric_names.c) echo "0 base" ;;
+	rseq_area.c | rseq_area.h | slot_owner.c | slot_owner.h | names.h | metric_names.c)
+		echo "0 base" ;;
 	arena.c | arena.h) echo "1 arena" ;;
 	registry.c | registry.h | refresher.c) echo "2 registry" ;;
 	counter.c | counter_internal.h | counter_limited.c | percpu_counter.c) echo "3 counter" ;;

@@ -31,6 +31,8 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 #define LAYOUT(X)                                                              \
 	X(pcpu_slot, value, 0, 8)                                              \
 	X(pcpu_slot, folded, 8, 8)                                             \
+	X(__pcpu_owner, slot, 0, 4)                                            \
+	X(__pcpu_owner, busy, 4, 1)                                            \
 	X(pcpu_counter, count, 0, 8)                                           \
 	X(pcpu_counter, thresh, 8, 8)                                          \
 	X(pcpu_counter, thresh_max, 16, 8)                                     \
@@ -131,7 +133,8 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_gauge_double, 16, 8)                                            \
 	X(pcpu_charge_slot, 16, 8)                                             \
 	X(pcpu_charge, 128, 8)                                                  \
-	X(pcpu_charge_options, 16, 8)
+	X(pcpu_charge_options, 16, 8)                                          \
+	X(__pcpu_owner, 8, 4)
 
 #define MEMBER_OF(s, m) (((struct s *)0)->m)
 #define STATIC_MEMBER(s, m, off, size)                                         \

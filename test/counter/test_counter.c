@@ -1047,6 +1047,12 @@ PCPU_TEST(counter, fold_this_cpu_folds_the_calling_cpu)
 	cr_assert_eq(pcpu_counter_sum(&c), 7);
 }
 
+static void add_four(void *arg)
+{
+	(void)arg;
+	pcpu_counter_add(&c, 4);
+}
+
 PCPU_TEST(counter, fold_this_cpu_leaves_other_cpus_pending)
 {
 	int cpus[2];
@@ -1054,8 +1060,8 @@ PCPU_TEST(counter, fold_this_cpu_leaves_other_cpus_pending)
 	if (pcpu_test_allowed_cpus(cpus, 2) < 2)
 		cr_skip_test("needs two CPUs");
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
-	cr_assert(pcpu_test_pin(cpus[1]));
-	pcpu_counter_add(&c, 4);
+	/* another thread: on the atomic path a thread's adds all go to its own slot */
+	cr_assert(pcpu_test_on_cpu(cpus[1], add_four, NULL));
 	cr_assert(pcpu_test_pin(cpus[0]));
 	pcpu_counter_add(&c, 10);
 	pcpu_counter_fold_this_cpu(&c);

@@ -130,6 +130,12 @@ static struct pcpu_slot *slot_of(unsigned int cpu)
 	return (struct pcpu_slot *)(void *)((char *)c.slots + (size_t)cpu * PCPU_STRIDE);
 }
 
+static void add_t(void *arg)
+{
+	(void)arg;
+	pcpu_counter_add(&c, T);
+}
+
 static void *racer(void *arg)
 {
 	(void)arg;
@@ -315,11 +321,8 @@ __attribute__((unused)) static void child_main(void)
 		if (pcpu_counter_read(&c) != 0 || c.thresh != pcpu_counter_default_floor())
 			_exit(14);
 	} else if (traced == TRACED_LIMITED_FULL) {
-		/* +T pending on r and on q: exact 2T, count 0, the limit reached */
-		if (cpu_r < 0 || !pcpu_test_pin(cpu_r))
-			_exit(17);
-		pcpu_counter_add(&c, T);
-		if (!pcpu_test_pin(cpu_q))
+		/* +T pending on r (another thread's) and on q: exact 2T, count 0, the limit reached */
+		if (cpu_r < 0 || !pcpu_test_on_cpu(cpu_r, add_t, NULL))
 			_exit(17);
 		pcpu_counter_add(&c, T);
 		if (slot_of((unsigned int)cpu_q)->value - slot_of((unsigned int)cpu_q)->folded != T ||

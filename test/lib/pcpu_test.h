@@ -16,6 +16,7 @@
 #define _GNU_SOURCE /* before any system header: CPU_SET, sched_getcpu */
 #endif
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -147,6 +148,41 @@ static inline bool pcpu_test_pin(int cpu)
 	if (sched_setaffinity(0, sizeof(set), &set) != 0)
 		return false;
 	return sched_getcpu() == cpu;
+}
+
+/* What pcpu_test_on_cpu() hands its thread. */
+struct pcpu_test_on_cpu_call {
+	int cpu;
+	void (*fn)(void *);
+	void *arg;
+	bool pinned;
+};
+
+static inline void *pcpu_test_on_cpu_thread(void *p)
+{
+	struct pcpu_test_on_cpu_call *call = p;
+
+	call->pinned = pcpu_test_pin(call->cpu);
+	if (call->pinned)
+		call->fn(call->arg);
+	return NULL;
+}
+
+/*
+ * Runs @fn(@arg) in a new thread pinned to @cpu and waits for it; returns
+ * whether it could pin it (and so ran @fn). A thread of its own: on the
+ * atomic path a thread's counter adds all go to the one slot it owns
+ * (lib/slot_owner.c), so only another thread puts a delta on another CPU.
+ */
+static inline bool pcpu_test_on_cpu(int cpu, void (*fn)(void *), void *arg)
+{
+	struct pcpu_test_on_cpu_call call = { cpu, fn, arg, false };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, pcpu_test_on_cpu_thread, &call) != 0)
+		return false;
+	pthread_join(t, NULL);
+	return call.pinned;
 }
 
 /* Pins the calling thread to the first CPU it may run on; returns it, or -1. */

@@ -68,6 +68,10 @@ static inline int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t
 #endif
 
 /* One spin of a busy wait: nothing but a compiler barrier. */
+#ifndef PCPU_ARCH_HAVE_THREAD_POINTER
+#define PCPU_ARCH_HAVE_THREAD_POINTER 0
+#endif
+
 #ifndef PCPU_ARCH_HAVE_RELAX
 #define PCPU_ARCH_HAVE_RELAX 1
 static inline void pcpu_arch_relax(void)

@@ -56,6 +56,7 @@ static inline void pcpu_arch_relax(void)
 	(!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11)
 
 #define PCPU_ARCH_HAVE_RSEQ_ADD 1
+#define PCPU_ARCH_HAVE_THREAD_POINTER 1
 
 /*
  * Offsets in struct rseq (linux/rseq.h, a kernel ABI), as the asm needs

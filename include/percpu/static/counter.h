@@ -28,8 +28,8 @@ static inline void __pcpu_counter_add_limit(struct pcpu_counter *c, int64_t amou
 	/* |amount| <= limit, in one comparison, then check and add in one step */
 	if (pcpu_likely(c != NULL && c->slots != NULL &&
 			(uint64_t)amount + (uint64_t)limit <= 2 * (uint64_t)limit &&
-			pcpu_this_cpu_add_checked(&c->slots->value, amount, (uint64_t)limit,
-						  c->mode)))
+			pcpu_this_cpu_add_owned(&c->slots->value, amount, (uint64_t)limit,
+						c->mode)))
 		return;
 	__pcpu_counter_add_slow(c, amount, fixed);
 }

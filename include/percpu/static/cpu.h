@@ -15,6 +15,9 @@
  * The atomic path of pcpu_this_cpu_add_checked(), out of line so that the
  * rseq fast path needs no stack frame.
  */
+PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64_t limit);
+
+/* What 0.1's and 0.2's inline adds called (lib/cpu.c says what it does now). */
 PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t limit);
 
 /* The atomic path of pcpu_this_cpu_add32(). */
@@ -36,7 +39,72 @@ static inline int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint6
 {
 	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ))
 		return pcpu_arch_rseq_add_checked(cpu0, amount, limit);
-	return __pcpu_cpu_add_checked_atomic(cpu0, amount, limit);
+	return __pcpu_cpu_add_pair_atomic(cpu0, amount, limit);
+}
+
+/*
+ * A thread's block on the atomic path (lib/slot_owner.c, which says why it
+ * is safe): the counter slot index it owns, and whether one of its adds is
+ * under way (a signal handler's add then takes the slow path). Every
+ * thread's lies __pcpu_owner_offset bytes from its thread pointer.
+ */
+struct __pcpu_owner {
+	int32_t slot;  /* negative: none (not claimed yet, or none to claim) */
+	uint8_t busy;
+};
+
+PCPU_EXPORT extern long __pcpu_owner_offset;
+
+/* The atomic path of pcpu_this_cpu_add_owned(), out of line: it claims. */
+PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit);
+
+/*
+ * The owner's add: to the value of slot @me->slot of the pairs whose CPU-0
+ * copy is @cpu0, unless the new pending delta would pass +-@limit, with
+ * plain loads and stores. 1 if it added, 0 if not.
+ */
+static inline int __pcpu_owner_add(struct __pcpu_owner *me, int64_t *cpu0, int64_t amount,
+				   uint64_t limit)
+{
+	int64_t *pair = (int64_t *)(void *)((char *)cpu0 +
+					    ((size_t)(uint32_t)me->slot << PCPU_STRIDE_SHIFT));
+	uint64_t value;
+	int added;
+
+	__atomic_store_n(&me->busy, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	value = (uint64_t)__atomic_load_n(&pair[0], __ATOMIC_RELAXED) + (uint64_t)amount;
+	added = value - (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_RELAXED) + limit <= 2 * limit;
+	if (added)
+		__atomic_store_n(&pair[0], (int64_t)value, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&me->busy, 0, __ATOMIC_RELAXED);
+	return added;
+}
+
+/*
+ * pcpu_this_cpu_add_checked() for pairs whose values nothing but these adds
+ * writes (counters): on the atomic path it adds to the slot the calling
+ * thread owns while it lives, with plain loads and stores, rather than to
+ * its CPU's with a compare-and-swap; inline where the thread pointer is at
+ * hand. The caller has checked |@amount| <= @limit.
+ */
+static inline int pcpu_this_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit,
+					  unsigned int mode)
+{
+	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ))
+		return pcpu_arch_rseq_add_checked(cpu0, amount, limit);
+#if PCPU_ARCH_HAVE_CAS_PAIR && PCPU_ARCH_HAVE_THREAD_POINTER
+	{
+		struct __pcpu_owner *me = (struct __pcpu_owner *)(void *)((char *)
+			__builtin_thread_pointer() + __pcpu_owner_offset);
+
+		if (pcpu_likely(__atomic_load_n(&me->slot, __ATOMIC_RELAXED) >= 0 &&
+				!__atomic_load_n(&me->busy, __ATOMIC_RELAXED)))
+			return __pcpu_owner_add(me, cpu0, amount, limit);
+	}
+#endif
+	return __pcpu_cpu_add_owned(cpu0, amount, limit);
 }
 
 /*

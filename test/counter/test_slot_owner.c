@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Slot owners (lib/slot_owner.c): on the atomic path a thread adds to the
+ * counter slot it owns while it lives. Seen from outside: an add below the
+ * threshold by a thread that owns a slot stays pending (read() does not
+ * move), and one by a thread that owns none goes to the central value
+ * (read() moves). Each test forces the atomic path before its process's
+ * first initialiser (Criterion runs each test in a process of its own).
+ */
+#define _GNU_SOURCE
+#include "pcpu_test.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <percpu/counter.h>
+
+static struct pcpu_counter c;
+
+static void force_atomic_path(void)
+{
+	cr_assert_eq(setenv("PCPU_FORCE_FALLBACK", "1", 1), 0);
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	if (c.mode != PCPU_CPU_ATOMIC)
+		cr_skip_test("the update path was chosen before this test");
+	if (!PCPU_ARCH_HAVE_CAS_PAIR)
+		cr_skip_test("pairs are swapped under a lock here: adds go by CPU number");
+}
+
+/* Threads that each add 1 (below every threshold), all alive at once. */
+struct crowd {
+	pthread_barrier_t added, leave;
+};
+
+static void *add_one_and_wait(void *arg)
+{
+	struct crowd *k = arg;
+
+	pcpu_counter_add(&c, 1);
+	pthread_barrier_wait(&k->added);
+	pthread_barrier_wait(&k->leave);
+	return NULL;
+}
+
+/* Starts @n threads that each add 1 and hold on; returns once all added. */
+static void crowd_start(struct crowd *k, pthread_t *t, unsigned int n)
+{
+	cr_assert_eq(pthread_barrier_init(&k->added, NULL, n + 1), 0);
+	cr_assert_eq(pthread_barrier_init(&k->leave, NULL, n + 1), 0);
+	for (unsigned int i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, add_one_and_wait, k), 0);
+	pthread_barrier_wait(&k->added);
+}
+
+static void crowd_leave(struct crowd *k, pthread_t *t, unsigned int n)
+{
+	pthread_barrier_wait(&k->leave);
+	for (unsigned int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&k->added);
+	pthread_barrier_destroy(&k->leave);
+}
+
+PCPU_TEST(slot_owner, a_slot_per_thread_up_to_the_possible_cpus_then_the_central_value)
+{
+	unsigned int n;
+	struct crowd k;
+	pthread_t *t;
+
+	force_atomic_path();
+	n = pcpu_cpu_possible();
+	t = calloc(n + 2, sizeof(*t));
+	cr_assert(t);
+	/* n + 2 threads alive at once: n own a slot, 2 have none */
+	crowd_start(&k, t, n + 2);
+	cr_assert_eq(pcpu_counter_sum(&c), n + 2);
+	cr_assert_eq(pcpu_counter_read(&c), 2, "read %" PRId64 ": %u slots for %u threads",
+		     pcpu_counter_read(&c), n, n + 2);
+	crowd_leave(&k, t, n + 2);
+	/* the slots came back at exit: n new threads own them all again */
+	crowd_start(&k, t, n);
+	cr_assert_eq(pcpu_counter_read(&c), 2, "a slot was not given back at a thread's exit");
+	crowd_leave(&k, t, n);
+	cr_assert_eq(pcpu_counter_sum(&c), 2 * n + 2);
+	cr_assert_leq(pcpu_test_distance(pcpu_counter_read(&c), pcpu_counter_sum(&c)),
+		      pcpu_counter_error_bound(&c));
+	pcpu_counter_destroy(&c);
+	free(t);
+}
+
+/* In the child: only this thread is left, so the others' slots are free. */
+static int threads_of_the_child_own_slots(void *arg)
+{
+	int64_t before = pcpu_counter_read(&c);
+	unsigned int n = pcpu_cpu_possible() - 1;
+	struct crowd k;
+	pthread_t *t = calloc(n ? n : 1, sizeof(*t));
+
+	(void)arg;
+	if (!t)
+		return 1;
+	if (pthread_barrier_init(&k.added, NULL, n + 1) != 0 ||
+	    pthread_barrier_init(&k.leave, NULL, n + 1) != 0)
+		return 1;
+	for (unsigned int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, add_one_and_wait, &k) != 0)
+			return 1;
+	pthread_barrier_wait(&k.added);
+	if (pcpu_counter_read(&c) != before)
+		return 2; /* some of them found no free slot */
+	pthread_barrier_wait(&k.leave);
+	for (unsigned int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	if (pcpu_counter_sum(&c) != 2 * (int64_t)n + 1)
+		return 3;
+	return 0;
+}
+
+PCPU_TEST(slot_owner, a_forked_child_keeps_only_the_forking_threads_slot)
+{
+	unsigned int n;
+	struct crowd k;
+	pthread_t *t;
+	int status;
+
+	force_atomic_path();
+	n = pcpu_cpu_possible();
+	t = calloc(n, sizeof(*t));
+	cr_assert(t);
+	pcpu_counter_add(&c, 1); /* this thread owns a slot */
+	crowd_start(&k, t, n - 1); /* and the others own the rest */
+	cr_assert_eq(pcpu_counter_read(&c), 0);
+	status = pcpu_test_in_child(threads_of_the_child_own_slots, NULL, 30);
+	pcpu_test_assert_child_passed(status, "in the child (1 setup, 2 a thread without a slot, "
+					      "3 sum)");
+	crowd_leave(&k, t, n - 1);
+	pcpu_counter_destroy(&c);
+	free(t);
+}
+
+/*
+ * Binaries built against 0.2's headers call __pcpu_cpu_add_checked_atomic()
+ * on the atomic path, and their slow path when it returns 0: beside the
+ * owner of the slot of the CPU they run on, they must lose nothing.
+ */
+#define MIXED_ADDS 200000
+
+static void *owner_adds(void *arg)
+{
+	int cpu = *(int *)arg;
+
+	if (!pcpu_test_pin(cpu))
+		return (void *)1;
+	for (long i = 0; i < pcpu_test_iterations(MIXED_ADDS); i++)
+		pcpu_counter_add(&c, 1);
+	return NULL;
+}
+
+static void *adds_as_0_2_built_them(void *arg)
+{
+	int cpu = *(int *)arg;
+
+	if (!pcpu_test_pin(cpu))
+		return (void *)1;
+	for (long i = 0; i < pcpu_test_iterations(MIXED_ADDS); i++)
+		if (!__pcpu_cpu_add_checked_atomic(&c.slots->value, 1,
+						   (uint64_t)__atomic_load_n(&c.thresh,
+									     __ATOMIC_RELAXED)))
+			__pcpu_counter_add_slow(&c, 1, -1);
+	return NULL;
+}
+
+PCPU_TEST(slot_owner, adds_of_binaries_built_against_0_2_lose_nothing_beside_an_owner)
+{
+	int cpus[2];
+	pthread_t owner, old;
+	void *r1, *r2;
+
+	force_atomic_path();
+	if (pcpu_test_allowed_cpus(cpus, 2) < 2)
+		cr_skip_test("needs two CPUs");
+	/* this thread takes CPU 0's slot, so the owner pinned there takes CPU 1's */
+	cr_assert(pcpu_test_pin(cpus[0]));
+	pcpu_counter_add(&c, 1);
+	cr_assert_eq(pthread_create(&owner, NULL, owner_adds, &cpus[0]), 0);
+	cr_assert_eq(pthread_create(&old, NULL, adds_as_0_2_built_them, &cpus[1]), 0);
+	pthread_join(owner, &r1);
+	pthread_join(old, &r2);
+	cr_assert(r1 == NULL && r2 == NULL, "could not pin");
+	cr_assert_eq(pcpu_counter_sum(&c), 1 + 2 * pcpu_test_iterations(MIXED_ADDS));
+	pcpu_counter_destroy(&c);
+}
