@@ -1050,6 +1050,7 @@ PCPU_TEST(counter, fold_this_cpu_folds_the_calling_cpu)
 static void add_four(void *arg)
 {
 	(void)arg;
+	pcpu_test_first_add(&c);
 	pcpu_counter_add(&c, 4);
 }
 

@@ -133,6 +133,7 @@ static struct pcpu_slot *slot_of(unsigned int cpu)
 static void add_t(void *arg)
 {
 	(void)arg;
+	pcpu_test_first_add(&c);
 	pcpu_counter_add(&c, T);
 }
 

@@ -150,6 +150,14 @@ static inline bool pcpu_test_pin(int cpu)
 	return sched_getcpu() == cpu;
 }
 
+/*
+ * A new thread's first add may take the slow path (its own rseq area is
+ * registered there, and on the atomic path its slot is claimed), which sends
+ * the amount to the central value: a thread that must leave a delta pending
+ * adds 0 first.
+ */
+#define pcpu_test_first_add(counter) pcpu_counter_add((counter), 0)
+
 /* What pcpu_test_on_cpu() hands its thread. */
 struct pcpu_test_on_cpu_call {
 	int cpu;
