@@ -332,10 +332,12 @@ PCPU_TEST(rseq, nothing_lost_with_eight_times_more_threads_than_cpus)
 static atomic_long handler_adds;
 static atomic_bool stop_signalling;
 
+static int64_t handler_amount;
+
 static void add_in_handler(int sig)
 {
 	(void)sig;
-	pcpu_counter_add(&counter, 1000003);
+	pcpu_counter_add(&counter, handler_amount);
 	atomic_fetch_add(&handler_adds, 1);
 }
 
@@ -350,7 +352,12 @@ static void *signal_sender(void *arg)
 	return NULL;
 }
 
-PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
+/*
+ * This thread adds 1 at a time while another floods it with signals whose
+ * handler adds @amount, until at least @signals have landed; the counter
+ * must hold every add of both.
+ */
+static void adds_beside_a_handler_adding(int64_t amount, long signals)
 {
 	struct sigaction sa = { .sa_handler = add_in_handler };
 	pthread_t self = pthread_self(), sender;
@@ -358,16 +365,17 @@ PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
 	 * Where pairs are swapped under a lock (i386, armhf), every add blocks
 	 * and unblocks signals, two system calls, and a flood of signals
 	 * slows each further: a tenth of the adds (the loop still waits for
-	 * 100 signals to land).
+	 * the signals to land).
 	 */
 	long adds = pcpu_test_iterations(PCPU_ARCH_HAVE_CAS_PAIR ? 3000000 : 300000);
 	int64_t tally = 0;
 
+	handler_amount = amount;
 	sigemptyset(&sa.sa_mask);
 	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
 	cr_assert_eq(pthread_create(&sender, NULL, signal_sender, &self), 0);
 	/* keep adding until enough signals have landed, not just for a while */
-	for (long i = 0; i < adds || atomic_load(&handler_adds) < 100; i++) {
+	for (long i = 0; i < adds || atomic_load(&handler_adds) < signals; i++) {
 		pcpu_counter_add(&counter, 1);
 		tally++;
 	}
@@ -375,7 +383,13 @@ PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
 	pthread_join(sender, NULL);
 	signal(SIGUSR1, SIG_IGN);
 	cr_assert_gt(atomic_load(&handler_adds), 0, "no signal arrived: the test proved nothing");
-	assert_exact_and_bounded(&counter, tally + INT64_C(1000003) * atomic_load(&handler_adds));
+	assert_exact_and_bounded(&counter, tally + amount * atomic_load(&handler_adds));
+}
+
+/* An amount over the threshold: the handler's add takes the slow path. */
+PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
+{
+	adds_beside_a_handler_adding(1000003, 100);
 }
 
 /*
@@ -383,34 +397,11 @@ PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
  * interrupted sequence aborts and restarts; on the atomic path the
  * interrupted add is marked busy, so the handler's add goes to the central
  * value instead of a store that the interrupted one would overwrite
- * (lib/slot_owner.c).
+ * (lib/slot_owner.c). Many signals: each lands mid-add now and then.
  */
-static void add_one_in_handler(int sig)
-{
-	(void)sig;
-	pcpu_counter_add(&counter, 1);
-	atomic_fetch_add(&handler_adds, 1);
-}
-
 PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_on_the_fast_path_mid_add)
 {
-	struct sigaction sa = { .sa_handler = add_one_in_handler };
-	pthread_t self = pthread_self(), sender;
-	long adds = pcpu_test_iterations(PCPU_ARCH_HAVE_CAS_PAIR ? 3000000 : 300000);
-	int64_t tally = 0;
-
-	sigemptyset(&sa.sa_mask);
-	cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-	cr_assert_eq(pthread_create(&sender, NULL, signal_sender, &self), 0);
-	/* many signals: each lands mid-add now and then */
-	for (long i = 0; i < adds || atomic_load(&handler_adds) < 2000; i++) {
-		pcpu_counter_add(&counter, 1);
-		tally++;
-	}
-	atomic_store(&stop_signalling, true);
-	pthread_join(sender, NULL);
-	signal(SIGUSR1, SIG_IGN);
-	assert_exact_and_bounded(&counter, tally + atomic_load(&handler_adds));
+	adds_beside_a_handler_adding(1, 2000);
 }
 
 /* Threads that exit holding unfolded deltas: nothing is per thread. */
