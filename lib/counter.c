@@ -148,9 +148,10 @@ static int own_slot(const struct pcpu_counter *c)
 /*
  * The fast path refused: the amount is over the threshold, this CPU's
  * pending delta would pass it, the caller's fixed batch is not covered by
- * the bound yet (@thresh >= 0), or the thread has no CPU number. As the
- * kernel does, the amount and this CPU's whole pending delta go to the
- * central value.
+ * the bound yet (@thresh >= 0), or the thread has no CPU number; or an
+ * add on the atomic path left its slot past the threshold (@amount is then
+ * 0: it is in the slot). As the kernel does, the amount and this CPU's
+ * whole pending delta go to the central value.
  */
 PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount, int64_t thresh)
 {
@@ -161,9 +162,15 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 	if (thresh >= 0 && (uint64_t)thresh > LOAD(&c->thresh_max)) {
 		/* the batch is covered now: the fast path may take the amount */
 		raise_bound(c, thresh);
-		if (pcpu_policy_fast(amount, (uint64_t)thresh) &&
-		    pcpu_this_cpu_add_owned(&c->slots->value, amount, (uint64_t)thresh, c->mode))
-			return;
+		if (pcpu_policy_fast(amount, (uint64_t)thresh)) {
+			int added = pcpu_this_cpu_add_owned(&c->slots->value, amount,
+							    (uint64_t)thresh, c->mode);
+
+			if (added > 0)
+				return;
+			if (added < 0)
+				amount = 0; /* in the slot already */
+		}
 	}
 	if (amount)
 		pcpu_counter_add_central(c, amount);
@@ -413,16 +420,29 @@ static void counter_fold(void *obj)
 		fold_all(c);
 }
 
-/* Only this thread survives a fork: a fold may have stopped between its steps. */
+/*
+ * Only this thread survives a fork: a fold may have stopped between its
+ * steps, and an add on the atomic path between its add and its check,
+ * leaving its slot past the bound's threshold (lib/slot_owner.c).
+ */
 static void counter_fork_child(void *obj)
 {
 	struct pcpu_counter *c = obj;
 	uint64_t count = (uint64_t)LOAD(&c->base);
+	unsigned int cpus = cpu_possible();
 
-	count += pcpu_fold_sum_marks(&c->slots->value, cpu_possible());
+	count += pcpu_fold_sum_marks(&c->slots->value, cpus);
 	STORE(&c->count, (int64_t)count);
 	/* no fold is in flight any more, nor a limited add holding the gate */
 	pcpu_fold_seq_fork_child(&c->seq, COUNTER_SEQ_GEN);
+	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+		struct pcpu_slot *slot = slot_of(c, cpu);
+		int64_t snap[2];
+
+		pcpu_pair_snap(&slot->value, snap);
+		if (pcpu_magnitude(pcpu_pair_pending(snap)) > LOAD(&c->thresh_max))
+			fold_slot(c, slot);
+	}
 }
 
 const struct pcpu_class pcpu_counter_class = {

@@ -1,27 +1,36 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Slot owners: on the atomic path, a counter's add goes to a slot index
- * that the calling thread owns while it lives, with plain loads and
- * stores: no locked instruction, no sched_getcpu(). (The restartable-
- * sequence path needs none of this: a sequence aborts when its thread
- * leaves the CPU.)
+ * that the calling thread owns while it lives, with one unlocked add: no
+ * locked instruction, no sched_getcpu(). (The restartable-sequence path
+ * needs none of this: a sequence aborts when its thread leaves the CPU.)
  *
- * Why plain stores are safe. Only the owner's adds write a slot's value;
+ * Why an unlocked add is safe. Only the owner's adds write a slot's value;
  * every other writer of a counter slot (a fold, set(), the refresher)
  * swaps the pair with a compare-and-swap that leaves the value as it found
  * it, and the swap is one atomic instruction (PCPU_SLOT_OWNERS: not where
  * pairs are swapped under a lock, which would write the value half back
  * outside the owner's view). So the owner's store of value + amount lands
  * either before a fold's swap, which then fails on the value and retries,
- * or after it, keeping the mark the fold set: no add is lost. The owner
- * checked its new pending delta against the mark it loaded; a fold that
- * moves the mark in between leaves the amount alone pending, and the
- * caller checked |amount| against the threshold too.
+ * or after it, keeping the mark the fold set: no add is lost.
  *
- * Signals. A handler that interrupts its thread's add between the load and
- * the store would have its own add overwritten: the add marks itself busy,
- * and an add that finds its thread busy takes the slow path (the central
- * value), as a nested restartable sequence aborts.
+ * Add first, check after. The owner adds, then loads value and mark and
+ * checks its pending delta against the threshold; past it, the caller
+ * folds the slot, amount and all (as the kernel folds once the local count
+ * reaches the batch). An add that checked first and stored after could
+ * lose a signal handler's add made in between, or pass the threshold by
+ * it; this order needs no mark of an add under way (pcpu_arch_local_add()
+ * is one instruction no handler can split, or an atomic add), and every
+ * add, a handler's included, ends with a check that sees the adds before
+ * it. While an add is in flight its slot may hold up to twice the
+ * threshold (the bound holds whenever no update is in flight, as
+ * <percpu/counter.h> says); a fold meanwhile moves it all, and the check
+ * then finds the slot within the threshold.
+ *
+ * Forks. A thread that was between its add and its check when another
+ * forked is gone in the child, with its slot maybe past the threshold:
+ * the child folds every slot past its counter's threshold
+ * (counter_fork_child(), lib/counter.c).
  *
  * Who owns what. A thread claims an index on its first add: the CPU it runs
  * on if free, else the lowest free one. A thread-specific destructor gives
@@ -45,7 +54,7 @@
 
 #if PCPU_SLOT_OWNERS
 
-/* The calling thread's claim and busy mark (struct __pcpu_owner, <percpu/cpu.h>). */
+/* The calling thread's claim (struct __pcpu_owner, <percpu/cpu.h>). */
 static __thread struct __pcpu_owner me __attribute__((tls_model("initial-exec"))) = {
 	.slot = -1,
 };
@@ -151,19 +160,20 @@ void pcpu_slot_owner_fork_child(void)
 
 /*
  * The atomic path of a counter's checked add: adds @amount to the value of
- * the caller's owned slot of the pairs whose CPU-0 copy is @cpu0, unless
- * the new pending delta would pass +-@limit. The caller has checked
- * |@amount| <= @limit. Returns 1 if it added, 0 if not (the caller takes
- * the slow path): no owned slot, an add of this thread interrupted, or the
- * limit.
+ * the caller's owned slot of the pairs whose CPU-0 copy is @cpu0, then
+ * checks the new pending delta against +-@limit. The caller has checked
+ * |@amount| <= @limit. Returns as pcpu_this_cpu_add_owned(): 1 added
+ * within the limit, 0 added nothing (no owned slot), -1 added past it.
  */
 PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit)
 {
-	if (me.slot == UNCLAIMED)
-		first_claim();
-	if (me.slot < 0 || me.busy)
+	int32_t slot = me.slot;
+
+	if (slot == UNCLAIMED)
+		slot = first_claim();
+	if (slot < 0)
 		return 0;
-	return __pcpu_owner_add(&me, cpu0, amount, limit);
+	return __pcpu_owner_add(slot, cpu0, amount, limit);
 }
 #else
 /* Pairs swapped under a lock: counters add by CPU number, as the other units do. */

@@ -159,7 +159,7 @@ PCPU_EXPORT void pcpu_charge_destroy(struct pcpu_charge *ch);
  * stock inline, otherwise by a refill from the central reservation, taking
  * other CPUs' stocks back if it must. @return whether it charged. @since 0.2
  */
-static inline bool pcpu_charge_try(struct pcpu_charge *ch, int64_t amount)
+PCPU_INLINE bool pcpu_charge_try(struct pcpu_charge *ch, int64_t amount)
 {
 	/* the stock is mark + half - charged: charged + amount may rise to mark + half */
 	if (__pcpu_charge_fast(ch, amount) &&
@@ -173,7 +173,7 @@ static inline bool pcpu_charge_try(struct pcpu_charge *ch, int64_t amount)
  * what overflows the cap goes back to the central reservation, and all of
  * it while reserved() is above the limit (the stocks are closed). @since 0.2
  */
-static inline void pcpu_charge_uncharge(struct pcpu_charge *ch, int64_t amount)
+PCPU_INLINE void pcpu_charge_uncharge(struct pcpu_charge *ch, int64_t amount)
 {
 	/* ... and charged - amount may fall to mark - half: a stock of the whole cap */
 	if (__pcpu_charge_fast(ch, amount) &&

@@ -16,11 +16,22 @@
 #define pcpu_likely(x) __builtin_expect(!!(x), 1)
 #define pcpu_unlikely(x) __builtin_expect(!!(x), 0)
 #define PCPU_PURE __attribute__((pure))
+#define PCPU_ALWAYS_INLINE __attribute__((always_inline))
 #else
 #define pcpu_likely(x) (x)
 #define pcpu_unlikely(x) (x)
 #define PCPU_PURE
+#define PCPU_ALWAYS_INLINE
 #endif
+
+/*
+ * The inline fast paths (adds, tries, observes and what they call) are
+ * always inlined: in a large function gcc stops inlining at its growth
+ * limits and calls a local copy instead, which doubled an add's cost in
+ * percpu-bench's own loops. librseq marks its sequences so for the same
+ * reason. Their slow paths stay out of line.
+ */
+#define PCPU_INLINE static inline PCPU_ALWAYS_INLINE
 
 /*
  * __extension__: C99 -pedantic calls _Static_assert C11's. glibc's

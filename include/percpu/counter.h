@@ -187,7 +187,7 @@ static inline bool pcpu_counter_initialized(const struct pcpu_counter *c)
  * its slot; past the threshold (or for an amount above it) the amount and
  * this CPU's pending delta go to the central value. @since 0.1
  */
-static inline void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
+PCPU_INLINE void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
 {
 	__pcpu_counter_add_limit(c, amount, c ? __atomic_load_n(&c->thresh, __ATOMIC_RELAXED) : 0,
 				 -1);
@@ -200,7 +200,7 @@ static inline void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
  * folds every add. error_bound() grows to cover the
  * batch. @since 0.1
  */
-static inline void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount,
+PCPU_INLINE void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount,
 					  int64_t batch)
 {
 	int64_t thresh = batch > 0 ? batch - 1 : 0;

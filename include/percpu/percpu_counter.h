@@ -158,7 +158,7 @@ static inline void percpu_counter_set(struct percpu_counter *fbc, s64 amount)
 }
 
 /** Adds folding at @p batch (batch <= 0 folds every add). @since 0.1 */
-static inline void percpu_counter_add_batch(struct percpu_counter *fbc, s64 amount, s32 batch)
+PCPU_INLINE void percpu_counter_add_batch(struct percpu_counter *fbc, s64 amount, s32 batch)
 {
 	pcpu_counter_add_batch(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, amount, batch);
 }
@@ -167,37 +167,37 @@ static inline void percpu_counter_add_batch(struct percpu_counter *fbc, s64 amou
  * Adds at the counter's own batch: percpu_counter_batch as it was at init,
  * or the elastic threshold of a counter created elastic. @since 0.1
  */
-static inline void percpu_counter_add(struct percpu_counter *fbc, s64 amount)
+PCPU_INLINE void percpu_counter_add(struct percpu_counter *fbc, s64 amount)
 {
 	pcpu_counter_add(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, amount);
 }
 
 /** Adds, folding only past PERCPU_COUNTER_LOCAL_BATCH, as the kernel. @since 0.1 */
-static inline void percpu_counter_add_local(struct percpu_counter *fbc, s64 amount)
+PCPU_INLINE void percpu_counter_add_local(struct percpu_counter *fbc, s64 amount)
 {
 	percpu_counter_add_batch(fbc, amount, PERCPU_COUNTER_LOCAL_BATCH);
 }
 
 /** @since 0.1 */
-static inline void percpu_counter_sub(struct percpu_counter *fbc, s64 amount)
+PCPU_INLINE void percpu_counter_sub(struct percpu_counter *fbc, s64 amount)
 {
 	percpu_counter_add(fbc, -amount);
 }
 
 /** @since 0.1 */
-static inline void percpu_counter_sub_local(struct percpu_counter *fbc, s64 amount)
+PCPU_INLINE void percpu_counter_sub_local(struct percpu_counter *fbc, s64 amount)
 {
 	percpu_counter_add_local(fbc, -amount);
 }
 
 /** @since 0.1 */
-static inline void percpu_counter_inc(struct percpu_counter *fbc)
+PCPU_INLINE void percpu_counter_inc(struct percpu_counter *fbc)
 {
 	percpu_counter_add(fbc, 1);
 }
 
 /** @since 0.1 */
-static inline void percpu_counter_dec(struct percpu_counter *fbc)
+PCPU_INLINE void percpu_counter_dec(struct percpu_counter *fbc)
 {
 	percpu_counter_add(fbc, -1);
 }

@@ -283,7 +283,7 @@ PCPU_EXPORT int pcpu_shared_unlink(const char *name);
  * otherwise the amount goes to this CPU's value and that pair is folded,
  * under the segment's lock. @since 0.2
  */
-static inline void pcpu_shared_add(struct pcpu_shared *s, unsigned int item, int64_t amount)
+PCPU_INLINE void pcpu_shared_add(struct pcpu_shared *s, unsigned int item, int64_t amount)
 {
 	uint64_t limit;
 

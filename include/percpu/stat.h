@@ -160,7 +160,7 @@ PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *s);
  * value and this CPU's pending deltas of the item's central line are folded
  * in the same visit. @since 0.1
  */
-static inline void pcpu_stat_add(struct pcpu_stat *s, unsigned int item, int64_t amount)
+PCPU_INLINE void pcpu_stat_add(struct pcpu_stat *s, unsigned int item, int64_t amount)
 {
 	const struct pcpu_stat_hot *h;
 	uint32_t limit;

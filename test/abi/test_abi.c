@@ -32,7 +32,6 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_slot, value, 0, 8)                                              \
 	X(pcpu_slot, folded, 8, 8)                                             \
 	X(__pcpu_owner, slot, 0, 4)                                            \
-	X(__pcpu_owner, busy, 4, 1)                                            \
 	X(pcpu_counter, count, 0, 8)                                           \
 	X(pcpu_counter, thresh, 8, 8)                                          \
 	X(pcpu_counter, thresh_max, 16, 8)                                     \
@@ -134,7 +133,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_charge_slot, 16, 8)                                             \
 	X(pcpu_charge, 128, 8)                                                  \
 	X(pcpu_charge_options, 16, 8)                                          \
-	X(__pcpu_owner, 8, 4)
+	X(__pcpu_owner, 4, 4)
 
 #define MEMBER_OF(s, m) (((struct s *)0)->m)
 #define STATIC_MEMBER(s, m, off, size)                                         \

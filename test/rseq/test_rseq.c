@@ -394,10 +394,10 @@ PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
 
 /*
  * Small adds in the handler take the fast path too: on the rseq path the
- * interrupted sequence aborts and restarts; on the atomic path the
- * interrupted add is marked busy, so the handler's add goes to the central
- * value instead of a store that the interrupted one would overwrite
- * (lib/slot_owner.c). Many signals: each lands mid-add now and then.
+ * interrupted sequence aborts and restarts; on the atomic path each add
+ * lands in one instruction before its check (lib/slot_owner.c), so no store
+ * overwrites the handler's. Many signals: each lands mid-add now and then
+ * (test/counter/test_owner_races.c puts one at every instruction).
  */
 PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_on_the_fast_path_mid_add)
 {

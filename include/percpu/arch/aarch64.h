@@ -109,7 +109,7 @@ PCPU_EXPORT extern long __pcpu_rseq_offset;
 	".popsection\n\t"
 
 /* As in arch/x86_64.h: adds to this CPU's int64_t; cpu * PCPU_STRIDE or -1. */
-static inline long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
+PCPU_INLINE long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
 {
 	long offset;
 	int64_t value;
@@ -137,7 +137,7 @@ unregistered:
  * value - mark + amount leaves [-limit, limit]; 1 if it added, else 0.
  * %[offset] becomes the pair's address once the CPU is known.
  */
-static inline int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
 {
 	long offset;
 	int64_t value;
@@ -173,7 +173,7 @@ over:
  * As in arch/x86_64.h: the 32-bit {value, mark} word (value in the low
  * half), modulo 2^32; cpu * PCPU_STRIDE, -1 (no rseq area) or -2 (over).
  */
-static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
 {
 	long offset;
 	uint64_t *word;

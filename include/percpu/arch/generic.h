@@ -19,19 +19,19 @@
  */
 #ifndef PCPU_ARCH_HAVE_RSEQ_ADD
 #define PCPU_ARCH_HAVE_RSEQ_ADD 0
-static inline long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
+PCPU_INLINE long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
 {
 	(void)cpu0, (void)amount;
 	return -1;
 }
 
-static inline int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
 {
 	(void)cpu0, (void)amount, (void)limit;
 	return 0;
 }
 
-static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
 {
 	(void)cpu0, (void)amount, (void)limit;
 	return -1;
@@ -48,7 +48,7 @@ static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t
 #ifndef PCPU_ARCH_HAVE_CAS_PAIR
 #if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16) || defined(__aarch64__)
 #define PCPU_ARCH_HAVE_CAS_PAIR 1
-static inline int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t lo, int64_t hi)
+PCPU_INLINE int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t lo, int64_t hi)
 {
 	__extension__ typedef unsigned __int128 pcpu_u128;
 	pcpu_u128 want, desired, now;
@@ -65,6 +65,18 @@ static inline int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t
 #else
 #define PCPU_ARCH_HAVE_CAS_PAIR 0
 #endif
+#endif
+
+/*
+ * An add that no signal handler of this thread can split (see
+ * arch/x86_64.h): elsewhere an atomic add, which is that too.
+ */
+#ifndef PCPU_ARCH_HAVE_LOCAL_ADD
+#define PCPU_ARCH_HAVE_LOCAL_ADD 1
+PCPU_INLINE void pcpu_arch_local_add(int64_t *p, int64_t amount)
+{
+	__atomic_fetch_add(p, amount, __ATOMIC_RELAXED);
+}
 #endif
 
 /* One spin of a busy wait: nothing but a compiler barrier. */

@@ -21,7 +21,7 @@
  * same on this big-endian machine as anywhere.
  */
 #define PCPU_ARCH_HAVE_CAS_PAIR 1
-static inline int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t lo, int64_t hi)
+PCPU_INLINE int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t lo, int64_t hi)
 {
 	__extension__ typedef unsigned __int128 pcpu_u128;
 	pcpu_u128 want, desired, now;

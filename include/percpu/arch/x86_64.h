@@ -33,7 +33,7 @@
  * rseq add does not respect.
  */
 #define PCPU_ARCH_HAVE_CAS_PAIR 1
-static inline int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t lo, int64_t hi)
+PCPU_INLINE int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t lo, int64_t hi)
 {
 	unsigned char ok;
 
@@ -43,6 +43,18 @@ static inline int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t
 			     : "b"(lo), "c"(hi)
 			     : "memory");
 	return ok;
+}
+
+/*
+ * Internal to the headers: adds @amount to *@p in one instruction, an
+ * unlocked add (the kernel's local_add()): no signal handler of this thread
+ * can run between its load and its store, though another CPU's write can.
+ * The atomic path's owned slots (lib/slot_owner.c) need no more.
+ */
+#define PCPU_ARCH_HAVE_LOCAL_ADD 1
+PCPU_INLINE void pcpu_arch_local_add(int64_t *p, int64_t amount)
+{
+	__asm__ __volatile__("addq %[amount], %[mem]" : [mem] "+m"(*p) : [amount] "er"(amount));
 }
 
 /* Internal to the library: one spin of a busy wait. */
@@ -123,7 +135,7 @@ PCPU_EXPORT extern long __pcpu_rseq_offset;
  * this thread runs on, and returns cpu * PCPU_STRIDE; or returns -1 without
  * adding if the thread has no registered rseq area.
  */
-static inline long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
+PCPU_INLINE long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
 {
 	long offset;
 
@@ -172,7 +184,7 @@ unregistered:
  * 1 if it added; 0 without adding if the limit would be passed or the
  * thread has no registered rseq area.
  */
-static inline int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
 {
 	long offset;
 	uint64_t distance;
@@ -203,7 +215,7 @@ over:
  * cpu * PCPU_STRIDE; -1 without adding if the thread has no registered rseq
  * area; -2 without adding if the limit would be passed.
  */
-static inline long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
 {
 	long offset;
 	uint32_t distance;

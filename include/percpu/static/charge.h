@@ -19,7 +19,7 @@ PCPU_EXPORT void __pcpu_charge_uncharge_slow(struct pcpu_charge *ch, int64_t amo
  * Can the inline paths use @ch for @amount (a
  * magnitude up to half the cap)?
  */
-static inline bool __pcpu_charge_fast(const struct pcpu_charge *ch, int64_t amount)
+PCPU_INLINE bool __pcpu_charge_fast(const struct pcpu_charge *ch, int64_t amount)
 {
 	return pcpu_likely(ch != NULL && ch->slots != NULL && amount >= 0 &&
 			   amount <= __atomic_load_n(&ch->half, __ATOMIC_RELAXED));

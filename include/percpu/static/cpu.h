@@ -34,7 +34,7 @@ PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, ui
  * may change the mark, never the value, with a compare-and-swap of the
  * whole pair.
  */
-static inline int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
+PCPU_INLINE int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
 					    unsigned int mode)
 {
 	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ))
@@ -44,13 +44,11 @@ static inline int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint6
 
 /*
  * A thread's block on the atomic path (lib/slot_owner.c, which says why it
- * is safe): the counter slot index it owns, and whether one of its adds is
- * under way (a signal handler's add then takes the slow path). Every
- * thread's lies __pcpu_owner_offset bytes from its thread pointer.
+ * is safe): the counter slot index it owns. Every thread's lies
+ * __pcpu_owner_offset bytes from its thread pointer.
  */
 struct __pcpu_owner {
-	int32_t slot;  /* negative: none (not claimed yet, or none to claim) */
-	uint8_t busy;
+	int32_t slot; /* negative: none (not claimed yet, or none to claim) */
 };
 
 PCPU_EXPORT extern long __pcpu_owner_offset;
@@ -59,49 +57,46 @@ PCPU_EXPORT extern long __pcpu_owner_offset;
 PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit);
 
 /*
- * The owner's add: to the value of slot @me->slot of the pairs whose CPU-0
- * copy is @cpu0, unless the new pending delta would pass +-@limit, with
- * plain loads and stores. 1 if it added, 0 if not.
+ * The owner's add to the value of slot @slot of the pairs whose CPU-0 copy
+ * is @cpu0: the add first, in one step no signal handler can split, then
+ * the check of the new pending delta against +-@limit. 1: within it; -1:
+ * past it (the caller folds the slot, which holds the amount already).
  */
-static inline int __pcpu_owner_add(struct __pcpu_owner *me, int64_t *cpu0, int64_t amount,
-				   uint64_t limit)
+PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, uint64_t limit)
 {
 	int64_t *pair = (int64_t *)(void *)((char *)cpu0 +
-					    ((size_t)(uint32_t)me->slot << PCPU_STRIDE_SHIFT));
-	uint64_t value;
-	int added;
+					    ((size_t)(uint32_t)slot << PCPU_STRIDE_SHIFT));
+	uint64_t pending;
 
-	__atomic_store_n(&me->busy, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	value = (uint64_t)__atomic_load_n(&pair[0], __ATOMIC_RELAXED) + (uint64_t)amount;
-	added = value - (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_RELAXED) + limit <= 2 * limit;
-	if (added)
-		__atomic_store_n(&pair[0], (int64_t)value, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&me->busy, 0, __ATOMIC_RELAXED);
-	return added;
+	pcpu_arch_local_add(&pair[0], amount);
+	pending = (uint64_t)__atomic_load_n(&pair[0], __ATOMIC_RELAXED) -
+		  (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_RELAXED);
+	return pcpu_likely(pending + limit <= 2 * limit) ? 1 : -1;
 }
 
 /*
  * pcpu_this_cpu_add_checked() for pairs whose values nothing but these adds
  * writes (counters): on the atomic path it adds to the slot the calling
- * thread owns while it lives, with plain loads and stores, rather than to
+ * thread owns while it lives, with no locked instruction, rather than to
  * its CPU's with a compare-and-swap; inline where the thread pointer is at
- * hand. The caller has checked |@amount| <= @limit.
+ * hand. The caller has checked |@amount| <= @limit. Returns 1 if it added
+ * within the limit; 0 if it added nothing (the rseq path's check failed,
+ * or the thread owns no slot); -1 if it added and its slot's pending delta
+ * is now past the limit, for the caller to fold.
  */
-static inline int pcpu_this_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit,
-					  unsigned int mode)
+PCPU_INLINE int pcpu_this_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit,
+					unsigned int mode)
 {
 	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ))
 		return pcpu_arch_rseq_add_checked(cpu0, amount, limit);
 #if PCPU_ARCH_HAVE_CAS_PAIR && PCPU_ARCH_HAVE_THREAD_POINTER
 	{
-		struct __pcpu_owner *me = (struct __pcpu_owner *)(void *)((char *)
-			__builtin_thread_pointer() + __pcpu_owner_offset);
+		const struct __pcpu_owner *me = (const struct __pcpu_owner *)(const void *)((
+			char *)__builtin_thread_pointer() + __pcpu_owner_offset);
+		int32_t slot = __atomic_load_n(&me->slot, __ATOMIC_RELAXED);
 
-		if (pcpu_likely(__atomic_load_n(&me->slot, __ATOMIC_RELAXED) >= 0 &&
-				!__atomic_load_n(&me->busy, __ATOMIC_RELAXED)))
-			return __pcpu_owner_add(me, cpu0, amount, limit);
+		if (pcpu_likely(slot >= 0))
+			return __pcpu_owner_add(slot, cpu0, amount, limit);
 	}
 #endif
 	return __pcpu_cpu_add_owned(cpu0, amount, limit);
@@ -117,7 +112,7 @@ static inline int pcpu_this_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_
  * it added nothing. Other threads may change the mark, and only the mark,
  * with a compare-and-swap of the whole word.
  */
-static inline uint64_t *pcpu_this_cpu_add32(uint64_t *cpu0, int32_t amount, uint32_t limit,
+PCPU_INLINE uint64_t *pcpu_this_cpu_add32(uint64_t *cpu0, int32_t amount, uint32_t limit,
 					    unsigned int mode)
 {
 	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ)) {
