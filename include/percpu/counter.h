@@ -201,7 +201,7 @@ PCPU_INLINE void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
  * batch. @since 0.1
  */
 PCPU_INLINE void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount,
-					  int64_t batch)
+					int64_t batch)
 {
 	int64_t thresh = batch > 0 ? batch - 1 : 0;
 

@@ -79,11 +79,12 @@ PCPU_INLINE void pcpu_arch_local_add(int64_t *p, int64_t amount)
 }
 #endif
 
-/* One spin of a busy wait: nothing but a compiler barrier. */
+/* No thread pointer to find a thread's owned slot from inline. */
 #ifndef PCPU_ARCH_HAVE_THREAD_POINTER
 #define PCPU_ARCH_HAVE_THREAD_POINTER 0
 #endif
 
+/* One spin of a busy wait: nothing but a compiler barrier. */
 #ifndef PCPU_ARCH_HAVE_RELAX
 #define PCPU_ARCH_HAVE_RELAX 1
 static inline void pcpu_arch_relax(void)

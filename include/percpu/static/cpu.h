@@ -35,7 +35,7 @@ PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, ui
  * whole pair.
  */
 PCPU_INLINE int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
-					    unsigned int mode)
+					  unsigned int mode)
 {
 	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ))
 		return pcpu_arch_rseq_add_checked(cpu0, amount, limit);
@@ -113,7 +113,7 @@ PCPU_INLINE int pcpu_this_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t 
  * with a compare-and-swap of the whole word.
  */
 PCPU_INLINE uint64_t *pcpu_this_cpu_add32(uint64_t *cpu0, int32_t amount, uint32_t limit,
-					    unsigned int mode)
+					  unsigned int mode)
 {
 	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ)) {
 		long offset = pcpu_arch_rseq_add32(cpu0, amount, limit);
