@@ -25,7 +25,7 @@
 #endif
 
 /*
- * The inline fast paths (adds, tries, observes and what they call) are
+ * The inline fast paths (adds and tries, and what they call) are
  * always inlined: in a large function gcc stops inlining at its growth
  * limits and calls a local copy instead, which doubled an add's cost in
  * percpu-bench's own loops. librseq marks its sequences so for the same

@@ -78,7 +78,7 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
  * counted, but makes _sum go down, which Prometheus reads as a reset.
  * @since 0.2
  */
-PCPU_INLINE void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
+static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
 {
 	uint32_t lo = 0, hi;
 
