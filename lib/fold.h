@@ -79,13 +79,14 @@
 
 /*
  * The fold step, one engine over two layouts. A layout supplies a
- * snapshot of a slot, the pending delta of a snapshot, and the swap that
- * sets the mark to the snapshot's value, failing (and refreshing the
- * snapshot) if the slot changed. The swap covers both halves: a folder
- * that read the slot before an add landed fails and retries, so at most
- * one add (already past its check) lands between a fold's read and its
- * swap; that is why |pending| stays within the largest threshold ever
- * published (lib/policy.h has the arithmetic).
+ * snapshot of a slot, the pending delta of a snapshot, the swap that sets
+ * the mark to the snapshot's value, failing (and refreshing the snapshot)
+ * if the slot changed, and whether a swap that succeeded left the fold
+ * whole. The swap covers both halves: a folder that read the slot before
+ * an add landed fails and retries, so at most one add (already past its
+ * check) lands between a fold's read and its swap; that is why |pending|
+ * stays within the largest threshold ever published (lib/policy.h has the
+ * arithmetic).
  */
 
 /* The 64-bit layout: a pair {value, mark} of int64_t (lib/pair.h). */
@@ -102,6 +103,33 @@ static inline int64_t pcpu_pair_pending(const int64_t *snap)
 static inline bool pcpu_pair_swap(int64_t *slot, int64_t *snap)
 {
 	return pcpu_pair_cas(slot, snap, snap[0], snap[0]);
+}
+
+/*
+ * After a swap that marked snap[0]: is the fold whole? Where the swap is
+ * lock-free it compared the value in the same step as it stored the mark,
+ * so it is. Under a lock (lib/pair_lock.c) it compares, then stores the
+ * mark, and an owner's add (lib/slot_owner.c), which takes no lock, may
+ * land in between, checked against the mark before: then @snap becomes
+ * {the value now, the mark stored} and the fold goes on. The owner adds,
+ * then loads the mark; the fold stores the mark, then loads the value
+ * (all sequentially consistent): the fold sees the add, or the add's check
+ * sees the new mark.
+ */
+static inline bool pcpu_pair_settled(const int64_t *slot, int64_t *snap)
+{
+#if PCPU_PAIR_LOCK_FREE
+	(void)slot, (void)snap;
+	return true;
+#else
+	int64_t marked = snap[0], now = __atomic_load_n(&slot[0], __ATOMIC_SEQ_CST);
+
+	if (now == marked)
+		return true;
+	snap[0] = now;
+	snap[1] = marked;
+	return false;
+#endif
 }
 
 /* The 32-bit layout: one uint64_t, value in the low half, mark in the high half. */
@@ -124,6 +152,13 @@ static inline bool pcpu_word_swap(uint64_t *slot, uint64_t *snap)
 					   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 }
 
+/* A word's swap is one compare-and-swap: always whole. */
+static inline bool pcpu_word_settled(const uint64_t *slot, uint64_t *snap)
+{
+	(void)slot, (void)snap;
+	return true;
+}
+
 /*
  * pcpu_fold_take_pair(slot, snap), pcpu_fold_take_word(slot, snap): from
  * the snapshot @snap of @slot, marks the slot's whole pending delta folded
@@ -132,14 +167,20 @@ static inline bool pcpu_word_swap(uint64_t *slot, uint64_t *snap)
 #define PCPU_FOLD_DEFINE_TAKE(layout, slot_t)                                                      \
 	static inline int64_t pcpu_fold_take_##layout(slot_t *slot, slot_t *snap)                  \
 	{                                                                                          \
-		int64_t moved;                                                                     \
+		uint64_t moved = 0;                                                                \
                                                                                                    \
-		do {                                                                               \
-			moved = pcpu_##layout##_pending(snap);                                     \
-			if (moved == 0)                                                            \
+		for (;;) {                                                                         \
+			int64_t pending = pcpu_##layout##_pending(snap);                           \
+                                                                                                   \
+			if (pending == 0)                                                          \
 				break;                                                             \
-		} while (!pcpu_##layout##_swap(slot, snap));                                       \
-		return moved;                                                                      \
+			if (!pcpu_##layout##_swap(slot, snap))                                     \
+				continue;                                                          \
+			moved += (uint64_t)pending;                                                \
+			if (pcpu_##layout##_settled(slot, snap))                                   \
+				break;                                                             \
+		}                                                                                  \
+		return (int64_t)moved;                                                             \
 	}
 
 PCPU_FOLD_DEFINE_TAKE(pair, int64_t)

@@ -36,6 +36,14 @@ bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int
  */
 void pcpu_pair_fork_prepare(void);
 void pcpu_pair_fork_release(void);
+
+/*
+ * A test hook, in the suite's internal library only (PCPU_TEST_HOOKS):
+ * called under the lock, between the compare and the stores of a swap
+ * that succeeds, with the pair: what another thread's lock-free add could
+ * do there (test/counter/test_slot_owner.c).
+ */
+extern void (*pcpu_pair_debug_swap_hook)(int64_t *pair);
 #else
 static inline void pcpu_pair_fork_prepare(void)
 {

@@ -2,11 +2,13 @@
 /*
  * The pair swap where the architecture has no lock-free 16-byte
  * compare-and-swap (lib/pair.h): the compare and the stores under a spin
- * lock striped by the pair's address. Every writer of a pair swaps it (on
- * these architectures there is no rseq add: the atomic path's add is a
- * swap too), so the swaps of one process are serialised per pair; readers
- * load each half atomically, and a swap changes one half in each use of it
- * (an add its value, a fold its mark), so they never see a torn half.
+ * lock striped by the pair's address. The swaps of one process are
+ * serialised per pair; readers load each half atomically, and a swap
+ * changes one half in each use of it (an add its value, a fold its mark),
+ * so they never see a torn half. One writer takes no lock: a counter
+ * slot's owner adds to its value with an atomic add (lib/slot_owner.c), so
+ * a swap must store only the half it changes, and a fold checks the value
+ * after its swap (pcpu_pair_settled(), lib/fold.h).
  *
  * Signals are blocked while a lock is held: a handler that adds to a
  * counter would otherwise spin for ever on a lock its own thread holds.
@@ -56,6 +58,10 @@ void pcpu_pair_fork_release(void)
 		unlock(&locks[i]);
 }
 
+#ifdef PCPU_TEST_HOOKS
+void (*pcpu_pair_debug_swap_hook)(int64_t *pair);
+#endif
+
 bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int64_t mark)
 {
 	unsigned int *l = &locks[((uintptr_t)pair >> 4) % PAIR_LOCKS];
@@ -68,6 +74,10 @@ bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int
 	lock(l);
 	pcpu_pair_load(pair, now);
 	ok = now[0] == expected[0] && now[1] == expected[1];
+#ifdef PCPU_TEST_HOOKS
+	if (ok && pcpu_pair_debug_swap_hook)
+		pcpu_pair_debug_swap_hook(pair);
+#endif
 	if (ok) {
 		if (value != now[0])
 			__atomic_store_n(&pair[0], value, __ATOMIC_SEQ_CST);

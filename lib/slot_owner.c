@@ -8,11 +8,13 @@
  * Why an unlocked add is safe. Only the owner's adds write a slot's value;
  * every other writer of a counter slot (a fold, set(), the refresher)
  * swaps the pair with a compare-and-swap that leaves the value as it found
- * it, and the swap is one atomic instruction (PCPU_SLOT_OWNERS: not where
- * pairs are swapped under a lock, which would write the value half back
- * outside the owner's view). So the owner's store of value + amount lands
- * either before a fold's swap, which then fails on the value and retries,
- * or after it, keeping the mark the fold set: no add is lost.
+ * it. Where the swap is one atomic instruction, the owner's store of value
+ * + amount lands either before a fold's swap, which then fails on the
+ * value and retries, or after it, keeping the mark the fold set: no add is
+ * lost. Where pairs are swapped under a lock (i386, armhf, riscv64: the
+ * owner's add is an atomic add there), the swap stores the mark only, and
+ * the fold checks the value after it and goes on if an add landed
+ * (pcpu_pair_settled(), lib/fold.h).
  *
  * Add first, check after. The owner adds, then loads value and mark and
  * checks its pending delta against the threshold; past it, the caller

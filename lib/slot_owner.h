@@ -8,8 +8,16 @@
 
 #include "pair.h"
 
-/* Whether counters on the atomic path add to owned slots (see slot_owner.c). */
-#define PCPU_SLOT_OWNERS PCPU_PAIR_LOCK_FREE
+/*
+ * Whether counters on the atomic path add to owned slots (see slot_owner.c):
+ * where the owner's add and its 64-bit loads take no lock (every Debian
+ * architecture; not armel's ARMv5, whose 64-bit atomics libatomic locks).
+ */
+#ifdef __GCC_HAVE_SYNC_COMPARE_AND_SWAP_8
+#define PCPU_SLOT_OWNERS 1
+#else
+#define PCPU_SLOT_OWNERS 0
+#endif
 
 /*
  * Allocates what the claims need, once: the path's setup calls it (a

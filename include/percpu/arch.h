@@ -13,7 +13,8 @@
  *   PCPU_ARCH_HAVE_THREAD_POINTER  __builtin_thread_pointer() is the TLS
  *                              base that initial-exec offsets are from
  *   pcpu_arch_local_add()      an add no signal handler can split (not
- *                              atomic against other CPUs on x86_64)
+ *                              atomic against other CPUs on x86_64),
+ *                              returning the value after it
  *   pcpu_arch_relax()          one spin of a busy wait
  */
 #ifndef PERCPU_ARCH_H

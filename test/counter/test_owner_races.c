@@ -33,6 +33,8 @@
 
 #include <percpu/counter.h>
 
+#include "slot_owner.h" /* PCPU_SLOT_OWNERS */
+
 TestSuite(owner_races, .timeout = 240);
 
 #define T INT64_C(32) /* the threshold: batch T + 1 */
@@ -224,8 +226,8 @@ static void sweep(const char *name, struct owner_case what)
 #if PCPU_RACE_HAVE_STEPS
 	struct pcpu_race_totals t;
 
-	if (!PCPU_ARCH_HAVE_CAS_PAIR)
-		cr_skip_test("pairs are swapped under a lock here: adds go by CPU number");
+	if (!PCPU_SLOT_OWNERS)
+		cr_skip_test("no lock-free 64-bit atomics here: adds go by CPU number");
 	cr_assert_eq(setenv("PCPU_FORCE_FALLBACK", "1", 1), 0);
 	sweep_case = what;
 	race = (struct pcpu_race){ .name = name, .page = (void **)&page,

@@ -16,6 +16,8 @@
 
 #include <percpu/counter.h>
 
+#include "slot_owner.h" /* PCPU_SLOT_OWNERS */
+
 static struct pcpu_counter c;
 
 static void force_atomic_path(void)
@@ -24,8 +26,8 @@ static void force_atomic_path(void)
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	if (c.mode != PCPU_CPU_ATOMIC)
 		cr_skip_test("the update path was chosen before this test");
-	if (!PCPU_ARCH_HAVE_CAS_PAIR)
-		cr_skip_test("pairs are swapped under a lock here: adds go by CPU number");
+	if (!PCPU_SLOT_OWNERS)
+		cr_skip_test("no lock-free 64-bit atomics here: adds go by CPU number");
 }
 
 /* Threads that each add 1 (below every threshold), all alive at once. */
@@ -193,4 +195,64 @@ PCPU_TEST(slot_owner, adds_of_binaries_built_against_0_2_lose_nothing_beside_an_
 	cr_assert(r1 == NULL && r2 == NULL, "could not pin");
 	cr_assert_eq(pcpu_counter_sum(&c), 1 + 2 * pcpu_test_iterations(MIXED_ADDS));
 	pcpu_counter_destroy(&c);
+}
+
+#if !PCPU_ARCH_HAVE_CAS_PAIR
+#include "pair.h" /* pcpu_pair_debug_swap_hook */
+
+#define LOCKED_T INT64_C(32)
+
+/*
+ * What the owner of the slot could do, on another CPU, while a fold holds
+ * the pair lock between its compare and its store of the mark: two adds,
+ * each within the threshold against the mark it loads (the old one), that
+ * together are 2T - 1 away from the mark the fold stores.
+ */
+static void owner_adds_inside_a_swap(int64_t *pair)
+{
+	pcpu_pair_debug_swap_hook = NULL; /* once */
+	cr_assert_eq(__pcpu_owner_add(0, pair, -LOCKED_T, (uint64_t)LOCKED_T), 1);
+	cr_assert_eq(__pcpu_owner_add(0, pair, -(LOCKED_T - 1), (uint64_t)LOCKED_T), 1);
+}
+#endif
+
+/*
+ * Where pairs are swapped under a lock the owner's add takes no lock: a
+ * fold that stored its mark over adds that landed after its compare goes
+ * on and folds them too (pcpu_pair_settled(), lib/fold.h). Without that,
+ * 2T - 1 stays pending here: |read - exact| past the bound.
+ */
+PCPU_TEST(slot_owner, a_fold_under_a_lock_also_folds_adds_that_landed_inside_its_swap)
+{
+#if PCPU_ARCH_HAVE_CAS_PAIR
+	cr_skip_test("the pair swap is one instruction here: nothing lands inside it");
+#else
+	struct pcpu_counter_options o = { .batch = LOCKED_T + 1 };
+	int64_t exact = LOCKED_T - 1 - LOCKED_T - (LOCKED_T - 1);
+	uint64_t worst = 0;
+
+	cr_assert_eq(setenv("PCPU_FORCE_FALLBACK", "1", 1), 0);
+	cr_assert_eq(pcpu_counter_init_opts(&c, 0, &o), 0);
+	if (!PCPU_SLOT_OWNERS)
+		cr_skip_test("no lock-free 64-bit atomics here: adds go by CPU number");
+	pcpu_counter_add(&c, 0); /* this thread claims a slot */
+	pcpu_counter_add(&c, LOCKED_T - 1);
+	cr_assert_eq(pcpu_counter_read(&c), 0, "the add did not stay in an owned slot");
+	pcpu_pair_debug_swap_hook = owner_adds_inside_a_swap;
+	(void)pcpu_counter_sync_if_delta_above(&c, 0); /* folds every slot */
+	cr_assert_null(pcpu_pair_debug_swap_hook, "no fold swapped a pair");
+	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++) {
+		const struct pcpu_slot *s =
+			(const struct pcpu_slot *)(const void *)((const char *)c.slots +
+								  (size_t)cpu * PCPU_STRIDE);
+		uint64_t p = pcpu_test_distance(s->value, s->folded);
+
+		worst = p > worst ? p : worst;
+	}
+	cr_assert_eq(pcpu_counter_sum(&c), exact);
+	cr_assert_leq(worst, c.thresh_max, "a slot holds %" PRIu64 " pending", worst);
+	cr_assert_leq(pcpu_test_distance(pcpu_counter_read(&c), exact), pcpu_counter_error_bound(&c),
+		      "read %" PRId64 ", exact %" PRId64, pcpu_counter_read(&c), exact);
+	pcpu_counter_destroy(&c);
+#endif
 }

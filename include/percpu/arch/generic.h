@@ -68,14 +68,16 @@ PCPU_INLINE int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t l
 #endif
 
 /*
- * An add that no signal handler of this thread can split (see
- * arch/x86_64.h): elsewhere an atomic add, which is that too.
+ * An add that no signal handler of this thread can split, returning the
+ * value after it (see arch/x86_64.h): elsewhere an atomic add, which is
+ * that too; sequentially consistent, for where pairs are swapped under a
+ * lock (lib/fold.h).
  */
 #ifndef PCPU_ARCH_HAVE_LOCAL_ADD
 #define PCPU_ARCH_HAVE_LOCAL_ADD 1
-PCPU_INLINE void pcpu_arch_local_add(int64_t *p, int64_t amount)
+PCPU_INLINE int64_t pcpu_arch_local_add(int64_t *p, int64_t amount)
 {
-	__atomic_fetch_add(p, amount, __ATOMIC_RELAXED);
+	return __atomic_add_fetch(p, amount, __ATOMIC_SEQ_CST);
 }
 #endif
 

@@ -49,12 +49,15 @@ PCPU_INLINE int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t l
  * Internal to the headers: adds @amount to *@p in one instruction, an
  * unlocked add (the kernel's local_add()): no signal handler of this thread
  * can run between its load and its store, though another CPU's write can.
- * The atomic path's owned slots (lib/slot_owner.c) need no more.
+ * Returns *@p after it. The atomic path's owned slots (lib/slot_owner.c)
+ * need no more. (An unlocked xadd, which would return it, is microcoded:
+ * slower than the add and a load that the store forwards to.)
  */
 #define PCPU_ARCH_HAVE_LOCAL_ADD 1
-PCPU_INLINE void pcpu_arch_local_add(int64_t *p, int64_t amount)
+PCPU_INLINE int64_t pcpu_arch_local_add(int64_t *p, int64_t amount)
 {
 	__asm__ __volatile__("addq %[amount], %[mem]" : [mem] "+m"(*p) : [amount] "er"(amount));
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
 /* Internal to the library: one spin of a busy wait. */

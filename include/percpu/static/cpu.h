@@ -66,11 +66,10 @@ PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, ui
 {
 	int64_t *pair = (int64_t *)(void *)((char *)cpu0 +
 					    ((size_t)(uint32_t)slot << PCPU_STRIDE_SHIFT));
-	uint64_t pending;
+	uint64_t value = (uint64_t)pcpu_arch_local_add(&pair[0], amount);
+	/* after the add: a fold under a lock checks the value after its mark (lib/fold.h) */
+	uint64_t pending = value - (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_SEQ_CST);
 
-	pcpu_arch_local_add(&pair[0], amount);
-	pending = (uint64_t)__atomic_load_n(&pair[0], __ATOMIC_RELAXED) -
-		  (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_RELAXED);
 	return pcpu_likely(pending + limit <= 2 * limit) ? 1 : -1;
 }
 
