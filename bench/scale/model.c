@@ -666,11 +666,10 @@ static int measure_counter(double *row)
 	measure_pair(&(struct op){ NULL, run_sum, &one, batch_for(nr_cpus) },
 		     &(struct op){ NULL, run_sum_prefetch, &one, batch_for(nr_cpus) },
 		     &row[SCALE_sum_warm], &row[SCALE_sum_pf_warm]);
-#if BENCH_HAVE_FLUSH
-	measure_pair(&(struct op){ flush_counters, run_sum, &cold, COLD_COUNTERS },
-		     &(struct op){ flush_counters, run_sum_prefetch, &cold, COLD_COUNTERS },
-		     &row[SCALE_sum_cold], &row[SCALE_sum_pf_cold]);
-#endif
+	if (bench_can_flush())
+		measure_pair(&(struct op){ flush_counters, run_sum, &cold, COLD_COUNTERS },
+			     &(struct op){ flush_counters, run_sum_prefetch, &cold, COLD_COUNTERS },
+			     &row[SCALE_sum_cold], &row[SCALE_sum_pf_cold]);
 	if (remote_start(&remote, &cold, &saved) == 0) {
 		measure_pair(&(struct op){ remote_fill, run_sum, &remote, COLD_COUNTERS },
 			     &(struct op){ remote_fill, run_sum_prefetch, &remote, COLD_COUNTERS },

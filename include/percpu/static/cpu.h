@@ -90,8 +90,9 @@ PCPU_INLINE int pcpu_this_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t 
 		return pcpu_arch_rseq_add_checked(cpu0, amount, limit);
 #if PCPU_ARCH_HAVE_CAS_PAIR && PCPU_ARCH_HAVE_THREAD_POINTER
 	{
-		const struct __pcpu_owner *me = (const struct __pcpu_owner *)(const void *)((
-			char *)__builtin_thread_pointer() + __pcpu_owner_offset);
+		const char *tp = (const char *)__builtin_thread_pointer();
+		const struct __pcpu_owner *me =
+			(const struct __pcpu_owner *)(const void *)(tp + __pcpu_owner_offset);
 		int32_t slot = __atomic_load_n(&me->slot, __ATOMIC_RELAXED);
 
 		if (pcpu_likely(slot >= 0))
