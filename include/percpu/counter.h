@@ -30,7 +30,8 @@
  * same counter, from any thread, except init, destroy and set, which the
  * caller must not overlap with other calls on the same counter (as in the
  * kernel). A fork() while other threads fold or add is safe: the child
- * rebuilds what a fold cut short. A fork() from a signal handler that
+ * rebuilds what a fold cut short, and folds a slot that an add on the
+ * atomic path left past the threshold. A fork() from a signal handler that
  * interrupted this thread's own call on a counter is not supported (that
  * call would go on in the child against the rebuilt state).
  */
