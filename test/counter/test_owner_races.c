@@ -206,7 +206,7 @@ static bool oracles_hold(char *why, size_t size)
 	return why[0] == '\0';
 }
 
-/* The run without a stop was on the atomic path, and each stop did its part. */
+/* The run without a stop was on the atomic path (each stop did its part: after_stop()). */
 static void check_whole(void)
 {
 	if (page->race.mode != PCPU_CPU_ATOMIC)
