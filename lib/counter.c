@@ -160,17 +160,13 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 	if (!pcpu_counter_usable(c, "pcpu_counter_add"))
 		return;
 	if (thresh >= 0 && (uint64_t)thresh > LOAD(&c->thresh_max)) {
-		/* the batch is covered now: the fast path may take the amount */
+		/*
+		 * The batch is covered now: the inline add again, which comes
+		 * back here (past this test) only if the fast path refuses.
+		 */
 		raise_bound(c, thresh);
-		if (pcpu_policy_fast(amount, (uint64_t)thresh)) {
-			int added = pcpu_this_cpu_add_owned(&c->slots->value, amount,
-							    (uint64_t)thresh, c->mode);
-
-			if (added > 0)
-				return;
-			if (added < 0)
-				amount = 0; /* in the slot already */
-		}
+		__pcpu_counter_add_limit(c, amount, thresh, thresh);
+		return;
 	}
 	if (amount)
 		pcpu_counter_add_central(c, amount);
