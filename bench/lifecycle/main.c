@@ -22,7 +22,7 @@
 
 #include <percpu/counter.h>
 
-#include "arena.h"
+#include "arena/arena.h"
 
 static double now(void)
 {

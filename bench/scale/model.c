@@ -33,12 +33,12 @@
 #include <percpu/shared.h>
 #include <percpu/stat.h>
 
-#include "arena.h"
-#include "counter_internal.h"
-#include "cpu_internal.h"
-#include "pair.h"
-#include "policy.h"
-#include "shared_internal.h"
+#include "arena/arena.h"
+#include "counter/counter_internal.h"
+#include "base/cpu_internal.h"
+#include "base/pair.h"
+#include "base/policy.h"
+#include "shared/shared_internal.h"
 
 #include "../baselines.h"
 #include "bench_arch.h"

@@ -27,7 +27,7 @@ floor_of()
 	case $1 in
 	atomics.h | misuse.h | misuse.c | policy.h | fold.h | pair.h | pair_lock.c | cpu.c | fence.c | \
 	cpu_internal.h | \
-	rseq_area.c | rseq_area.h | slot_owner.c | slot_owner.h | names.h | metric_names.c)
+	rseq_area.c | rseq_area.h | slot_owner.c | slot_owner.h | names.h | names.c)
 		echo "0 base" ;;
 	arena.c | arena.h) echo "1 arena" ;;
 	registry.c | registry.h | refresher.c) echo "2 registry" ;;
@@ -48,7 +48,7 @@ n=0
 failed=0
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
-for path in "$lib"/*.c "$lib"/*.h; do
+for path in "$lib"/*/*.c "$lib"/*/*.h "$lib"/../metrics/*.c "$lib"/../metrics/*.h; do
 	file=${path##*/}
 	set -- $(floor_of "$file")
 	n=$((n + 1))
@@ -59,6 +59,7 @@ for path in "$lib"/*.c "$lib"/*.h; do
 	fi
 	floor=$1 group=$2 bad=
 	for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$path"); do
+		inc=${inc##*/}
 		set -- $(floor_of "$inc")
 		if [ $# -eq 0 ]; then
 			bad="$bad $inc(unknown)"

@@ -61,7 +61,7 @@
 #include <percpu/stat.h>
 
 #include "failalloc.h"
-#include "registry.h"
+#include "registry/registry.h"
 #include "pcpu_test.h"
 
 /*

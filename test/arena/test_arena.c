@@ -17,8 +17,8 @@
 
 #include <percpu/cpu.h>
 
-#include "arena.h"
-#include "registry.h"
+#include "arena/arena.h"
+#include "registry/registry.h"
 
 struct obj {
 	unsigned char *p;

@@ -17,7 +17,7 @@
 #include <percpu/counter.h>
 #include <percpu/registry.h>
 
-#include "arena.h"
+#include "arena/arena.h"
 
 static struct pcpu_counter c;
 static const struct pcpu_counter zero_counter;

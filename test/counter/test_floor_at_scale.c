@@ -15,7 +15,7 @@
 #include <percpu/shared.h>
 #include <percpu/stat.h>
 
-#include "cpu_internal.h"
+#include "base/cpu_internal.h"
 
 #define MODEL_CPUS 1024u
 

@@ -33,7 +33,7 @@
 
 #include <percpu/counter.h>
 
-#include "slot_owner.h" /* PCPU_SLOT_OWNERS */
+#include "base/slot_owner.h" /* PCPU_SLOT_OWNERS */
 
 TestSuite(owner_races, .timeout = 240);
 

@@ -16,7 +16,7 @@
 
 #include <percpu/counter.h>
 
-#include "slot_owner.h" /* PCPU_SLOT_OWNERS */
+#include "base/slot_owner.h" /* PCPU_SLOT_OWNERS */
 
 static struct pcpu_counter c;
 
@@ -198,7 +198,7 @@ PCPU_TEST(slot_owner, adds_of_binaries_built_against_0_2_lose_nothing_beside_an_
 }
 
 #if !PCPU_ARCH_HAVE_CAS_PAIR
-#include "pair.h" /* pcpu_pair_debug_swap_hook */
+#include "base/pair.h" /* pcpu_pair_debug_swap_hook */
 
 #define LOCKED_T INT64_C(32)
 

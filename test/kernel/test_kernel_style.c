@@ -16,7 +16,7 @@
 
 #include <percpu/percpu_counter.h>
 
-#include "arena.h"
+#include "arena/arena.h"
 #include "kshim.h"
 #include "fs_counters.h"
 #include "kernel_shapes.h"

@@ -13,7 +13,7 @@
 
 #include <percpu/percpu_counter.h>
 
-#include "arena.h"
+#include "arena/arena.h"
 
 static struct percpu_counter fbc;
 

@@ -27,7 +27,7 @@
 
 #include "pcpu_test.h"
 
-#include "rseq_area.h"
+#include "base/rseq_area.h"
 
 /* glibc >= 2.35: the kernel's struct rseq and the signature glibc registers */
 #if defined(__has_include)

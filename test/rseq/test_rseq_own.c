@@ -18,7 +18,7 @@
 #include <percpu/counter.h>
 
 #include "pcpu_test.h"
-#include "rseq_area.h"
+#include "base/rseq_area.h"
 
 /* glibc's, weak: absent before 2.35 and on other libcs */
 extern const unsigned int __rseq_size __attribute__((weak));

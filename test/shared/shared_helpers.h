@@ -20,7 +20,7 @@
 
 #include <percpu/shared.h>
 
-#include "shared_internal.h"
+#include "shared/shared_internal.h"
 
 /* "/pcpu-test-PID-TAG", in @buf. */
 static inline const char *shared_test_name(char *buf, size_t size, const char *tag)

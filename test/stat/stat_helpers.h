@@ -28,8 +28,8 @@
 #include <percpu/stat.h>
 
 #include "pcpu_test.h"
-#include "registry.h"
-#include "stat_internal.h"
+#include "registry/registry.h"
+#include "stat/stat_internal.h"
 
 /* Pins to the first allowed CPU, or skips the test if this machine does not let us. */
 static inline int stat_test_pin_or_skip(void)

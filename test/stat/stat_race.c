@@ -20,7 +20,7 @@
 
 #define PCPU_CHECK_PROGRAM "stat-race"
 #include "check.h"
-#include "stat_internal.h"
+#include "stat/stat_internal.h"
 
 enum { ITEMS = 20, WRITERS = 4 };
 

@@ -56,8 +56,8 @@
 #include <percpu/cpu.h>
 
 #include "arena.h"
-#include "cpu_internal.h"
-#include "misuse.h"
+#include "base/cpu_internal.h"
+#include "base/misuse.h"
 
 #define UNITS (PCPU_STRIDE / PCPU_ARENA_UNIT)
 #define WORD_BITS 64

@@ -11,9 +11,9 @@
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
 
-#include "cpu_internal.h"
+#include "base/cpu_internal.h"
 #include "metrics_internal.h"
-#include "stat_class.h"
+#include "stat/stat_class.h"
 
 /* File-scope definitions that failed (pcpu_metrics_define_errors()). */
 static unsigned int define_errors;

@@ -42,7 +42,7 @@
 #include <percpu/stat.h>
 
 #include "metrics_internal.h"
-#include "registry.h"
+#include "registry/registry.h"
 
 /* Hash buckets: max_children / 2, rounded up to a power of two, within these. */
 #define MIN_BUCKETS 16

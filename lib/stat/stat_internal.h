@@ -55,12 +55,12 @@
 
 #include <percpu/stat.h>
 
-#include "atomics.h"
-#include "cpu_internal.h"
-#include "fold.h"
-#include "misuse.h"
-#include "policy.h"
-#include "registry.h"
+#include "base/atomics.h"
+#include "base/cpu_internal.h"
+#include "base/fold.h"
+#include "base/misuse.h"
+#include "base/policy.h"
+#include "registry/registry.h"
 
 /*
  * The fold sequence (lib/fold.h), word 0 of each central line:

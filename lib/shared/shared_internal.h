@@ -39,7 +39,7 @@
 
 #include <percpu/shared.h>
 
-#include "misuse.h"
+#include "base/misuse.h"
 
 #define SHARED_MAGIC "percpuSH"
 #define SHARED_VERSION 2u

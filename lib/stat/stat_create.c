@@ -10,8 +10,8 @@
 
 #include <percpu/stat.h>
 
-#include "arena.h"
-#include "names.h"
+#include "arena/arena.h"
+#include "base/names.h"
 #include "stat_class.h"
 #include "stat_internal.h"
 

@@ -23,12 +23,12 @@
 
 #include <percpu/registry.h>
 
-#include "arena.h"
-#include "atomics.h"
-#include "cpu_internal.h"
-#include "pair.h"
+#include "arena/arena.h"
+#include "base/atomics.h"
+#include "base/cpu_internal.h"
+#include "base/pair.h"
 #include "registry.h"
-#include "slot_owner.h"
+#include "base/slot_owner.h"
 
 /* Dead entries freed together after one grace period. */
 #define REAP_BATCH 64

@@ -46,11 +46,11 @@
 
 #include <percpu/counter.h>
 
-#include "atomics.h"
+#include "base/atomics.h"
 #include "counter_internal.h"
-#include "cpu_internal.h"
-#include "fold.h"
-#include "policy.h"
+#include "base/cpu_internal.h"
+#include "base/fold.h"
+#include "base/policy.h"
 
 /*
  * 128-bit two's complement arithmetic, enough for value + amount +- slack

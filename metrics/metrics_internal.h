@@ -13,7 +13,7 @@
 
 #include <percpu/metrics.h>
 
-#include "names.h"
+#include "base/names.h"
 
 /* Where a metric's value comes from. */
 enum metric_source {

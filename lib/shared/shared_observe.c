@@ -8,7 +8,7 @@
  * cannot send an add past the histogram's counters.
  */
 #define _GNU_SOURCE /* as every shared_*.c: one view of <pthread.h> */
-#include "misuse.h"
+#include "base/misuse.h"
 #include "shared_internal.h"
 
 /* pcpu_shared_add() for any slot, a bucket included (past add_items). */

@@ -7,7 +7,7 @@
  */
 #include <percpu/percpu_counter.h>
 
-#include "policy.h"
+#include "base/policy.h"
 
 /* before a constructor runs, the kernel's minimum */
 PCPU_EXPORT int percpu_counter_batch = 32;

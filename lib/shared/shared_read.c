@@ -18,10 +18,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "atomics.h"
-#include "fold.h"
-#include "misuse.h"
-#include "policy.h"
+#include "base/atomics.h"
+#include "base/fold.h"
+#include "base/misuse.h"
+#include "base/policy.h"
 #include "shared_internal.h"
 
 int pcpu_shared_intact(const struct shared_handle *h)

@@ -38,12 +38,12 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "atomics.h"
-#include "cpu_internal.h"
-#include "fold.h"
-#include "misuse.h"
-#include "policy.h"
-#include "rseq_area.h"
+#include "base/atomics.h"
+#include "base/cpu_internal.h"
+#include "base/fold.h"
+#include "base/misuse.h"
+#include "base/policy.h"
+#include "base/rseq_area.h"
 #include "shared_internal.h"
 
 void (*pcpu_shared_fold_hook)(void);

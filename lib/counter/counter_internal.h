@@ -11,8 +11,8 @@
 
 #include <percpu/counter.h>
 
-#include "misuse.h"
-#include "registry.h"
+#include "base/misuse.h"
+#include "registry/registry.h"
 
 /*
  * The counter's fold sequence (lib/fold.h), read inside the far path of a

@@ -41,15 +41,15 @@
 #include <percpu/counter.h>
 #include <percpu/registry.h>
 
-#include "arena.h"
-#include "atomics.h"
+#include "arena/arena.h"
+#include "base/atomics.h"
 #include "counter_internal.h"
-#include "cpu_internal.h"
-#include "fold.h"
-#include "misuse.h"
-#include "policy.h"
-#include "registry.h"
-#include "slot_owner.h"
+#include "base/cpu_internal.h"
+#include "base/fold.h"
+#include "base/misuse.h"
+#include "base/policy.h"
+#include "registry/registry.h"
+#include "base/slot_owner.h"
 
 static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
 {

@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cpu_internal.h"
-#include "names.h"
-#include "pair.h"
-#include "policy.h"
+#include "base/cpu_internal.h"
+#include "base/names.h"
+#include "base/pair.h"
+#include "base/policy.h"
 #include "shared_internal.h"
 
 static uint64_t align_up(uint64_t v, uint64_t a)

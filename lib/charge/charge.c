@@ -49,12 +49,12 @@
 
 #include <percpu/charge.h>
 
-#include "arena.h"
-#include "atomics.h"
-#include "cpu_internal.h"
-#include "misuse.h"
-#include "pair.h"
-#include "registry.h"
+#include "arena/arena.h"
+#include "base/atomics.h"
+#include "base/cpu_internal.h"
+#include "base/misuse.h"
+#include "base/pair.h"
+#include "registry/registry.h"
 
 /* Subtracted from a mark that a taker has marked: every check fails on it. */
 #define TAKEN (INT64_C(1) << 62)

@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cpu_internal.h"
-#include "names.h"
-#include "pair.h"
+#include "base/cpu_internal.h"
+#include "base/names.h"
+#include "base/pair.h"
 #include "shared_internal.h"
 
 /* @r lies in [@from, @size), and starts on a multiple of @align. */

@@ -33,7 +33,7 @@
 #include <percpu/stat.h>
 
 #include "metrics_internal.h"
-#include "registry.h"
+#include "registry/registry.h"
 
 struct metric {
 	struct metric *next; /* on the list of the unlinked, to free */
