@@ -1,28 +1,33 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Prints debian/libpercpu1.symbols from the version script: every symbol of
-# each node PERCPU_X.Y, and the node itself, at minimal version X.Y.0 (the
-# release that brought the node). Regenerate after adding a symbol:
+# Prints a symbols file from a version script: every symbol of each node
+# PREFIX_X.Y, and the node itself, at minimal version X.Y.0 (the release
+# that brought the node). Regenerate after adding a symbol:
 #
-#   debian/symbols-from-map.sh lib/libpercpu.map >debian/libpercpu1.symbols
+#   debian/symbols-from-map.sh lib/libpercpu.map libpercpu.so.2 libpercpu2 \
+#       >debian/libpercpu2.symbols
+#   debian/symbols-from-map.sh metrics/libpercpu-metrics.map \
+#       libpercpu-metrics.so.2 libpercpu-metrics2 >debian/libpercpu-metrics2.symbols
 #
-# test/packaging/check-debian.sh fails when the two disagree, and the
-# package build fails on any symbol the file does not list
+# test/packaging/check-debian.sh fails when they disagree, and the package
+# build fails on any symbol a file does not list
 # (DPKG_GENSYMBOLS_CHECK_LEVEL=4 in debian/rules).
 set -eu
 
-map=${1:-lib/libpercpu.map}
+map=$1
+soname=$2
+package=$3
 
-echo '# Generated from lib/libpercpu.map by debian/symbols-from-map.sh: do not edit.'
-echo 'libpercpu.so.1 libpercpu1 #MINVER#'
+echo "# Generated from $map by debian/symbols-from-map.sh: do not edit."
+echo "$soname $package #MINVER#"
 echo '* Build-Depends-Package: libpercpu-dev'
 awk '
 	/^[ \t]*#/ { next }
-	/^PERCPU_[0-9]+\.[0-9]+[ \t]*\{/ {
+	/^PERCPU(_METRICS)?_[0-9]+\.[0-9]+[ \t]*\{/ {
 		node = $1
 		ver = node
-		sub(/^PERCPU_/, "", ver)
+		sub(/^PERCPU(_METRICS)?_/, "", ver)
 		ver = ver ".0"
 		printf " %s@%s %s\n", node, node, ver
 		next

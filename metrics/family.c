@@ -37,12 +37,12 @@
 #include <urcu-bp.h>
 #include <urcu/rculfhash.h>
 
+#include <percpu/client.h>
 #include <percpu/family.h>
 #include <percpu/histogram.h>
 #include <percpu/stat.h>
 
 #include "metrics_internal.h"
-#include "registry/registry.h"
 
 /* Hash buckets: max_children / 2, rounded up to a power of two, within these. */
 #define MIN_BUCKETS 16

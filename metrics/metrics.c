@@ -27,13 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <percpu/client.h>
 #include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
 
 #include "metrics_internal.h"
-#include "registry/registry.h"
 
 struct metric {
 	struct metric *next; /* on the list of the unlinked, to free */
@@ -282,7 +282,7 @@ static void unlink_metric(struct metric *m)
  * A fork must not leave the child with the lock held by a vanished thread:
  * the registry's fork handlers, the library's only ones, call these.
  */
-static const struct pcpu_registry_client metrics_client = {
+static const struct pcpu_client metrics_client = {
 	.forget = pcpu_metrics_forget,
 	.fork_prepare = pcpu_metrics_fork_prepare,
 	.fork_parent = pcpu_metrics_fork_parent,
@@ -292,7 +292,8 @@ static const struct pcpu_registry_client metrics_client = {
 /* before any metric exists, and before any fork() can find the lock held */
 __attribute__((constructor)) static void metrics_client_setup(void)
 {
-	pcpu_registry_set_client(&metrics_client);
+	/* -ENOMEM leaves the handlers to pcpu_metrics_add(), which retries */
+	(void)pcpu_client_set(&metrics_client);
 }
 
 void pcpu_metrics_lock(void)
@@ -337,7 +338,7 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 		if (err < 0)
 			return err;
 	}
-	if (pcpu_registry_setup() != 0)
+	if (pcpu_client_set(&metrics_client) != 0)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		made[i] = new_metric(&specs[i], pcpu_metrics_check_labels(specs[i].labels, specs[i].kind));

@@ -8,12 +8,11 @@
 #include <stdlib.h>
 
 #include <percpu/counter.h>
+#include <percpu/cpu.h>
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
 
-#include "base/cpu_internal.h"
 #include "metrics_internal.h"
-#include "stat/stat_class.h"
 
 /* File-scope definitions that failed (pcpu_metrics_define_errors()). */
 static unsigned int define_errors;
@@ -32,15 +31,15 @@ PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_
 	 * counter cannot both succeed; folders read the fixed-batch flag, so
 	 * change only this bit.
 	 */
-	if (__atomic_fetch_or(&c->flags, PCPU_COUNTER_F_METRIC, __ATOMIC_ACQ_REL) &
-	    PCPU_COUNTER_F_METRIC)
+	if (__atomic_fetch_or(&c->flags, PCPU_COUNTER_F_DESCRIBED, __ATOMIC_ACQ_REL) &
+	    PCPU_COUNTER_F_DESCRIBED)
 		return -EEXIST;
 	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
 				   .kind = d->kind, .labels = d->labels,
 				   .source = METRIC_FROM_COUNTER, .obj = c };
 	err = pcpu_metrics_add(&sp, 1);
 	if (err)
-		__atomic_fetch_and(&c->flags, ~PCPU_COUNTER_F_METRIC, __ATOMIC_ACQ_REL);
+		__atomic_fetch_and(&c->flags, ~PCPU_COUNTER_F_DESCRIBED, __ATOMIC_ACQ_REL);
 	return err;
 }
 
@@ -62,7 +61,7 @@ PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
 	err = pcpu_metrics_add(sp, pub->nr_items);
 	free(sp);
 	if (!err)
-		pcpu_stat_mark_metric(pub);
+		__atomic_fetch_or(&pub->flags, PCPU_STAT_F_DESCRIBED, __ATOMIC_RELEASE);
 	return err;
 }
 

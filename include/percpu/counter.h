@@ -110,8 +110,11 @@ struct pcpu_counter_options {
 
 /** Flag: fixed batch, no elastic threshold. */
 #define PCPU_COUNTER_F_FIXED 1u
-/** Flag: registered as a metric (<percpu/metrics.h>). @since 0.2 */
-#define PCPU_COUNTER_F_METRIC 2u
+/**
+ * Flag: set by a client (<percpu/client.h>) that describes the counter
+ * (a metric); destroy tells it. @since 0.4
+ */
+#define PCPU_COUNTER_F_DESCRIBED 2u
 
 /**
  * The default absolute per-CPU threshold floor of counters, stat set items

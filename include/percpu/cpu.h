@@ -57,6 +57,14 @@ PCPU_EXPORT unsigned int pcpu_cpu_possible(void);
 /** Number of online CPUs when the library first needed it. @since 0.1 */
 PCPU_EXPORT unsigned int pcpu_cpu_online(void);
 
+/**
+ * Clears the calling thread's rseq critical section, which an inline add
+ * leaves pointing at a descriptor in the object (program or plugin) that
+ * inlined it: call it in a plugin's unload path after its last add, or the
+ * kernel kills the thread at its next preemption. @since 0.4
+ */
+PCPU_EXPORT void pcpu_cpu_disarm_rseq(void);
+
 #include <percpu/static/cpu.h>
 
 #ifdef __cplusplus

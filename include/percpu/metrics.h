@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <percpu/client.h>
 #include <percpu/common.h>
 #include <percpu/counter.h>
 
@@ -46,20 +47,6 @@ extern "C" {
 #endif
 
 struct pcpu_stat;
-
-/** The kind of a metric. @since 0.2 */
-enum pcpu_metric_kind {
-	PCPU_METRIC_COUNTER = 1,   /**< monotone; exposed as name_total */
-	PCPU_METRIC_GAUGE = 2,     /**< any value */
-	PCPU_METRIC_HISTOGRAM = 3, /**< <percpu/histogram.h> only */
-	/**
-	 * An info metric: constant labels (a version, a build), exposed as
-	 * name_info with the value 1 (OpenMetrics type info; a gauge in text
-	 * 0.0.4). No unit. Through pcpu_gauge_register() or a collector.
-	 * @since 0.3
-	 */
-	PCPU_METRIC_INFO = 4,
-};
 
 /** What a counter is registered as; every string is copied. @since 0.2 */
 struct pcpu_metric_desc {
@@ -206,6 +193,31 @@ PCPU_EXPORT int pcpu_metrics_process_collector(int (*emit)(const struct pcpu_met
  */
 PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void);
 
+struct pcpu_shared;
+
+/**
+ * A collector of every item of the shared segment (<percpu/shared.h>) @p segment
+ * (a struct pcpu_shared *), exact values from one snapshot: added with
+ * pcpu_metrics_collector_add(pcpu_shared_collector, s), the segment's items
+ * join the process's own metrics in one exposition (one "# EOF"). Remove it
+ * before closing the segment. @return 0, -EINVAL for a NULL segment,
+ * -ENOMEM, -ENXIO as snapshot(), or what @p emit returned. @since 0.3
+ */
+PCPU_EXPORT int pcpu_shared_collector(int (*emit)(const struct pcpu_metric_sample *s, void *ctx),
+				      void *ctx, void *segment);
+
+/**
+ * Writes every item's exact value to @p out as Prometheus text 0.0.4 or
+ * OpenMetrics 1.0.0 (counters as NAME_total), as pcpu_metrics_write():
+ * items of one name as one family, a sample per label tuple; histograms
+ * as cumulative NAME_bucket{le="..."} up to "+Inf", NAME_sum, NAME_count.
+ * @return 0; -EINVAL for NULL arguments or an unknown format; -ENOMEM;
+ *         -ENXIO as snapshot() (nothing written); or
+ *         the negative errno of a failed write. @since 0.2
+ */
+PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
+				  enum pcpu_metrics_format f);
+
 #include <percpu/static/metrics.h>
 
 /* Internal to the headers. */
@@ -281,12 +293,6 @@ PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void);
 /** As PCPU_COUNTER_DEFINE_DESC(), for a gauge. @since 0.3 */
 #define PCPU_GAUGE_DEFINE_DESC(var, ...) \
 	__PCPU_METRIC_DEFINE_DESC(var, PCPU_METRIC_GAUGE, __VA_ARGS__)
-
-/**
- * Constant labels for struct pcpu_metric_desc's @c labels:
- * PCPU_LABELS("key", "value", ...), NULL-terminated. C only. @since 0.3
- */
-#define PCPU_LABELS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 #ifdef __cplusplus
 }

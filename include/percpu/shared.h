@@ -122,7 +122,7 @@
 
 #include <percpu/common.h>
 #include <percpu/cpu.h>
-#include <percpu/metrics.h>
+#include <percpu/client.h>
 #include <percpu/stat.h>
 
 #ifdef __cplusplus
@@ -430,28 +430,6 @@ PCPU_EXPORT void pcpu_shared_observe(struct pcpu_shared *s, unsigned int item, i
 PCPU_EXPORT int pcpu_shared_histogram(const struct pcpu_shared *s, unsigned int item,
 				      uint64_t *buckets, int64_t *sum);
 
-/**
- * A collector (<percpu/metrics.h>) of every item of the segment @p segment
- * (a struct pcpu_shared *), exact values from one snapshot: added with
- * pcpu_metrics_collector_add(pcpu_shared_collector, s), the segment's items
- * join the process's own metrics in one exposition (one "# EOF"). Remove it
- * before closing the segment. @return 0, -EINVAL for a NULL segment,
- * -ENOMEM, -ENXIO as snapshot(), or what @p emit returned. @since 0.3
- */
-PCPU_EXPORT int pcpu_shared_collector(int (*emit)(const struct pcpu_metric_sample *s, void *ctx),
-				      void *ctx, void *segment);
-
-/**
- * Writes every item's exact value to @p out as Prometheus text 0.0.4 or
- * OpenMetrics 1.0.0 (counters as NAME_total), as pcpu_metrics_write():
- * items of one name as one family, a sample per label tuple; histograms
- * as cumulative NAME_bucket{le="..."} up to "+Inf", NAME_sum, NAME_count.
- * @return 0; -EINVAL for NULL arguments or an unknown format; -ENOMEM;
- *         -ENXIO as snapshot() (nothing written); or
- *         the negative errno of a failed write. @since 0.2
- */
-PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
-				  enum pcpu_metrics_format f);
 
 #ifdef __cplusplus
 }

@@ -63,7 +63,7 @@
 
 #include <percpu/common.h>
 #include <percpu/cpu.h>
-#include <percpu/metrics.h>
+#include <percpu/client.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,10 +83,10 @@ extern "C" {
 /** Flag: give every item a central line of its own (groups ignored). @since 0.1 */
 #define PCPU_STAT_ONE_PER_LINE 1u
 /**
- * Set by the library in struct pcpu_stat's flags, never in a descriptor's:
- * the set is registered as metrics (<percpu/metrics.h>). @since 0.3
+ * Set by a client (<percpu/client.h>) in struct pcpu_stat's flags, never in
+ * a descriptor's: it describes the set, and destroy tells it. @since 0.4
  */
-#define PCPU_STAT_F_METRIC (1u << 31)
+#define PCPU_STAT_F_DESCRIBED (1u << 31)
 
 /** One item of a descriptor. Zero means "the default". @since 0.1 */
 struct pcpu_stat_item {
@@ -236,6 +236,18 @@ PCPU_EXPORT unsigned int pcpu_stat_count(const struct pcpu_stat *s);
  * set or ERANGE for an item out of range. @since 0.1
  */
 PCPU_EXPORT const char *pcpu_stat_name(const struct pcpu_stat *s, unsigned int item);
+
+/**
+ * The help text of item @p item ("" if it has none), owned by @p s; NULL
+ * with errno as pcpu_stat_name(). @since 0.4
+ */
+PCPU_EXPORT const char *pcpu_stat_help(const struct pcpu_stat *s, unsigned int item);
+
+/**
+ * The kind of item @p item (PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE); 0
+ * with errno as pcpu_stat_name(). @since 0.4
+ */
+PCPU_EXPORT enum pcpu_metric_kind pcpu_stat_kind(const struct pcpu_stat *s, unsigned int item);
 
 /**
  * The index of the item named @p name.

@@ -231,7 +231,7 @@ int pcpu_cpu_model(unsigned int possible, unsigned int online)
  * unloaded, the kernel would fault on the dangling pointer at the thread's
  * next preemption and kill it: an object's unload path disarms it first.
  */
-void pcpu_cpu_disarm_rseq(void)
+PCPU_EXPORT void pcpu_cpu_disarm_rseq(void)
 {
 	pcpu_rseq_area_disarm();
 }

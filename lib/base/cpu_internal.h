@@ -39,12 +39,6 @@ static inline void *cpu_copy(void *cpu0, unsigned int cpu)
 }
 
 /*
- * Clears the calling thread's rseq_cs, which an inline add leaves pointing
- * at a descriptor in the object that inlined it (see cpu.c).
- */
-void pcpu_cpu_disarm_rseq(void);
-
-/*
  * The rseq fence: when pcpu_cpu_fence() returns, every restartable sequence
  * that was in flight on any CPU when it was called (in this process) has
  * committed or aborted, so one that starts later reads what the caller

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <percpu/metrics.h>
+#include <percpu/client.h>
 
 /* 0 if prefix_name (or name) is a valid metric name for @kind, and @unit fits it. */
 int pcpu_metrics_check_name(const char *prefix, const char *name, const char *unit,

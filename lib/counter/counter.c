@@ -160,13 +160,16 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 	if (!pcpu_counter_usable(c, "pcpu_counter_add"))
 		return;
 	if (thresh >= 0 && (uint64_t)thresh > LOAD(&c->thresh_max)) {
-		/*
-		 * The batch is covered now: the inline add again, which comes
-		 * back here (past this test) only if the fast path refuses.
-		 */
+		/* the batch is covered now: the fast path's add, once more */
+		int added;
+
 		raise_bound(c, thresh);
-		__pcpu_counter_add_limit(c, amount, thresh, thresh);
-		return;
+		added = pcpu_this_cpu_add_within(&c->slots->value, amount, (uint64_t)thresh,
+						 c->mode);
+		if (added > 0)
+			return;
+		if (added < 0)
+			amount = 0; /* in the slot, past the batch: only its fold is left */
 	}
 	if (amount)
 		pcpu_counter_add_central(c, amount);
@@ -275,7 +278,7 @@ PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c)
 	if (!c || !LOAD(&c->slots))
 		return;
 	/* first: an exposition in progress finishes reading the counter */
-	if (c->flags & PCPU_COUNTER_F_METRIC)
+	if (c->flags & PCPU_COUNTER_F_DESCRIBED)
 		pcpu_registry_forget(c);
 	pcpu_registry_remove(c->entry);
 	pcpu_arena_free(c->slots, sizeof(struct pcpu_slot));
@@ -345,7 +348,7 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 	if (!pcpu_counter_usable(c, __func__))
 		return 0;
 	/* cheapest first: the O(1) bound, then reads of every CPU, then writes */
-	approx = pcpu_counter_read(c);
+	approx = LOAD(&c->count); /* read() */
 	if (pcpu_fold_within(LOAD(&c->bound), delta))
 		return approx;
 	/*

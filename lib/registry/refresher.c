@@ -29,9 +29,14 @@ static pthread_cond_t refresher_wake;   /* to the refresher: stop now */
 static pthread_cond_t refresher_idle;   /* to stoppers: it is joined */
 static pthread_once_t refresher_once = PTHREAD_ONCE_INIT;
 
+static void refresher_fork_child(void);
+
+/* Once, before the first start or stop: a fork from then on remakes us. */
 static void init_refresher_conds(void)
 {
 	pthread_condattr_t attr;
+
+	pcpu_registry_on_fork_child(refresher_fork_child);
 
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -40,7 +45,8 @@ static void init_refresher_conds(void)
 	pthread_cond_init(&refresher_idle, NULL);
 }
 
-void pcpu_refresher_fork_child(void)
+/* In a forked child: the lock and state anew, IDLE (the thread is gone). */
+static void refresher_fork_child(void)
 {
 	pthread_mutex_init(&refresher_lock, NULL);
 	refresher_state = IDLE;

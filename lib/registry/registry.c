@@ -53,9 +53,11 @@ static struct class_tally classes[MAX_CLASSES];
 static struct pcpu_registry_entry *graveyard;
 static unsigned int graveyard_size;
 static bool atfork_registered;
-/* The metrics list, or NULL (pcpu_registry_set_client()). */
-static const struct pcpu_registry_client *client;
+/* The client (<percpu/client.h>), or NULL. */
+static const struct pcpu_client *client;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+/* the refresher's fork_child (pcpu_registry_on_fork_child()), or NULL */
+static void (*on_fork_child)(void);
 
 
 /* The tally of @cls (its live objects), taken if new; under the lock. */
@@ -186,8 +188,14 @@ static void after_fork_child(void)
 		if (e->cls->fork_child)
 			e->cls->fork_child(e->obj);
 	free_entries(take_graveyard()); /* no walker is left to wait for */
-	pcpu_refresher_fork_child();
+	if (on_fork_child)
+		on_fork_child();
 	pthread_mutex_init(&registry_lock, NULL);
+}
+
+void pcpu_registry_on_fork_child(void (*fn)(void))
+{
+	__atomic_store_n(&on_fork_child, fn, __ATOMIC_RELEASE);
 }
 
 int pcpu_registry_setup(void)
@@ -203,7 +211,8 @@ int pcpu_registry_setup(void)
 	return err ? -ENOMEM : 0;
 }
 
-struct pcpu_registry_entry *pcpu_registry_add(const struct pcpu_class *cls, void *obj)
+PCPU_EXPORT struct pcpu_registry_entry *pcpu_registry_add(const struct pcpu_class *cls,
+							 void *obj)
 {
 	struct pcpu_registry_entry *e;
 
@@ -225,7 +234,7 @@ struct pcpu_registry_entry *pcpu_registry_add(const struct pcpu_class *cls, void
 	return e;
 }
 
-void pcpu_registry_remove(struct pcpu_registry_entry *e)
+PCPU_EXPORT void pcpu_registry_remove(struct pcpu_registry_entry *e)
 {
 	struct pcpu_registry_entry *reap = NULL;
 	unsigned int spins = 0;
@@ -270,14 +279,21 @@ size_t pcpu_registry_count_of(const struct pcpu_class *cls)
 	return n;
 }
 
-void pcpu_registry_set_client(const struct pcpu_registry_client *c)
+PCPU_EXPORT int pcpu_client_set(const struct pcpu_client *c)
 {
-	__atomic_store_n(&client, c, __ATOMIC_RELEASE);
+	const struct pcpu_client *none = NULL;
+
+	if (!c)
+		return -EINVAL;
+	if (!__atomic_compare_exchange_n(&client, &none, c, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE) && none != c)
+		return -EBUSY;
+	return pcpu_registry_setup() ? -ENOMEM : 0;
 }
 
 void pcpu_registry_forget(const void *obj)
 {
-	const struct pcpu_registry_client *c = __atomic_load_n(&client, __ATOMIC_ACQUIRE);
+	const struct pcpu_client *c = __atomic_load_n(&client, __ATOMIC_ACQUIRE);
 
 	if (c)
 		c->forget(obj);

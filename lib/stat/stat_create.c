@@ -12,7 +12,6 @@
 
 #include "arena/arena.h"
 #include "base/names.h"
-#include "stat_class.h"
 #include "stat_internal.h"
 
 /* Creation. */
@@ -207,29 +206,38 @@ PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *pub)
 	if (!pub)
 		return;
 	s = set_of(pub);
-	if (__atomic_load_n(&pub->flags, __ATOMIC_ACQUIRE) & PCPU_STAT_F_METRIC)
+	if (__atomic_load_n(&pub->flags, __ATOMIC_ACQUIRE) & PCPU_STAT_F_DESCRIBED)
 		pcpu_registry_forget(pub);
 	pcpu_registry_remove(s->entry);
 	free_set(s);
 }
 
-/* The class interface for clients (lib/stat_class.h). */
-
-const char *pcpu_stat_help(const struct pcpu_stat *pub, unsigned int item)
+/* NULL with errno EINVAL or ERANGE, as pcpu_stat_name(), unless @item is in @pub. */
+static const struct item *item_of(const struct pcpu_stat *pub, unsigned int item)
 {
-	const char *help = set_of(pub)->items[item].help;
-
-	return help ? help : "";
+	if (!pub) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (item >= pub->nr_items) {
+		errno = ERANGE;
+		return NULL;
+	}
+	return &set_of(pub)->items[item];
 }
 
-enum pcpu_metric_kind pcpu_stat_kind(const struct pcpu_stat *pub, unsigned int item)
+PCPU_EXPORT const char *pcpu_stat_help(const struct pcpu_stat *pub, unsigned int item)
 {
-	return (enum pcpu_metric_kind)set_of(pub)->items[item].kind;
+	const struct item *it = item_of(pub, item);
+
+	return !it ? NULL : it->help ? it->help : "";
 }
 
-void pcpu_stat_mark_metric(struct pcpu_stat *pub)
+PCPU_EXPORT enum pcpu_metric_kind pcpu_stat_kind(const struct pcpu_stat *pub, unsigned int item)
 {
-	__atomic_fetch_or(&pub->flags, PCPU_STAT_F_METRIC, __ATOMIC_RELEASE);
+	const struct item *it = item_of(pub, item);
+
+	return it ? (enum pcpu_metric_kind)it->kind : (enum pcpu_metric_kind)0;
 }
 
 /* Test-only accessors: in the suite's internal library only. */

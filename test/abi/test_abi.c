@@ -151,7 +151,7 @@ SIZES(STATIC_SIZE)
 _Static_assert(PCPU_STRIDE_SHIFT == 12 && PCPU_STRIDE == 4096, "stride changed");
 _Static_assert(PCPU_COUNTER_MAX_ACCURACY == (1 << 20), "max accuracy changed");
 _Static_assert(PCPU_COUNTER_MAX_BATCH == (INT64_C(1) << 40), "max batch changed");
-_Static_assert(PCPU_COUNTER_F_FIXED == 1u && PCPU_COUNTER_F_METRIC == 2u, "flag changed");
+_Static_assert(PCPU_COUNTER_F_FIXED == 1u && PCPU_COUNTER_F_DESCRIBED == 2u, "flag changed");
 _Static_assert(PCPU_METRIC_COUNTER == 1 && PCPU_METRIC_GAUGE == 2 && PCPU_METRIC_HISTOGRAM == 3,
 	       "metric kinds changed");
 _Static_assert(PCPU_METRICS_PROMETHEUS == 0 && PCPU_METRICS_OPENMETRICS == 1,

@@ -34,20 +34,29 @@ else
 fi
 
 want=$(mktemp) || exit 1
-trap 'rm -f "$want"' EXIT
-sh "$src/debian/symbols-from-map.sh" "$src/lib/libpercpu.map" >"$want"
-if diff -u "$src/debian/libpercpu1.symbols" "$want" >"$want.diff"; then
-	echo "ok 2 - debian/libpercpu1.symbols lists exactly the version script's symbols"
-else
-	echo "not ok 2 - debian/libpercpu1.symbols differs from the version script:"
+trap 'rm -f "$want" "$want.diff"' EXIT
+# symbols_match MAP SONAME PACKAGE: the package's symbols file is the script's
+symbols_match()
+{
+	(cd "$src" && sh debian/symbols-from-map.sh "$1" "$2" "$3") >"$want"
+	if diff -u "$src/debian/$3.symbols" "$want" >"$want.diff"; then
+		return 0
+	fi
+	echo "# debian/$3.symbols differs from $1:"
 	sed 's/^/# /' "$want.diff"
-	echo "# regenerate: debian/symbols-from-map.sh lib/libpercpu.map >debian/libpercpu1.symbols"
+	echo "# regenerate: debian/symbols-from-map.sh $1 $2 $3 >debian/$3.symbols"
+	return 1
+}
+if symbols_match lib/libpercpu.map libpercpu.so.2 libpercpu2 &&
+	symbols_match metrics/libpercpu-metrics.map libpercpu-metrics.so.2 libpercpu-metrics2; then
+	echo "ok 2 - debian/*.symbols list exactly the version scripts' symbols"
+else
+	echo "not ok 2 - a debian/*.symbols file differs from its version script"
 	failed=1
 fi
-rm -f "$want.diff"
 
-newest=$(sed -n 's/^PERCPU_\([0-9][0-9]*\.[0-9][0-9]*\)[ \t]*{.*/\1.0/p' \
-	"$src/lib/libpercpu.map" | sort -V | tail -n 1)
+newest=$(sed -n 's/^PERCPU\(_METRICS\)\{0,1\}_\([0-9][0-9]*\.[0-9][0-9]*\)[ \t]*{.*/\2.0/p' \
+	"$src/lib/libpercpu.map" "$src/metrics/libpercpu-metrics.map" | sort -V | tail -n 1)
 if [ -n "$newest" ] && [ "$(printf '%s\n%s\n' "$newest" "$version" | sort -V | tail -n 1)" = "$version" ]; then
 	echo "ok 3 - the newest version node ($newest) is not newer than the project ($version)"
 else

@@ -18,6 +18,7 @@
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 
+#include <percpu/metrics.h>
 #include <percpu/shared.h>
 
 #include "shared/shared_internal.h"

@@ -25,11 +25,9 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 PCPU_INLINE void __pcpu_counter_add_limit(struct pcpu_counter *c, int64_t amount,
 					  int64_t limit, int64_t fixed)
 {
-	/* |amount| <= limit, in one comparison, then check and add in one step */
-	if (pcpu_likely(c != NULL && c->slots != NULL &&
-			(uint64_t)amount + (uint64_t)limit <= 2 * (uint64_t)limit)) {
-		int added = pcpu_this_cpu_add_owned(&c->slots->value, amount, (uint64_t)limit,
-						    c->mode);
+	if (pcpu_likely(c != NULL && c->slots != NULL)) {
+		int added = pcpu_this_cpu_add_within(&c->slots->value, amount, (uint64_t)limit,
+						     c->mode);
 
 		if (pcpu_likely(added > 0))
 			return;

@@ -103,6 +103,18 @@ PCPU_INLINE int pcpu_this_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t 
 }
 
 /*
+ * pcpu_this_cpu_add_owned() after the fast paths' range check, |@amount| <=
+ * @limit in one unsigned comparison: 0 (nothing added) if it is not.
+ */
+PCPU_INLINE int pcpu_this_cpu_add_within(int64_t *cpu0, int64_t amount, uint64_t limit,
+					 unsigned int mode)
+{
+	if (pcpu_unlikely((uint64_t)amount + limit > 2 * limit))
+		return 0;
+	return pcpu_this_cpu_add_owned(cpu0, amount, limit, mode);
+}
+
+/*
  * The 32-bit sibling, for words whose low 32 bits
  * are a value and whose high 32 bits a mark: adds @amount to the value of
  * this CPU's copy of the uint64_t whose CPU-0 copy is @cpu0, unless the new

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The floors of the tree, from its folders, and the circles between files.
+
+Floors, lowest first (a file's folder says its floor):
+
+  0 base      lib/base/, and the public headers it implements (common, arch,
+              cpu, client's kinds): CPU and update path, atomics, policy, the
+              fold engine, the name rules
+  1 arena     lib/arena/: per-CPU memory
+  2 registry  lib/registry/, <percpu/registry.h>, <percpu/client.h>: live
+              objects, the refresher, fork, the client hook
+  3 units     lib/counter/, lib/stat/, lib/charge/, lib/shared/, each with its
+              public headers: one group each, none uses another's files
+  4 metrics   metrics/ and the metrics headers: the second library
+
+A file uses another when it calls a function that the other defines (an
+inline function in a header, or a non-static function in a .c), from inside
+a function body; a declaration is not a use. So a header's inline add that
+calls a slow path in a .c uses that .c. Includes are uses of types. Checked:
+
+  - every file has a floor (a new file is placed on purpose);
+  - no call runs up a floor, nor into another unit except through its
+    exported API; no quoted include runs up a floor or into another unit's
+    files; nothing in lib/ or a core header includes a metrics header (the
+    core knows nothing of metrics);
+  - metrics/ includes no private header of lib/ but base/names.h (the name
+    rules, built into both libraries), and calls only what the core exports;
+  - no circle: no two files use each other, directly or through others
+    (Tarjan's strongly connected components over the calls).
+
+usage: check-layers.py SOURCE-ROOT      Prints a TAP report.
+"""
+import os
+import re
+import sys
+
+root = sys.argv[1]
+
+UNITS = ('counter', 'stat', 'charge', 'shared')
+# public headers: name -> (floor, group); static/ ones follow their header
+PUBLIC = {
+    'common.h': (0, 'base'), 'arch.h': (0, 'base'), 'cpu.h': (0, 'base'),
+    'client.h': (2, 'registry'), 'registry.h': (2, 'registry'),
+    'counter.h': (3, 'counter'), 'percpu_counter.h': (3, 'counter'),
+    'stat.h': (3, 'stat'), 'charge.h': (3, 'charge'), 'shared.h': (3, 'shared'),
+    'metrics.h': (4, 'metrics'), 'family.h': (4, 'metrics'), 'gauge.h': (4, 'metrics'),
+    'histogram.h': (4, 'metrics'), 'metrics_http.h': (4, 'metrics'),
+}
+FOLDERS = {'base': 0, 'arena': 1, 'registry': 2}
+
+
+def floor_of(rel):
+    parts = rel.split('/')
+    if parts[0] == 'lib' and len(parts) == 3:
+        if parts[1] in FOLDERS:
+            return FOLDERS[parts[1]], parts[1]
+        if parts[1] in UNITS:
+            return 3, parts[1]
+        return None
+    if parts[0] == 'metrics':
+        return 4, 'metrics'
+    if rel.startswith('include/percpu/arch/'):
+        return 0, 'base'
+    if rel.startswith('include/percpu/'):
+        return PUBLIC.get(parts[-1])
+    return None
+
+
+def sources():
+    out = []
+    for top in ('lib', 'metrics', 'include/percpu'):
+        for d, _, names in os.walk(os.path.join(root, top)):
+            for n in sorted(names):
+                if n.endswith(('.c', '.h')):
+                    out.append(os.path.relpath(os.path.join(d, n), root))
+    return sorted(out)
+
+
+def strip(text):
+    """The text without comments and string literals (lines kept)."""
+    text = re.sub(r'/\*.*?\*/', lambda m: '\n' * m.group(0).count('\n'), text, flags=re.S)
+    text = re.sub(r'//[^\n]*', '', text)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', text)
+
+
+# a definition: a line at column 0 that ends in ')' (its declarator),
+# the next line '{'
+DEF = re.compile(r'^([A-Za-z_][^;{}()\n]*?)\b([A-Za-z_]\w*)\s*\(([^;{}]*?)\)\s*\n\{', re.M)
+CALL = re.compile(r'\b([A-Za-z_]\w*)\s*\(')
+INCLUDE = re.compile(r'^#\s*include\s*([<"])([^">]+)[">]', re.M)
+KEYWORDS = {'if', 'for', 'while', 'switch', 'return', 'sizeof', 'defined', '__attribute__',
+            '__typeof__', 'typeof', '_Static_assert', 'asm', '__asm__', '_Alignof'}
+
+files = sources()
+text = {f: strip(open(os.path.join(root, f), encoding='utf-8').read()) for f in files}
+raw = {f: open(os.path.join(root, f), encoding='utf-8').read() for f in files}
+
+defined_in = {}   # function -> file, for functions other files can call
+local = {}        # file -> its own functions
+bodies = {}       # file -> the text of its function bodies
+for f in files:
+    local[f] = set()
+    bodies[f] = []
+    for m in DEF.finditer(text[f]):
+        head, name = m.group(1), m.group(2)
+        local[f].add(name)
+        depth, i = 0, m.end() - 1
+        while i < len(text[f]):
+            depth += {'{': 1, '}': -1}.get(text[f][i], 0)
+            if depth == 0:
+                break
+            i += 1
+        bodies[f].append(text[f][m.end():i])
+        if f.endswith('.c') and re.search(r'\bstatic\b', head):
+            continue
+        defined_in.setdefault(name, f)
+
+
+def resolve(f, kind, name):
+    if kind == '<':
+        return 'include/' + name if name.startswith('percpu/') else None
+    for base in (os.path.dirname(f), 'lib', 'metrics'):
+        cand = os.path.normpath(os.path.join(base, name))
+        if cand in text:
+            return cand
+    return None
+
+
+edges = {f: {} for f in files}      # f -> {g: why}: the calls
+includes = {f: {} for f in files}   # f -> {g: how}
+for f in files:
+    for m in INCLUDE.finditer(raw[f]):
+        g = resolve(f, m.group(1), m.group(2))
+        if g and g != f:
+            includes[f].setdefault(g, m.group(1))
+    for m in CALL.finditer('\n'.join(bodies[f])):
+        name = m.group(1)
+        if name in KEYWORDS or name in local[f]:
+            continue
+        g = defined_in.get(name)
+        if g and g != f:
+            edges[f].setdefault(g, 'calls ' + name + '()')
+
+exported = set()
+for mapfile in ('lib/libpercpu.map',):
+    for line in open(os.path.join(root, mapfile), encoding='utf-8'):
+        m = re.match(r'\s+([A-Za-z_]\w*);', line)
+        if m:
+            exported.add(m.group(1))
+
+results = []
+for f in files:
+    fl = floor_of(f)
+    if fl is None:
+        results.append((False, f + ' has no floor in check-layers.py'))
+        continue
+    bad = []
+    for g, how in sorted(includes[f].items()):
+        gl = floor_of(g)
+        if gl is None:
+            continue
+        if how == '<':
+            if gl[1] == 'metrics' and fl[1] != 'metrics':
+                bad.append('includes %s (the core knows nothing of metrics)' % g)
+        elif fl[1] == 'metrics':
+            if g.startswith('lib/') and g != 'lib/base/names.h':
+                bad.append('includes %s (a private header of the core)' % g)
+        elif gl[0] > fl[0]:
+            bad.append('includes %s (floor %d above %d)' % (g, gl[0], fl[0]))
+        elif gl[0] == 3 and fl[0] == 3 and gl[1] != fl[1]:
+            bad.append('includes %s (unit %s, not %s)' % (g, gl[1], fl[1]))
+    for g, why in sorted(edges[f].items()):
+        gl = floor_of(g)
+        name = why.split(' ')[1].rstrip('()')
+        if gl is None:
+            continue
+        if fl[1] == 'metrics' and g.startswith('lib/'):
+            if name not in exported and g != 'lib/base/names.c':
+                bad.append('%s %s (not exported by the core)' % (why, g))
+        elif gl[0] > fl[0]:
+            bad.append('%s in %s (floor %d above %d)' % (why, g, gl[0], fl[0]))
+        elif gl[0] == 3 and fl[0] == 3 and gl[1] != fl[1] and name not in exported:
+            bad.append('%s in %s (unit %s, not exported)' % (why, g, gl[1]))
+    if bad:
+        results.append((False, '%s (floor %d, %s) uses: %s' % (f, fl[0], fl[1], '; '.join(bad))))
+    else:
+        results.append((True, '%s: floor %d (%s)' % (f, fl[0], fl[1])))
+
+# circles: Tarjan's strongly connected components over every edge
+index, low, stack, on, comps = {}, {}, [], set(), []
+sys.setrecursionlimit(10000)
+
+
+def visit(v):
+    index[v] = low[v] = len(index)
+    stack.append(v)
+    on.add(v)
+    for w in edges[v]:
+        if w not in index:
+            visit(w)
+            low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop()
+            on.discard(w)
+            comp.append(w)
+            if w == v:
+                break
+        comps.append(sorted(comp))
+
+
+for v in files:
+    if v not in index:
+        visit(v)
+# The circles that 0.4 has not removed yet, each reported as a TAP TODO
+# (an expected failure): any other circle fails, and one of these that
+# changes its files fails too, so the list must be kept exact.
+KNOWN = [
+    # the CPU layer: the inline adds call cpu.c and slot_owner.c, which
+    # call the inline owner add and each other, and pair.h's lock
+    {'include/percpu/static/cpu.h', 'lib/base/cpu.c', 'lib/base/cpu_internal.h',
+     'lib/base/pair.h', 'lib/base/pair_lock.c', 'lib/base/slot_owner.c'},
+    # metrics.c calls each source by name, and the sources call it
+    {'metrics/collectors.c', 'metrics/family.c', 'metrics/histogram.c', 'metrics/metrics.c'},
+]
+circles = [c for c in comps if len(c) > 1]
+for c in circles:
+    loop = '; '.join('%s -> %s' % (a, ', '.join('%s [%s]' % (b, edges[a][b])
+                                                for b in sorted(edges[a]) if b in c))
+                     for a in c)
+    todo = ' # TODO known circle, to be removed' if set(c) in KNOWN else ''
+    results.append((bool(todo) and None, 'a circle of %d files: %s%s' % (len(c), loop, todo)))
+if not circles:
+    results.append((True, 'no circle between the %d files' % len(files)))
+
+print('1..%d' % len(results))
+for i, (ok, msg) in enumerate(results, 1):
+    print('%s %d - %s' % ('ok' if ok else 'not ok', i, msg))
+sys.exit(0 if all(ok is not False for ok, _ in results) else 1)
