@@ -353,6 +353,14 @@ def brief(desc):
     return s[:1].lower() + s[1:]
 
 
+def first_sentence(desc):
+    """A description's first sentence, whole: what a function without
+    @return says it returns."""
+    text = ' '.join(' '.join(desc).split())
+    m = re.match(r'(.*?\.)(\s+[A-Z(]|$)', text)
+    return m.group(1) if m else text
+
+
 def proto_roff(d):
     """The SYNOPSIS lines of a function or variable: .BI, names in italics."""
     if d.kind == 'variable':
@@ -449,7 +457,7 @@ def see_also(names, exclude):
         if (n, sec) in seen or n in exclude:
             continue
         seen.add((n, sec))
-        out.append('.BR %s (%s)' % (esc(n), sec))
+        out.append('.BR \\%%%s (%s)' % (esc(n), sec))
     return [l + ',' for l in out[:-1]] + out[-1:]
 
 
@@ -486,7 +494,7 @@ def function_page(page, what, members, page_of, version):
     for d, (desc, ret, since) in zip(members, docs):
         if d in void or d.kind != 'function':
             continue
-        text = ret.split('\n') if ret else [brief(desc) + '.']
+        text = ret.split('\n') if ret else [first_sentence(desc)]
         text[0] = text[0][:1].upper() + text[0][1:]
         body = doc_roff(text)
         if len(members) > 1:
@@ -502,8 +510,6 @@ def function_page(page, what, members, page_of, version):
     if not any(e for _, e in errs):
         out += ['These functions report no errors.' if len(errs) > 1 else
                 'This function reports no errors.']
-        out += ['Misuse (see', '.BR %s (3))' % esc(OVERVIEW[header]),
-                'is not an error that a call reports.']
     order = []
     for _, e in errs:
         for code, _ in e:

@@ -16,6 +16,8 @@ Prints a TAP report:
   <percpu/NAME.h> headers, gives the link line of its library, and its
   SYNOPSIS compiles (-std=c11 -Wall -Werror, the includes and every
   prototype: a prototype that disagrees with the header is an error);
+- every section 3 page that a page cites (these and the hand-written
+  ones beside GENERATOR: percpu(7), percpu-stat(1)) exists;
 - every page renders without a warning (man --warnings), where man is
   installed.
 """
@@ -174,6 +176,18 @@ def main():
                       text.strip())
                 continue
             check_page(p, text, cc, inc, tmp)
+        docdir = os.path.dirname(os.path.abspath(generator))
+        cited = []
+        for path in [os.path.join(mandir, p + '.3') for p in pages] + \
+                [os.path.join(docdir, f) for f in sorted(os.listdir(docdir))
+                 if re.search(r'\.[1-8]$', f)]:
+            text = open(path, encoding='utf-8').read()
+            for name in re.findall(r'^\.BR\s+(?:\\%)?(\S+)\s+\(3\)', text, re.M):
+                name = unroff(name)
+                if re.match(r'_*(pcpu|percpu)_', name) and not page_file(mandir, name):
+                    cited.append('%s cites %s(3)' % (os.path.basename(path), name))
+        check(not cited, 'every page of the library that a page cites exists',
+              '\n'.join(sorted(set(cited))))
         man = shutil.which('man')
         for p in pages:
             if not man:
@@ -184,6 +198,17 @@ def main():
                                env=dict(os.environ, LC_ALL='C.UTF-8', MANWIDTH='80'))
             check(r.returncode == 0 and not r.stderr.strip(),
                   '%s(3) renders without a warning' % p, r.stderr)
+        for f in sorted(os.listdir(docdir)):
+            if not re.search(r'\.[1-8]$', f):
+                continue
+            if not man:
+                results.append((None, '%s renders without a warning # SKIP no man' % f, ''))
+                continue
+            r = subprocess.run([man, '--warnings', '-E', 'UTF-8', '-l', f], cwd=docdir,
+                               capture_output=True, text=True,
+                               env=dict(os.environ, LC_ALL='C.UTF-8', MANWIDTH='80'))
+            check(r.returncode == 0 and not r.stderr.strip(),
+                  '%s renders without a warning' % f, r.stderr)
     finally:
         shutil.rmtree(tmp)
     return report()
