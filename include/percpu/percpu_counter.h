@@ -139,19 +139,22 @@ static inline int percpu_counter_init_elastic(struct percpu_counter *fbc, s64 am
 	return percpu_counter_init_many_elastic(fbc, amount, gfp, 1);
 }
 
-/** Idempotent; NULL does nothing. @since 0.1 */
+/** Releases the per-CPU memory of @p fbc. Idempotent; NULL does nothing. @since 0.1 */
 static inline void percpu_counter_destroy(struct percpu_counter *fbc)
 {
 	pcpu_counter_destroy(fbc ? &fbc->pcpu : (struct pcpu_counter *)0);
 }
 
-/** Idempotent per counter. @since 0.1 */
+/** Destroys the @p nr_counters counters of the array @p fbc. Idempotent per counter. @since 0.1 */
 static inline void percpu_counter_destroy_many(struct percpu_counter *fbc, u32 nr_counters)
 {
 	pcpu_counter_destroy_many(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, nr_counters);
 }
 
-/** @since 0.1 */
+/**
+ * Sets the value of @p fbc: every CPU's pending delta is dropped. Must not
+ * run concurrently with other calls on @p fbc. @since 0.1
+ */
 static inline void percpu_counter_set(struct percpu_counter *fbc, s64 amount)
 {
 	pcpu_counter_set(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, amount);
@@ -178,37 +181,37 @@ PCPU_INLINE void percpu_counter_add_local(struct percpu_counter *fbc, s64 amount
 	percpu_counter_add_batch(fbc, amount, PERCPU_COUNTER_LOCAL_BATCH);
 }
 
-/** @since 0.1 */
+/** Subtracts @p amount, as percpu_counter_add() of -@p amount. @since 0.1 */
 PCPU_INLINE void percpu_counter_sub(struct percpu_counter *fbc, s64 amount)
 {
 	percpu_counter_add(fbc, -amount);
 }
 
-/** @since 0.1 */
+/** Subtracts @p amount, as percpu_counter_add_local() of -@p amount. @since 0.1 */
 PCPU_INLINE void percpu_counter_sub_local(struct percpu_counter *fbc, s64 amount)
 {
 	percpu_counter_add_local(fbc, -amount);
 }
 
-/** @since 0.1 */
+/** Adds 1, as percpu_counter_add(). @since 0.1 */
 PCPU_INLINE void percpu_counter_inc(struct percpu_counter *fbc)
 {
 	percpu_counter_add(fbc, 1);
 }
 
-/** @since 0.1 */
+/** Subtracts 1, as percpu_counter_add(). @since 0.1 */
 PCPU_INLINE void percpu_counter_dec(struct percpu_counter *fbc)
 {
 	percpu_counter_add(fbc, -1);
 }
 
-/** Approximate value, one load. @since 0.1 */
+/** The approximate value, one load, as pcpu_counter_read(). @since 0.1 */
 static inline s64 percpu_counter_read(struct percpu_counter *fbc)
 {
 	return pcpu_counter_read(fbc ? &fbc->pcpu : (const struct pcpu_counter *)0);
 }
 
-/** Approximate value, or 0 if it is negative. @since 0.1 */
+/** The approximate value, or 0 if it is negative. @since 0.1 */
 static inline s64 percpu_counter_read_positive(struct percpu_counter *fbc)
 {
 	s64 ret = percpu_counter_read(fbc);
@@ -216,19 +219,19 @@ static inline s64 percpu_counter_read_positive(struct percpu_counter *fbc)
 	return ret >= 0 ? ret : 0;
 }
 
-/** Exact value. @since 0.1 */
+/** The exact value, as pcpu_counter_sum(). @since 0.1 */
 static inline s64 __percpu_counter_sum(struct percpu_counter *fbc)
 {
 	return pcpu_counter_sum(fbc ? &fbc->pcpu : (const struct pcpu_counter *)0);
 }
 
-/** Exact value. @since 0.1 */
+/** The exact value, as __percpu_counter_sum(). @since 0.1 */
 static inline s64 percpu_counter_sum(struct percpu_counter *fbc)
 {
 	return __percpu_counter_sum(fbc);
 }
 
-/** Exact value, or 0 if it is negative. @since 0.1 */
+/** The exact value, or 0 if it is negative. @since 0.1 */
 static inline s64 percpu_counter_sum_positive(struct percpu_counter *fbc)
 {
 	s64 ret = __percpu_counter_sum(fbc);
@@ -247,7 +250,10 @@ static inline int __percpu_counter_compare(struct percpu_counter *fbc, s64 rhs, 
 	return pcpu_counter_compare(fbc ? &fbc->pcpu : (struct pcpu_counter *)0, rhs);
 }
 
-/** @since 0.1 */
+/**
+ * -1, 0 or 1 as the value of @p fbc compares with @p rhs, as
+ * __percpu_counter_compare() with percpu_counter_batch. @since 0.1
+ */
 static inline int percpu_counter_compare(struct percpu_counter *fbc, s64 rhs)
 {
 	return __percpu_counter_compare(fbc, rhs, percpu_counter_batch);
@@ -255,8 +261,8 @@ static inline int percpu_counter_compare(struct percpu_counter *fbc, s64 rhs)
 
 /**
  * Adds @p amount if the result stays at most @p limit (amount > 0) or at
- * least @p limit (amount < 0). @p batch is accepted for compatibility.
- * @since 0.1
+ * least @p limit (amount < 0), as pcpu_counter_limited_add(). @p batch is
+ * accepted for compatibility. @return whether it added. @since 0.1
  */
 static inline bool __percpu_counter_limited_add(struct percpu_counter *fbc, s64 limit,
 						s64 amount, s32 batch)
@@ -266,7 +272,11 @@ static inline bool __percpu_counter_limited_add(struct percpu_counter *fbc, s64 
 					amount);
 }
 
-/** @since 0.1 */
+/**
+ * Adds @p amount if the result stays within @p limit, as
+ * __percpu_counter_limited_add() with percpu_counter_batch.
+ * @return whether it added. @since 0.1
+ */
 static inline bool percpu_counter_limited_add(struct percpu_counter *fbc, s64 limit, s64 amount)
 {
 	return __percpu_counter_limited_add(fbc, limit, amount, percpu_counter_batch);
@@ -278,7 +288,7 @@ static inline void percpu_counter_sync(struct percpu_counter *fbc)
 	pcpu_counter_fold_this_cpu(fbc ? &fbc->pcpu : (struct pcpu_counter *)0);
 }
 
-/** @since 0.1 */
+/** True if @p fbc is initialised and not destroyed. @since 0.1 */
 static inline bool percpu_counter_initialized(struct percpu_counter *fbc)
 {
 	return pcpu_counter_initialized(fbc ? &fbc->pcpu : (const struct pcpu_counter *)0);
