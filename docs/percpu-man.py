@@ -33,11 +33,13 @@ OVERVIEW = {
     'cpu.h': 'pcpu_cpu', 'registry.h': 'pcpu_registry', 'stat.h': 'pcpu_stat',
     'charge.h': 'pcpu_charge', 'shared.h': 'pcpu_shared', 'metrics.h': 'pcpu_metrics',
     'metrics_http.h': 'pcpu_metrics_http', 'family.h': 'pcpu_family',
-    'gauge.h': 'pcpu_gauge', 'histogram.h': 'pcpu_histogram',
+    'gauge.h': 'pcpu_gauge', 'histogram.h': 'pcpu_histogram', 'client.h': 'pcpu_client',
 }
 # Functions that share a page: (page, what the NAME line says, members).
 # A function in no group has a page of its own.
 GROUPS = [
+    ('pcpu_client_set', 'the hook of a library built on percpu: describe objects, register classes',
+     'pcpu_client_set pcpu_registry_add pcpu_registry_remove'),
     ('pcpu_counter_init', 'initialise and destroy native per-CPU counters',
      'pcpu_counter_init pcpu_counter_init_opts pcpu_counter_init_many '
      'pcpu_counter_init_many_opts pcpu_counter_destroy pcpu_counter_destroy_many '
