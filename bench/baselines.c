@@ -65,6 +65,7 @@
 
 #include "bench_arch.h"
 #include "baselines.h"
+#include "placement.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -125,18 +126,18 @@ int kp_counter_init(struct kp_counter *c, int64_t value)
 	c->nr_slots = pcpu_cpu_possible();
 	if (c->nr_slots == 0)
 		c->nr_slots = 1;
+	/* CPU 0's slot at a page offset clear of rseq_cs (bench/common/placement.h) */
 	size = (size_t)c->nr_slots * KP_STRIDE;
-	c->slots = aligned_alloc(KP_STRIDE, size);
+	c->slots = bench_alloc_clear_of_rseq(size, sizeof(*c->slots));
 	if (!c->slots)
 		return -ENOMEM;
-	memset(c->slots, 0, size);
 	c->count = value;
 	return 0;
 }
 
 void kp_counter_destroy(struct kp_counter *c)
 {
-	free(c->slots);
+	bench_free_clear(c->slots);
 	c->slots = NULL;
 }
 

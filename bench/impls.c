@@ -7,6 +7,7 @@
 #include <percpu/cpu.h>
 
 #include "impls.h"
+#include "placement.h"
 
 const char *const impl_names[NR_IMPLS] = {
 	[IMPL_PERCPU] = "percpu",
@@ -56,10 +57,10 @@ int bench_counter_init(struct bench_counter *c, enum bench_impl impl, int64_t va
 	c->impl = impl;
 	switch (impl) {
 	case IMPL_PERCPU:
-		c->percpu = alloc_lines(sizeof(*c->percpu));
+		/* the rseq adds' counters clear of rseq_cs: see placement.h */
+		c->percpu = bench_percpu_new(value);
 		if (!c->percpu)
-			return -ENOMEM;
-		err = pcpu_counter_init(c->percpu, value);
+			return -errno;
 		break;
 	case IMPL_ATOMIC:
 		c->atomic = alloc_lines(sizeof(*c->atomic));
@@ -68,7 +69,7 @@ int bench_counter_init(struct bench_counter *c, enum bench_impl impl, int64_t va
 		atomic_counter_init(c->atomic, value);
 		break;
 	case IMPL_KERNEL:
-		c->kernel = alloc_lines(sizeof(*c->kernel));
+		c->kernel = bench_alloc_clear_of_rseq(sizeof(*c->kernel), sizeof(*c->kernel));
 		if (!c->kernel)
 			return -ENOMEM;
 		err = kp_counter_init(c->kernel, value);
@@ -85,14 +86,12 @@ int bench_counter_init(struct bench_counter *c, enum bench_impl impl, int64_t va
 
 void bench_counter_destroy(struct bench_counter *c)
 {
-	if (c->percpu)
-		pcpu_counter_destroy(c->percpu);
+	bench_percpu_free(c->percpu);
 	if (c->kernel)
 		kp_counter_destroy(c->kernel);
 	thread_slots_destroy(&c->slots);
-	free(c->percpu);
 	free(c->atomic);
-	free(c->kernel);
+	bench_free_clear(c->kernel);
 	memset(c, 0, sizeof(*c));
 }
 

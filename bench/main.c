@@ -19,6 +19,7 @@
 
 #include <percpu/cpu.h>
 
+#include "addcmp.h"
 #include "fastpath.h"
 #include "impls.h"
 #include "report.h"
@@ -37,6 +38,8 @@ struct options {
 	bool pin;
 	bool markdown;
 	bool fastpath;
+	bool add_only;
+	double min_vs_v03; /* 0: no check */
 	bool workloads[NR_WORKLOADS];
 	const char *csv;
 	const char *plot;
@@ -54,6 +57,8 @@ static void usage(FILE *f)
 		"                      commit-far,commit-near,readers (default all)\n"
 		"  --pin               pin thread i to the i-th allowed CPU (default: float)\n"
 		"  --no-fastpath       skip the single-thread ns-per-add measurement\n"
+		"  --add-only          only the add against 0.3's and the bare rseq add\n"
+		"  --min-vs-0.3 R      fail unless the add is >= R x 0.3's (per CPU time)\n"
 		"  --markdown          print the tables in markdown\n"
 		"  --csv FILE          write every point as CSV\n"
 		"  --plot FILE.png     plot with gnuplot (skipped with a message if absent)\n"
@@ -97,7 +102,8 @@ static bool parse_workloads(char *list, bool *selected)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_RUNS = 256, OPT_DURATION, OPT_MAX_THREADS, OPT_WORKLOADS, OPT_NO_FASTPATH,
-	       OPT_MARKDOWN, OPT_CSV, OPT_PLOT, OPT_PIN, OPT_QUICK, OPT_HELP };
+	       OPT_MARKDOWN, OPT_CSV, OPT_PLOT, OPT_PIN, OPT_QUICK, OPT_ADD_ONLY, OPT_MIN_VS_V03,
+	       OPT_HELP };
 	static const struct option longopts[] = {
 		{ "quick", no_argument, NULL, OPT_QUICK },
 		{ "runs", required_argument, NULL, OPT_RUNS },
@@ -106,6 +112,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "workloads", required_argument, NULL, OPT_WORKLOADS },
 		{ "pin", no_argument, NULL, OPT_PIN },
 		{ "no-fastpath", no_argument, NULL, OPT_NO_FASTPATH },
+		{ "add-only", no_argument, NULL, OPT_ADD_ONLY },
+		{ "min-vs-0.3", required_argument, NULL, OPT_MIN_VS_V03 },
 		{ "markdown", no_argument, NULL, OPT_MARKDOWN },
 		{ "csv", required_argument, NULL, OPT_CSV },
 		{ "plot", required_argument, NULL, OPT_PLOT },
@@ -148,6 +156,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_NO_FASTPATH:
 			o->fastpath = false;
 			break;
+		case OPT_ADD_ONLY:
+			o->add_only = true;
+			break;
+		case OPT_MIN_VS_V03: {
+			char *end;
+
+			o->min_vs_v03 = strtod(optarg, &end);
+			if (end == optarg || *end || !(o->min_vs_v03 > 0 && o->min_vs_v03 < 10))
+				goto bad;
+			break;
+		}
 		case OPT_MARKDOWN:
 			o->markdown = true;
 			break;
@@ -171,6 +190,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		o->runs = o->quick ? 3 : 5;
 	if (!duration_set)
 		o->duration_ms = o->quick ? 50 : 200;
+	if (o->add_only) {
+		o->fastpath = false;
+		memset(o->workloads, 0, sizeof(o->workloads));
+	}
 	return 0;
 bad:
 	fprintf(stderr, "percpu-bench: bad argument%s%s\n", optarg ? ": " : "",
@@ -346,10 +369,21 @@ int main(int argc, char **argv)
 		r.have_fastpath = true;
 	}
 	if (progress)
+		fprintf(stderr, "\r%-30s", "the add against 0.3 ...");
+	/* the headline ratio: at least 5 rounds, whatever --runs says */
+	err = addcmp_measure(&r.addcmp, o.runs < 5 ? 5 : o.runs, o.duration_ms);
+	if (err) {
+		fprintf(stderr, "\npercpu-bench: the add against 0.3: %s\n", strerror(-err));
+		return 1;
+	}
+	r.have_addcmp = true;
+	if (progress)
 		fprintf(stderr, "\r%-30s\r", "");
 
-	report_table(stdout, &r);
+	if (r.nr_points)
+		report_table(stdout, &r);
 	report_fastpath(stdout, &r);
+	addcmp_report(stdout, &r.addcmp);
 	report_targets(stdout, &r);
 	r.load_end = load_average();
 	report_footer(stdout, &r);
@@ -364,5 +398,7 @@ int main(int argc, char **argv)
 	if (o.plot && report_plot(o.plot, &r) == 0)
 		printf("plot written to %s\n", o.plot);
 	free(r.points);
-	return r.inexact || r.wrong ? 1 : 0;
+	if (o.min_vs_v03 > 0 && !addcmp_check_v03(stdout, &r.addcmp, o.min_vs_v03))
+		return 1;
+	return r.inexact || r.wrong || r.addcmp.inexact ? 1 : 0;
 }

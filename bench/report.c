@@ -199,15 +199,47 @@ static unsigned int target_at(FILE *f, const struct bench_report *r, enum bench_
 	return misses;
 }
 
+/* "The add >= @target x the bare rseq add at 1 and 2 threads", from the paired runs. */
+static unsigned int add_target(FILE *f, const struct bench_report *r, double target)
+{
+	const struct addcmp_result *a = &r->addcmp;
+	unsigned int misses = 0;
+
+	fprintf(f, "  %-11s >= %.1fx %-6s:", "add", target, "bare rseq add");
+	if (!r->have_addcmp || a->skipped) {
+		fprintf(f, " not measured (%s)\n",
+			r->have_addcmp ? a->skipped : "not run");
+		return 0;
+	}
+	for (int t = 0; t < ADDCMP_THREAD_COUNTS; t++) {
+		double ratio = a->ratio[t][ADD_BARE];
+
+		fprintf(f, " %u thr %.2fx%s [cpu %.2fx]", a->threads[t], ratio,
+			ratio >= target ? "" : " (miss)", a->cpu_ratio[t][ADD_BARE]);
+		misses += ratio < target;
+	}
+	fprintf(f, "  -> %s\n", misses ? "missed" : "met");
+	return misses;
+}
+
+/*
+ * The targets in force (DESIGN.md, issue 27): the add near the bare
+ * restartable-sequence add that the kernel's this_cpu_add() compiles to;
+ * at least the kernel port's throughput, which adds the same way and then
+ * checks its batch; and above the shared atomic that a user writes first.
+ * (0.1's target against the per-thread slot is retired: on CPUs with memory
+ * renaming that slot's add retires in a cycle, which no per-CPU add can.)
+ */
 void report_targets(FILE *f, const struct bench_report *r)
 {
-	static const unsigned int small[] = { 1, 2, 4 };
-
-	fprintf(f, "\nDesign targets beside this run's ratios (percpu / baseline, wall clock; "
+	fprintf(f, "\nTargets beside this run's ratios (percpu / baseline, wall clock; "
 		   "[cpu]: per CPU time):\n");
-	target_at(f, r, WL_INC, IMPL_THREAD, 0.7, small, 3);
-	target_at(f, r, WL_ALLOCFREE, IMPL_THREAD, 0.7, small, 3);
+	add_target(f, r, 0.8);
+	target_at(f, r, WL_INC, IMPL_KERNEL, 1.0, NULL, 0);
+	target_at(f, r, WL_ALLOCFREE, IMPL_KERNEL, 1.0, NULL, 0);
 	target_at(f, r, WL_COMMIT_FAR, IMPL_KERNEL, 1.5, NULL, 0);
+	target_at(f, r, WL_INC, IMPL_ATOMIC, 1.0, NULL, 0);
+	target_at(f, r, WL_ALLOCFREE, IMPL_ATOMIC, 1.0, NULL, 0);
 }
 
 /* ---- CSV --------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "addcmp.h"
 #include "fastpath.h"
 #include "impls.h"
 #include "workloads.h"
@@ -47,6 +48,8 @@ struct bench_report {
 	unsigned int nr_points;
 	bool have_fastpath;
 	struct fastpath_result fastpath;
+	bool have_addcmp;
+	struct addcmp_result addcmp; /* the add against 0.3 and the bare rseq add */
 	unsigned int inexact;   /* runs whose final value was wrong */
 	uint64_t wrong;         /* commit-far compares that answered "above" */
 	double load_start, load_end; /* 1-minute load average; negative: unknown */

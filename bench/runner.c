@@ -52,6 +52,12 @@ static void *thread_main(void *arg)
 	}
 	uint64_t cpu_start;
 
+	/*
+	 * Registers the library's own rseq area where libc registered none, as
+	 * a thread's first slow-path add would: the kernel port's adds, which
+	 * have no slow path into the library, need it too.
+	 */
+	pcpu_cpu_current();
 	pthread_barrier_wait(t->barrier);
 	t->start_ns = timing_now_ns();
 	cpu_start = timing_thread_cpu_ns();

@@ -21,6 +21,18 @@
  * unregistered and takes the slow path for good. Updates are never lost
  * either way: an unregistered thread's adds go to the central value and
  * its folds are compare-and-swaps, as any remote fold's.
+ *
+ * The offset is const for callers (<percpu/arch/x86_64.h>, aarch64.h), as glibc's
+ * __rseq_offset is, so that a caller's loop of adds keeps it in a register
+ * instead of loading it again after each sequence's memory clobber (0.3
+ * lost 10 % of its add to that load). This file alone defines it, writable
+ * (the header's const declaration is renamed away below: writing an object
+ * defined const would be undefined), and writes it once, in a constructor
+ * that runs before the program's own constructors and main(), so no add,
+ * wherever a compiler hoisted its load, can see another value. Both values
+ * are known by then: glibc registers before any constructor runs, and the
+ * library's own area is initial-exec TLS, at the same offset in every
+ * thread whether or not it is registered yet.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -29,7 +41,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define __pcpu_rseq_offset __pcpu_rseq_offset_const_view
 #include <percpu/cpu.h>
+#undef __pcpu_rseq_offset
 
 #include "rseq_area.h"
 
@@ -64,6 +78,8 @@ enum own_state { OWN_UNTRIED, OWN_REGISTERED, OWN_DONE };
 static __thread unsigned char own_state __attribute__((tls_model("initial-exec")));
 
 PCPU_EXPORT long __pcpu_rseq_offset;
+static bool libc_area; /* glibc registered: its area, chosen by choose_area() */
+static pthread_once_t choose_once = PTHREAD_ONCE_INIT;
 static enum pcpu_rseq_owner owner;
 static pthread_key_t own_key;
 
@@ -109,13 +125,29 @@ static int32_t cpu_id_at(long offset)
 			       __ATOMIC_RELAXED);
 }
 
+/* glibc's area if it registered one, else the library's own: the offset. */
+static void choose_area(void)
+{
+	libc_area = &__rseq_size != NULL && __rseq_size > 0 && cpu_id_at(__rseq_offset) >= 0;
+	__pcpu_rseq_offset = libc_area ? (long)__rseq_offset :
+		(long)((char *)&own - (char *)__builtin_thread_pointer());
+}
+
+/*
+ * 101: the first priority a program may use, so that in a static link too
+ * the offset is fixed before the constructors of the program's own objects.
+ */
+__attribute__((constructor(101))) static void fix_offset(void)
+{
+	pthread_once(&choose_once, choose_area);
+}
+
 enum pcpu_rseq_owner pcpu_rseq_area_setup(void)
 {
-	if (&__rseq_size != NULL && __rseq_size > 0 && cpu_id_at(__rseq_offset) >= 0) {
-		__pcpu_rseq_offset = __rseq_offset;
+	pthread_once(&choose_once, choose_area); /* a constructor ran before ours */
+	if (libc_area) {
 		__atomic_store_n(&owner, PCPU_RSEQ_LIBC, __ATOMIC_RELEASE);
 	} else if (pthread_key_create(&own_key, own_unregister) == 0) {
-		__pcpu_rseq_offset = (long)((char *)&own - (char *)__builtin_thread_pointer());
 		/* no rseq in the kernel (valgrind, qemu-user), or someone else's */
 		if (own_register())
 			__atomic_store_n(&owner, PCPU_RSEQ_OWN, __ATOMIC_RELEASE);

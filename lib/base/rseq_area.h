@@ -16,9 +16,10 @@ enum pcpu_rseq_owner {
 };
 
 /*
- * Chooses the areas once, from the calling thread: glibc's if it registered
- * one, else the library's own if the kernel accepts it for this thread.
- * Sets __pcpu_rseq_offset and returns the owner.
+ * Chooses the owner once: glibc if it had registered an area when the
+ * library was loaded (__pcpu_rseq_offset, fixed then, points at glibc's),
+ * else the library's own if the kernel accepts it for the calling thread.
+ * Returns the owner.
  */
 enum pcpu_rseq_owner pcpu_rseq_area_setup(void);
 

@@ -56,8 +56,8 @@ static inline void pcpu_arch_relax(void)
 #define PCPU_RSEQ_CS_OFFSET 8
 #define PCPU_RSEQ_SIG 0xd428bc00
 
-/* Internal to the headers: see arch/x86_64.h. */
-PCPU_EXPORT extern long __pcpu_rseq_offset;
+/* Internal to the headers, const for callers and fixed before main(): see arch/x86_64.h. */
+PCPU_EXPORT extern const long __pcpu_rseq_offset;
 #define PCPU_ARCH_STR_(x) #x
 #define PCPU_ARCH_STR(x) PCPU_ARCH_STR_(x)
 

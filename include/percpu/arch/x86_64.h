@@ -85,10 +85,12 @@ static inline void pcpu_arch_relax(void)
 /*
  * Internal to the headers: where this thread's rseq area lies from the
  * thread pointer (the same in every thread): glibc's __rseq_offset, or the
- * library's own area where libc registered none. Set by pcpu_cpu_setup()
- * before any object takes the rseq path.
+ * library's own area where libc registered none. Fixed by the library's
+ * constructor before any code of the program runs, and const here, as
+ * glibc's __rseq_offset, so that a caller's loop of adds loads it once and
+ * not after every sequence's memory clobber (lib/rseq_area.c).
  */
-PCPU_EXPORT extern long __pcpu_rseq_offset;
+PCPU_EXPORT extern const long __pcpu_rseq_offset;
 #define PCPU_ARCH_STR_(x) #x
 #define PCPU_ARCH_STR(x) PCPU_ARCH_STR_(x)
 
