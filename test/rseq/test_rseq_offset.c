@@ -16,7 +16,7 @@
 #include <percpu/counter.h>
 
 #include "pcpu_test.h"
-#include "rseq_area.h"
+#include "base/rseq_area.h"
 
 #if PCPU_ARCH_HAVE_RSEQ_ADD
 
