@@ -14,7 +14,9 @@
  * segment fits in a few hundred bytes. Flag 2 checks that the item
  * fields no reader uses (group) change nothing a reader reports: the
  * segment is opened again with every group changed, and both expositions
- * must be the same bytes.
+ * must be the same bytes. Flag 8, in the replayed regressions only (not
+ * under libFuzzer, whose mutations set it at random): the segment must be
+ * refused (a field that open() once left unchecked).
  *
  * Seeds: gen_seeds.c writes real segments of every kind of item.
  */
@@ -184,6 +186,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   "open: errno %d (%s)", errno, strerror(errno));
 		return 0;
 	}
+#ifndef PCPU_FUZZ_LIBFUZZER
+	FUZZ_CHECK(!(flags & 8), "a segment that must be refused opened");
+#endif
 	read_all(s);
 	text = expose(s, &len);
 	pcpu_shared_close(s);
