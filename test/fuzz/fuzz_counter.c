@@ -295,35 +295,65 @@ static void charge_op(struct fuzz_in *in, uint8_t op)
 	check_charge();
 }
 
-static void init_all(struct fuzz_in *in)
+static bool live;
+static struct pcpu_counter_options last_o;
+static struct pcpu_charge_options last_co;
+static bool last_elastic;
+
+static void destroy_all(void);
+
+/*
+ * The objects for the next program: made anew when its options differ from
+ * the last ones; else reset (set, and the charge emptied to the new limit),
+ * since a destroy waits for an RCU grace period (most of a run's time).
+ */
+static void init_all(struct fuzz_in *in, bool fresh)
 {
 	struct pcpu_counter_options o = { (int32_t)(fuzz_u8(in) % 80), amount(in) % 4096,
 					  fuzz_u8(in) & 1 ? amount(in) % 100000 : 0 };
 	struct pcpu_charge_options co = { charge_amount(in), charge_amount(in) % 100000 };
 	int64_t v = amount(in);
+	bool elastic = fuzz_u8(in) & 1;
 	int err;
 
+	if (live && !fresh && !memcmp(&o, &last_o, sizeof(o)) &&
+	    co.stock_cap == last_co.stock_cap && elastic == last_elastic) {
+		pcpu_counter_set(&c, v);
+		percpu_counter_set(&k, v);
+		pcpu_charge_uncharge(&ch, usage);
+		FUZZ_CHECK(pcpu_charge_set_limit(&ch, co.limit) == 0, "set_limit");
+		goto models;
+	}
+	if (live)
+		destroy_all();
+	last_o = o;
+	last_co = co;
+	last_elastic = elastic;
 	err = pcpu_counter_init_opts(&c, v, &o);
 	FUZZ_CHECK(err == ((o.floor < 0 || o.batch < 0) ? -EINVAL : 0), "init_opts: %d", err);
 	if (err)
 		FUZZ_CHECK(pcpu_counter_init(&c, v) == 0, "init");
-	model_reset(&mc, v);
-	if (fuzz_u8(in) & 1) {
+	if (elastic)
 		FUZZ_CHECK(percpu_counter_init_elastic(&k, v, GFP_KERNEL) == 0, "init elastic");
-		k_batch = 0;
-	} else {
+	else
 		FUZZ_CHECK(percpu_counter_init(&k, v, GFP_KERNEL) == 0, "init drop-in");
-		k_batch = percpu_counter_batch > 1 ? percpu_counter_batch : 1;
-	}
-	k_fixed = k_batch > 0;
-	model_reset(&mk, v);
 	FUZZ_CHECK(pcpu_charge_init(&ch, &co) == 0, "charge init");
+	live = true;
+models:
+	model_reset(&mc, v);
+	model_reset(&mk, v);
+	k_batch = elastic ? 0 : percpu_counter_batch > 1 ? percpu_counter_batch : 1;
+	k_fixed = k_batch > 0;
 	usage = 0;
 	limit = co.limit;
+	check_counter("counter", &c, &mc);
+	check_counter("drop-in", &k.pcpu, &mk);
+	check_charge();
 }
 
 static void destroy_all(void)
 {
+	live = false;
 	pcpu_counter_destroy(&c);
 	percpu_counter_destroy(&k);
 	pcpu_charge_destroy(&ch);
@@ -335,7 +365,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!ncpus)
 		ncpus = (int)pcpu_cpu_possible();
-	init_all(&in);
+	init_all(&in, false);
 	while (in.left) {
 		uint8_t op = fuzz_u8(&in);
 
@@ -357,8 +387,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		default:
 			if ((op & 63) == 63) {
-				destroy_all();
-				init_all(&in);
+				init_all(&in, true);
 			} else {
 				cpu_set_t set;
 
@@ -369,6 +398,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 	}
-	destroy_all();
 	return 0;
 }
