@@ -38,6 +38,26 @@ static bool magic_being_written(const char *magic)
 	return true;
 }
 
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/*
+ * The parts of @hdr (in bounds) where the creator puts them (lay_out() in
+ * shared_create.c): no gap between them but alignment, so that no byte of
+ * the file is one that nothing reads.
+ */
+static bool packed(const struct shared_header *hdr)
+{
+	return hdr->items.off == align_up(sizeof(*hdr), SHARED_LINE) &&
+	       hdr->strings.off == hdr->items.off + hdr->items.len &&
+	       hdr->bounds.off == align_up(hdr->strings.off + hdr->strings.len, sizeof(int64_t)) &&
+	       hdr->central.off == align_up(hdr->bounds.off + hdr->bounds.len, SHARED_LINE) &&
+	       hdr->thresh.off == align_up(hdr->central.off + hdr->central.len, SHARED_LINE) &&
+	       hdr->cpus.off == align_up(hdr->thresh.off + hdr->thresh.len, PCPU_STRIDE);
+}
+
 /*
  * The header's fixed fields, copied after @ready was loaded (acquire):
  * -EAGAIN if a creator may still be making it (lib/shared_internal.h),
@@ -77,7 +97,7 @@ static int check_header(const struct shared_header *hdr, uint32_t ready, uint64_
 	    hdr->thresh.len != hdr->nr_slots * sizeof(uint64_t) ||
 	    !range_ok(&hdr->cpus, hdr->thresh.off + hdr->thresh.len, size, PCPU_STRIDE) ||
 	    hdr->cpus.len != ((uint64_t)hdr->possible + 1) * PCPU_STRIDE ||
-	    hdr->cpus.off + hdr->cpus.len != size)
+	    hdr->cpus.off + hdr->cpus.len != size || !packed(hdr))
 		return -EINVAL;
 	return 0;
 }
@@ -220,10 +240,23 @@ static int check_items(struct shared_handle *h, const struct shared_header *hdr,
 	size_t nr_ptrs = 0;
 	const char **ptrs;
 
-	for (uint32_t i = 0; i < n; i++) {
-		if (check_item(&items[i], strings, size) != 0)
+	for (uint32_t i = 0, at = 0; i < n; i++) {
+		const struct shared_item *it = &items[i];
+
+		if (check_item(it, strings, size) != 0)
 			return -EBADMSG;
-		nr_ptrs += 2 * (size_t)items[i].nr_labels + 1;
+		/*
+		 * Each item's name, help and labels follow the previous item's,
+		 * as the creator writes them: no string overlaps another and
+		 * every byte is one of them. No labels: offset 0 too.
+		 */
+		if (it->name_off != at || it->help_off != at + it->name_len + 1 ||
+		    it->labels_off != (it->nr_labels ? it->help_off + it->help_len + 1 : 0))
+			return -EBADMSG;
+		at = it->help_off + it->help_len + 1 + it->labels_len;
+		if (i == n - 1 && at != size)
+			return -EBADMSG;
+		nr_ptrs += 2 * (size_t)it->nr_labels + 1;
 	}
 	h->label_ptrs = ptrs = malloc(nr_ptrs * sizeof(*ptrs));
 	if (!ptrs)
