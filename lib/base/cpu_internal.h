@@ -6,8 +6,11 @@
 
 #include <percpu/cpu.h>
 
-/* Set once by pcpu_cpu_setup(); 0 before. */
+/* Set once by pcpu_cpu_possible() (cpu_count.c); 0 before. */
 extern unsigned int pcpu_nr_possible;
+
+/* sched_getcpu(), or -1 for a CPU number the arena has no stride for. */
+int pcpu_sched_cpu(void);
 
 /*
  * pcpu_cpu_possible() without the call and pthread_once() once set up:

@@ -72,7 +72,9 @@ bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	lock(l);
-	pcpu_pair_load(pair, now);
+	/* under the lock, against the swaps: the lock-free adds' halves may move */
+	now[0] = __atomic_load_n(&pair[0], __ATOMIC_ACQUIRE);
+	now[1] = __atomic_load_n(&pair[1], __ATOMIC_ACQUIRE);
 	ok = now[0] == expected[0] && now[1] == expected[1];
 #ifdef PCPU_TEST_HOOKS
 	if (ok && pcpu_pair_debug_swap_hook)

@@ -11,6 +11,8 @@
 #error "include <percpu/cpu.h>, not <percpu/static/cpu.h>"
 #endif
 
+#include <percpu/static/owner.h>
+
 /*
  * The atomic path of pcpu_this_cpu_add_checked(), out of line so that the
  * rseq fast path needs no stack frame.
@@ -42,36 +44,8 @@ PCPU_INLINE int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_
 	return __pcpu_cpu_add_pair_atomic(cpu0, amount, limit);
 }
 
-/*
- * A thread's block on the atomic path (lib/slot_owner.c, which says why it
- * is safe): the counter slot index it owns. Every thread's lies
- * __pcpu_owner_offset bytes from its thread pointer.
- */
-struct __pcpu_owner {
-	int32_t slot; /* negative: none (not claimed yet, or none to claim) */
-};
-
-PCPU_EXPORT extern long __pcpu_owner_offset;
-
 /* The atomic path of pcpu_this_cpu_add_owned(), out of line: it claims. */
 PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit);
-
-/*
- * The owner's add to the value of slot @slot of the pairs whose CPU-0 copy
- * is @cpu0: the add first, in one step no signal handler can split, then
- * the check of the new pending delta against +-@limit. 1: within it; -1:
- * past it (the caller folds the slot, which holds the amount already).
- */
-PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, uint64_t limit)
-{
-	int64_t *pair = (int64_t *)(void *)((char *)cpu0 +
-					    ((size_t)(uint32_t)slot << PCPU_STRIDE_SHIFT));
-	uint64_t value = (uint64_t)pcpu_arch_local_add(&pair[0], amount);
-	/* after the add: a fold under a lock checks the value after its mark (lib/fold.h) */
-	uint64_t pending = value - (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_SEQ_CST);
-
-	return pcpu_likely(pending + limit <= 2 * limit) ? 1 : -1;
-}
 
 /*
  * pcpu_this_cpu_add_checked() for pairs whose values nothing but these adds
