@@ -414,10 +414,17 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 				     void *arg)
 {
 	uint64_t buckets[PCPU_HISTOGRAM_MAX_BOUNDS + 1];
+	struct pcpu_scrape *scrape;
 	int ret = 0;
 
 	if (!cb)
 		return -EINVAL;
+	/* what the registered metrics wrote, for the collectors' checks */
+	scrape = pcpu_scrape_new(cb, arg);
+	if (!scrape)
+		return -ENOMEM;
+	cb = pcpu_scrape_note;
+	arg = scrape;
 	/* before the lock: a family's walk must not register with urcu under it */
 	pcpu_family_walk_prepare();
 	pthread_mutex_lock(&metrics_lock);
@@ -469,7 +476,8 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 			ret = cb(&smp, arg);
 	}
 	if (ret == 0)
-		ret = pcpu_collectors_run(cb, arg);
+		ret = pcpu_collectors_run(scrape);
 	pthread_mutex_unlock(&metrics_lock);
+	pcpu_scrape_free(scrape);
 	return ret;
 }

@@ -55,12 +55,29 @@ void pcpu_metrics_lock(void);
 void pcpu_metrics_unlock(void);
 
 /*
- * Runs every collector in the order they were added, handing each sample
- * that passes the registration checks to @cb(sample, @arg); a collector's
- * sample that fails them ends the walk with -EINVAL. Returns 0 or the first
- * non-zero return. Under the metrics lock (collectors.c).
+ * One exposition's record of what it has written (collectors.c), so that
+ * no collector can make the body invalid. pcpu_scrape_note() passes a
+ * registered metric's sample on to the scrape's callback and records its
+ * family; pcpu_scrape_emit() is the emit() that collectors get: it refuses
+ * (and counts) a sample that is malformed (-EINVAL), whose family was
+ * written before or meets one written (-EEXIST), or whose series was
+ * written (-EEXIST), and passes the others on.
  */
-int pcpu_collectors_run(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg);
+struct pcpu_scrape;
+
+/* A new record for samples going to @cb(sample, @arg); NULL for want of memory. */
+struct pcpu_scrape *pcpu_scrape_new(int (*cb)(const struct pcpu_metric_sample *, void *),
+				    void *arg);
+void pcpu_scrape_free(struct pcpu_scrape *s);
+int pcpu_scrape_note(const struct pcpu_metric_sample *m, void *scrape);
+int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape);
+
+/*
+ * Runs every collector in the order they were added, with
+ * pcpu_scrape_emit() and @s. Returns 0 or the first non-zero return.
+ * Under the metrics lock (collectors.c).
+ */
+int pcpu_collectors_run(struct pcpu_scrape *s);
 
 /* Around fork(): the registry's handlers call these (lib/registry.c). */
 void pcpu_metrics_fork_prepare(void);

@@ -159,12 +159,20 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
  * the registered metrics, by calling @p emit(sample, @p ctx) for each, the
  * samples of one family contiguous. A sample is a zero-initialised struct
  * pcpu_metric_sample with a name, help (may be ""), unit (may be ""),
- * kind, labels and value filled in (histograms: the histogram fields);
- * emit() checks the name, unit and labels as registration does and
- * returns -EINVAL for a bad one. Returns 0, or a negative errno (what emit
+ * kind, labels and value filled in (histograms: the histogram fields).
+ * emit() writes nothing that would make the exposition invalid: it
+ * returns -EINVAL for a bad name, unit, label, help (not UTF-8) or bounds
+ * (not ascending), and for a sample whose kind or unit differs from the
+ * one before it in its family; -EEXIST (since 0.4) for a family that this
+ * exposition has written already (a registered metric's, another
+ * collector's, or this one's before another family), a family whose
+ * samples would meet a written one's (a gauge "x_total" beside a counter
+ * "x"), or a series (name and labels) written already; -ENOMEM. A refused
+ * sample is left out and counted (pcpu_metrics_collector_refused()); the
+ * collector may go on. Returns 0, or a negative errno (what emit
  * returned, or its own), which stops the exposition and is returned by it.
  * Runs under the metrics lock: it must not register, unregister or
- * destroy metrics. Its names must not be those of registered metrics.
+ * destroy metrics.
  * @since 0.3
  */
 typedef int (*pcpu_metrics_collector_fn)(int (*emit)(const struct pcpu_metric_sample *s,
@@ -185,6 +193,13 @@ PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *a
  * progress ends. @return 0, or -ENOENT if it was not added. @since 0.3
  */
 PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void *arg);
+
+/**
+ * Number of samples that collectors emitted and emit() refused (see
+ * pcpu_metrics_collector_fn) since the process started.
+ * @since 0.4
+ */
+PCPU_EXPORT uint64_t pcpu_metrics_collector_refused(void);
 
 /**
  * A collector of the standard process metrics, as the official Prometheus
