@@ -410,6 +410,31 @@ static int64_t double_to_int64(double d)
 	return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 
+/*
+ * percpu_family_refused_total{family="..."}: one series per label family
+ * that refused a get or has an overflow child (<percpu/family.h>). Through
+ * the collectors' checks: a registered metric of that name wins. Under the
+ * lock.
+ */
+static int expose_refusals(struct pcpu_scrape *scrape)
+{
+	for (size_t i = 0; i < nr_metrics; i++) {
+		struct metric *m = by_name[i];
+		const char *labels[] = { "family", m->name, NULL };
+		struct pcpu_metric_sample smp = {
+			.name = "percpu_family_refused",
+			.help = "Gets of a label family answered without a child of their own.",
+			.unit = "", .kind = PCPU_METRIC_COUNTER, .labels = labels, .scale = 1,
+		};
+
+		if (m->source != METRIC_FROM_FAMILY || !pcpu_family_refusals(m->obj, &smp.value))
+			continue;
+		if (pcpu_scrape_emit(&smp, scrape) == -ENOMEM)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *, void *),
 				     void *arg)
 {
@@ -475,6 +500,8 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 		if (ret == 0)
 			ret = cb(&smp, arg);
 	}
+	if (ret == 0)
+		ret = expose_refusals(scrape);
 	if (ret == 0)
 		ret = pcpu_collectors_run(scrape);
 	pthread_mutex_unlock(&metrics_lock);

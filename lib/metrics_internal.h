@@ -104,6 +104,12 @@ void pcpu_family_walk_prepare(void);
 int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
 		     int (*cb)(const struct pcpu_metric_sample *, void *), void *arg);
 
+/*
+ * Whether family @family exposes its refusals (it has refused a get, or
+ * has an overflow child), and how many it refused, in @n.
+ */
+bool pcpu_family_refusals(const void *family, int64_t *n);
+
 /* Exposition (exposition.c). */
 
 /* Calls @cb(sample, @arg) for each sample to write, families contiguous. */
