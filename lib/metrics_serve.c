@@ -85,9 +85,19 @@ typedef enum MHD_Result mhd_result;
 
 /* an idle client connection is closed after this many seconds */
 #define IDLE_TIMEOUT_S 10u
-/* connections open at once; more wait in the listen queue */
-#define MAX_CONNECTIONS 64u
-#define LISTEN_BACKLOG 64
+/*
+ * Connections open at once; more are closed as they come. Idle or slow
+ * ones cost a pool each (CONNECTION_MEMORY) and nothing per poll with
+ * epoll, so the limit is far above what any local process can pin idle
+ * short of the descriptor limit: 64 let 70 idle connections hold a scrape
+ * for 10 s (issue 24). One address may hold half, so that a remote
+ * scraper still gets in beside a local crowd.
+ */
+#define MAX_CONNECTIONS 2048u
+#define MAX_PER_ADDRESS (MAX_CONNECTIONS / 2)
+/* a request's headers and a connection's buffers: a scrape's are < 1 KiB */
+#define CONNECTION_MEMORY (16u * 1024)
+#define LISTEN_BACKLOG 1024
 
 struct pcpu_metrics_server {
 	struct MHD_Daemon *mhd;
@@ -212,6 +222,18 @@ static int listen_on(const char *address, unsigned int port, unsigned int *bound
 	return fd;
 }
 
+/*
+ * One thread polling with epoll where libmicrohttpd has it: select()
+ * cannot watch a descriptor above FD_SETSIZE, and poll() costs a pass
+ * over every idle connection per event.
+ */
+static unsigned int server_flags(void)
+{
+	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+		return MHD_USE_EPOLL_INTERNAL_THREAD;
+	return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+}
+
 PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
 							   unsigned int port)
 {
@@ -227,10 +249,13 @@ PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
 		errno = -fd;
 		return NULL;
 	}
-	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
+	srv->mhd = MHD_start_daemon(server_flags(), 0, NULL, NULL,
 				    on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
 				    MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
-				    MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS, MHD_OPTION_END);
+				    MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, MAX_PER_ADDRESS,
+				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+				    MHD_OPTION_END);
 	if (!srv->mhd) {
 		/* no thread or no memory: libmicrohttpd says no more */
 		close(fd);
