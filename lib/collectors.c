@@ -2,11 +2,18 @@
 /*
  * Collectors (see <percpu/metrics.h>): callbacks that write samples
  * computed at scrape time. Every walk of the metrics list runs them after
- * the registered metrics, under the metrics lock (metrics.c), so they join
- * one exposition; what they emit is checked as a registration would be.
+ * the registered metrics (metrics.c), so they join one exposition; what
+ * they emit is checked against what the exposition has written.
+ *
+ * They run outside the metrics lock, which fork() and every registration
+ * take: a slow collector must hold up neither. The list is under the lock;
+ * a walk pins the collectors it runs (users), and removal waits until
+ * none is running the one it removes. A fork() resets the pins in the
+ * child (a new epoch), whose copies of running walks have no thread.
  */
 #define _GNU_SOURCE /* stpcpy, strdup */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +21,21 @@
 #include <percpu/metrics.h>
 
 #include "metrics_internal.h"
+#include "registry.h"
 
 /* Collectors, in the order they were added; under the metrics lock. */
 struct collector {
 	pcpu_metrics_collector_fn fn;
 	void *arg;
 	struct collector *next;
+	unsigned int users; /* walks running it now */
 };
 
 static struct collector *collectors;
+/* signalled when a walk unpins its collectors; under the metrics lock */
+static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER;
+/* bumped by fork() in the child: pins of an older epoch are void */
+static unsigned int epoch;
 
 /* The longest label value a collector may emit, in bytes. */
 #define LABEL_VALUE_MAX 4096
@@ -298,11 +311,48 @@ PCPU_EXPORT uint64_t pcpu_metrics_collector_refused(void)
 
 int pcpu_collectors_run(struct pcpu_scrape *s)
 {
+	struct collector **run = NULL;
+	size_t n = 0, i;
+	unsigned int pinned_in;
 	int ret = 0;
 
-	for (struct collector *c = collectors; c && ret == 0; c = c->next)
-		ret = c->fn(pcpu_scrape_emit, s, c->arg);
+	pcpu_metrics_lock();
+	for (struct collector *c = collectors; c; c = c->next)
+		n++;
+	if (n) {
+		run = malloc(n * sizeof(*run));
+		if (!run) {
+			pcpu_metrics_unlock();
+			return -ENOMEM;
+		}
+	}
+	n = 0;
+	for (struct collector *c = collectors; c; c = c->next) {
+		c->users++;
+		run[n++] = c;
+	}
+	pinned_in = epoch;
+	pcpu_metrics_unlock();
+
+	for (i = 0; i < n && ret == 0; i++)
+		ret = run[i]->fn(pcpu_scrape_emit, s, run[i]->arg);
+
+	pcpu_metrics_lock();
+	if (pinned_in == epoch)
+		for (i = 0; i < n; i++)
+			run[i]->users--;
+	pthread_cond_broadcast(&unpinned);
+	pcpu_metrics_unlock();
+	free(run);
 	return ret;
+}
+
+void pcpu_collectors_fork_child(void)
+{
+	epoch++;
+	for (struct collector *c = collectors; c; c = c->next)
+		c->users = 0;
+	pthread_cond_init(&unpinned, NULL);
 }
 
 PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg)
@@ -311,6 +361,9 @@ PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *a
 
 	if (!fn)
 		return -EINVAL;
+	/* the fork handlers reset the pins of running walks in the child */
+	if (pcpu_registry_setup() != 0)
+		return -ENOMEM;
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -340,6 +393,8 @@ PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void
 			break;
 		}
 	}
+	while (found && found->users)
+		pcpu_metrics_wait(&unpinned);
 	pcpu_metrics_unlock();
 	free(found);
 	return found ? 0 : -ENOENT;

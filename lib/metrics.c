@@ -5,7 +5,8 @@
  * definitions are in metrics_register.c, collectors in collectors.c, the
  * name rules in metric_names.c, the text formats in exposition.c.
  *
- * One mutex guards the list, the collectors and every walk. Adds never
+ * One mutex guards the list, the collectors' list and every walk of the
+ * registered metrics (collectors run outside it: collectors.c). Adds never
  * take it: a metric only points at its counter, stat set or histogram, and
  * reading their values is what sum() and snapshot() already do beside adds.
  * Destroying an object takes the lock to unlink its metrics before its
@@ -318,6 +319,12 @@ void pcpu_metrics_fork_parent(void)
 void pcpu_metrics_fork_child(void)
 {
 	pthread_mutex_init(&metrics_lock, NULL);
+	pcpu_collectors_fork_child();
+}
+
+void pcpu_metrics_wait(pthread_cond_t *cv)
+{
+	pthread_cond_wait(cv, &metrics_lock);
 }
 
 int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
@@ -502,9 +509,10 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 	}
 	if (ret == 0)
 		ret = expose_refusals(scrape);
+	pthread_mutex_unlock(&metrics_lock);
+	/* outside the lock: a slow collector holds up neither fork() nor registration */
 	if (ret == 0)
 		ret = pcpu_collectors_run(scrape);
-	pthread_mutex_unlock(&metrics_lock);
 	pcpu_scrape_free(scrape);
 	return ret;
 }

@@ -6,6 +6,7 @@
 #ifndef PCPU_LIB_METRICS_INTERNAL_H
 #define PCPU_LIB_METRICS_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,8 +49,9 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n);
 void pcpu_metrics_forget(const void *obj);
 
 /*
- * The metrics lock: it guards the list, the collectors and every walk.
- * Registration and collector calls take it; a walk holds it throughout.
+ * The metrics lock: it guards the list, the collectors' list and the walk
+ * of registered metrics. Registration and collector calls take it; a walk
+ * holds it until the collectors run, which it does not hold.
  */
 void pcpu_metrics_lock(void);
 void pcpu_metrics_unlock(void);
@@ -75,9 +77,16 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape);
 /*
  * Runs every collector in the order they were added, with
  * pcpu_scrape_emit() and @s. Returns 0 or the first non-zero return.
- * Under the metrics lock (collectors.c).
+ * Without the metrics lock: it takes it only to pin and unpin them
+ * (collectors.c).
  */
 int pcpu_collectors_run(struct pcpu_scrape *s);
+
+/* In the child of fork() (one thread): no walk runs there. */
+void pcpu_collectors_fork_child(void);
+
+/* pthread_cond_wait() on @cv with the metrics lock, which the caller holds. */
+void pcpu_metrics_wait(pthread_cond_t *cv);
 
 /* Around fork(): the registry's handlers call these (lib/registry.c). */
 void pcpu_metrics_fork_prepare(void);

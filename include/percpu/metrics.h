@@ -143,7 +143,8 @@ struct pcpu_metric_sample {
 /**
  * Calls @p cb for every registered metric, families contiguous (sorted by
  * name, then labels; the children of a label family of <percpu/family.h>
- * in no particular order), under the metrics lock: @p cb must not call the
+ * in no particular order), then for the collectors' samples (outside the
+ * lock, since 0.4), under the metrics lock: @p cb must not call the
  * library's initialisers, creators, register or destroy calls (they would
  * deadlock, against this lock or against a fork). A non-zero return of @p cb
  * stops the walk.
@@ -171,8 +172,10 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
  * sample is left out and counted (pcpu_metrics_collector_refused()); the
  * collector may go on. Returns 0, or a negative errno (what emit
  * returned, or its own), which stops the exposition and is returned by it.
- * Runs under the metrics lock: it must not register, unregister or
- * destroy metrics.
+ * Runs outside the metrics lock (since 0.4; under it before): fork(),
+ * registration and other scrapes' walks of the registered metrics do not
+ * wait for it, and it may register or destroy metrics; it must not remove
+ * itself (removal waits for it to return).
  * @since 0.3
  */
 typedef int (*pcpu_metrics_collector_fn)(int (*emit)(const struct pcpu_metric_sample *s,
@@ -189,8 +192,9 @@ typedef int (*pcpu_metrics_collector_fn)(int (*emit)(const struct pcpu_metric_sa
 PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg);
 
 /**
- * Removes collector @p fn with argument @p arg, after an exposition in
- * progress ends. @return 0, or -ENOENT if it was not added. @since 0.3
+ * Removes collector @p fn with argument @p arg, after every exposition
+ * running it has returned from it. @return 0, or -ENOENT if it was not
+ * added. @since 0.3
  */
 PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void *arg);
 
