@@ -451,6 +451,10 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 
 	if (!cb)
 		return -EINVAL;
+	/* a failed definition fails every exposition (metrics_register.c) */
+	ret = pcpu_metrics_define_failure(NULL);
+	if (ret)
+		return ret;
 	/* what the registered metrics wrote, for the collectors' checks */
 	scrape = pcpu_scrape_new(cb, arg);
 	if (!scrape)

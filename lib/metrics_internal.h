@@ -88,6 +88,13 @@ void pcpu_collectors_fork_child(void);
 /* pthread_cond_wait() on @cv with the metrics lock, which the caller holds. */
 void pcpu_metrics_wait(pthread_cond_t *cv);
 
+/*
+ * The negative errno of the first file-scope definition that failed, and
+ * in *@what (when not NULL) a sentence saying which; 0 and NULL if none
+ * failed (metrics_register.c).
+ */
+int pcpu_metrics_define_failure(const char **what);
+
 /* Around fork(): the registry's handlers call these (lib/registry.c). */
 void pcpu_metrics_fork_prepare(void);
 void pcpu_metrics_fork_parent(void);

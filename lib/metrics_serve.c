@@ -24,6 +24,8 @@
 
 #include <percpu/metrics_http.h>
 
+#include "metrics_internal.h"
+
 /*
  * The socket address for @address (NULL: IPv6's any, all zeros) and @port,
  * its length; 0 if they are no numeric IP address and TCP port. Checked
@@ -125,6 +127,28 @@ static mhd_result queue_text(struct MHD_Connection *conn, unsigned int status, c
 	return ret;
 }
 
+/* 500, saying why where a failed definition is the cause (metrics_register.c). */
+static mhd_result queue_failure(struct MHD_Connection *conn)
+{
+	struct MHD_Response *resp;
+	const char *what;
+	char *body;
+	mhd_result ret;
+
+	if (!pcpu_metrics_define_failure(&what) ||
+	    asprintf(&body, "exposition failed: %s\n", what) < 0)
+		return queue_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, sizeof(failed) - 1);
+	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	ret = MHD_queue_response(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static mhd_result queue_metrics(struct MHD_Connection *conn)
 {
 	struct pcpu_metrics_response res;
@@ -136,7 +160,7 @@ static mhd_result queue_metrics(struct MHD_Connection *conn)
 		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						MHD_HTTP_HEADER_ACCEPT_ENCODING),
 		    &res) != 0)
-		return queue_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, sizeof(failed) - 1);
+		return queue_failure(conn);
 	/* the body is malloc()ed: libmicrohttpd free()s it with the response */
 	resp = MHD_create_response_from_buffer(res.length, res.body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {

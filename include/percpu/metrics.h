@@ -100,7 +100,9 @@ enum pcpu_metrics_format {
  * Writes every registered metric to @p out in format @p f. The text is
  * made in memory under the metrics lock, then written and flushed.
  * @return 0; -EINVAL (NULL @p out, unknown format); -ENOMEM; the negative
- *         errno of a failed write (-EIO when the stream gives none).
+ *         errno of a failed write (-EIO when the stream gives none); the
+ *         errno of a failed file-scope definition (since 0.4, see
+ *         PCPU_COUNTER_DEFINE()), writing nothing.
  * @since 0.2
  */
 PCPU_EXPORT int pcpu_metrics_write(FILE *out, enum pcpu_metrics_format f);
@@ -221,7 +223,8 @@ PCPU_EXPORT int pcpu_metrics_process_collector(int (*emit)(const struct pcpu_met
 /**
  * Number of PCPU_COUNTER_DEFINE()/PCPU_GAUGE_DEFINE() definitions whose
  * registration failed (a bad or duplicate name, no memory) since the
- * process started. @since 0.2
+ * process started; while it is not 0, every exposition fails (since 0.4).
+ * @since 0.2
  */
 PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void);
 
@@ -247,10 +250,15 @@ PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void);
  * (or unload). Usable as soon as constructors of priority 101 have run.
  *
  * A constructor cannot return an error. If registration fails (bad or
- * duplicate name, no memory for the metric), the counter is still
- * initialised and usable, only not exposed. If even initialising it fails
- * (no memory), it stays zero-filled and updating it is a misuse (see
- * <percpu/counter.h>). Either way pcpu_metrics_define_errors() counts it.
+ * duplicate name, as the same name defined in two files, no memory for
+ * the metric), the counter is still initialised and usable, only not
+ * exposed. If even initialising it fails (no memory), it stays
+ * zero-filled and updating it is a misuse (see <percpu/counter.h>).
+ * Either way pcpu_metrics_define_errors() counts it, and (since 0.4) so
+ * that it cannot go unnoticed: a line on stderr names it at once, and
+ * every exposition from then on fails with the first failure's errno
+ * (-EEXIST for a duplicate), so the built-in server answers 500 with that
+ * line.
  *
  * Unloading. The inline adds leave a thread's rseq state pointing into the
  * object that ran them; the unload destructor clears it for the thread
