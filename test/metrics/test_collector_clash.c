@@ -19,6 +19,7 @@
 #include <percpu/metrics.h>
 
 #include "helpers.h"
+#include "pcpu_test.h"
 
 TestSuite(collector_clash, .timeout = 60);
 
@@ -103,7 +104,7 @@ static void assert_parsers_accept(const char *prom, const char *om)
 	cr_assert_eq(WEXITSTATUS(st), 0, "a parser rejects the body:\n%s\n%s", prom, om);
 }
 
-Test(collector_clash, clashing_samples_are_refused_counted_and_the_body_stays_valid)
+PCPU_TEST(collector_clash, clashing_samples_are_refused_counted_and_the_body_stays_valid)
 {
 	static const int want[NR_EMITS + 1] = { -EEXIST, -EEXIST, 0, -EEXIST, -EINVAL, 0,
 						-EEXIST, -EEXIST };
@@ -160,7 +161,7 @@ static int malformed(int (*emit)(const struct pcpu_metric_sample *, void *), voi
 	return 0;
 }
 
-Test(collector_clash, unsorted_bounds_and_help_not_utf8_are_refused)
+PCPU_TEST(collector_clash, unsorted_bounds_and_help_not_utf8_are_refused)
 {
 	int errs[2] = { 1, 1 };
 	char *prom, *om;

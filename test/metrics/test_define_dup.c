@@ -28,7 +28,7 @@ PCPU_COUNTER_DEFINE_DESC(dup_bad_unit, .name = "dup_sent", .unit = "bytes",
 
 struct pcpu_counter *dup_other(void);
 
-Test(define_dup, every_exposition_fails_and_writes_nothing)
+PCPU_TEST(define_dup, every_exposition_fails_and_writes_nothing)
 {
 	struct pcpu_metrics_response res = { 0 };
 	char *buf = NULL;
@@ -46,7 +46,7 @@ Test(define_dup, every_exposition_fails_and_writes_nothing)
 	free(buf);
 }
 
-Test(define_dup, failed_definitions_are_counted_and_still_usable)
+PCPU_TEST(define_dup, failed_definitions_are_counted_and_still_usable)
 {
 	struct pcpu_counter *other = dup_other();
 
@@ -62,7 +62,7 @@ Test(define_dup, failed_definitions_are_counted_and_still_usable)
 }
 
 #ifdef PCPU_TEST_HAVE_MICROHTTPD
-Test(define_dup, the_server_answers_500_naming_the_failed_definition)
+PCPU_TEST(define_dup, the_server_answers_500_naming_the_failed_definition)
 {
 	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
 	struct pcpu_metrics_server *srv = pcpu_metrics_serve("127.0.0.1", 0);
