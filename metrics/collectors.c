@@ -2,11 +2,21 @@
 /*
  * Collectors (see <percpu/metrics.h>): callbacks that write samples
  * computed at scrape time. Every walk of the metrics list runs them after
- * the registered metrics, under the metrics lock (metrics.c), so they join
- * one exposition; what they emit is checked as a registration would be.
+ * the registered metrics (metrics.c), so they join one exposition; what
+ * they emit is checked against what the exposition has written.
+ *
+ * They run outside the metrics lock, which fork() and every registration
+ * take: a slow collector must hold up neither. The list is under the lock;
+ * a walk pins the collectors it runs (users), and removal waits until
+ * none is running the one it removes. A fork() resets the pins in the
+ * child (a new epoch), whose copies of running walks have no thread.
  */
+#define _GNU_SOURCE /* stpcpy, strdup */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <percpu/metrics.h>
 
@@ -17,44 +27,331 @@ struct collector {
 	pcpu_metrics_collector_fn fn;
 	void *arg;
 	struct collector *next;
+	unsigned int users; /* walks running it now */
 };
 
 static struct collector *collectors;
+/* signalled when a walk unpins its collectors; under the metrics lock */
+static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER;
+/* bumped by fork() in the child: pins of an older epoch are void */
+static unsigned int epoch;
 
 /* The longest label value a collector may emit, in bytes. */
 #define LABEL_VALUE_MAX 4096
 
-/* What a collector's emit() hands on, once the sample passed the checks. */
-struct checked_emit {
-	int (*cb)(const struct pcpu_metric_sample *, void *);
-	void *arg;
+/* Samples a collector emitted that emit() refused (pcpu_metrics_collector_refused()). */
+static uint64_t refused;
+
+/*
+ * What one exposition has written, so that no collector's sample makes it
+ * invalid: the name of every family (registered or collected), and the
+ * label sets of the family a collector writes now. A parser rejects the
+ * whole body for a family written twice, two families whose samples meet
+ * (a gauge "x_total" beside a counter "x"), or one series twice; each is
+ * refused at emit() instead. The names are copies: a collector runs after
+ * the registered metrics were written, and they may be gone by then.
+ */
+
+/* Strings in open addressing: a scrape's families, a family's label sets. */
+struct strset {
+	char **slot;
+	size_t cap, nr;
 };
 
-static int emit_checked(const struct pcpu_metric_sample *s, void *ctx)
+/* FNV-1a of @s. */
+static size_t str_hash(const char *s)
 {
-	struct checked_emit *ce = ctx;
+	uint64_t h = 0xcbf29ce484222325ull;
 
-	if (!s || !s->name || !s->help || !s->unit ||
-	    pcpu_metrics_check_name(NULL, s->name, s->unit, s->kind) != 0 ||
-	    pcpu_metrics_check_labels(s->labels, s->kind) < 0 ||
-	    (s->kind == PCPU_METRIC_HISTOGRAM && s->nr_bounds && (!s->bounds || !s->buckets)))
-		return -EINVAL;
-	for (unsigned int i = 0; s->labels && s->labels[2 * i]; i++)
-		if (pcpu_metrics_check_label_value(s->labels[2 * i + 1], LABEL_VALUE_MAX) != 0)
-			return -EINVAL;
-	return ce->cb(s, ce->arg);
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (size_t)(h ^ (h >> 31));
 }
 
-int pcpu_collectors_run(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg)
+/*
+ * The slot of key @k, or the empty one where it would go. A family's entry
+ * is its kind (one character) and its name; the key is the name.
+ */
+static char **strset_find(const struct strset *set, const char *k, size_t skip)
 {
+	size_t i = str_hash(k) & (set->cap - 1);
+
+	while (set->slot[i] && strcmp(set->slot[i] + skip, k) != 0)
+		i = (i + 1) & (set->cap - 1);
+	return &set->slot[i];
+}
+
+static const char *strset_get(const struct strset *set, const char *k, size_t skip)
+{
+	return set->cap ? *strset_find(set, k, skip) : NULL;
+}
+
+/* Adds @entry (owned by the set from now on) of key @entry + @skip; -ENOMEM. */
+static int strset_put(struct strset *set, char *entry, size_t skip)
+{
+	if (2 * (set->nr + 1) > set->cap) {
+		struct strset big = { calloc(set->cap ? 2 * set->cap : 64, sizeof(char *)),
+				      set->cap ? 2 * set->cap : 64, set->nr };
+
+		if (!big.slot) {
+			free(entry);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < set->cap; i++)
+			if (set->slot[i])
+				*strset_find(&big, set->slot[i] + skip, skip) = set->slot[i];
+		free(set->slot);
+		*set = big;
+	}
+	*strset_find(set, entry + skip, skip) = entry;
+	set->nr++;
+	return 0;
+}
+
+static void strset_free(struct strset *set)
+{
+	for (size_t i = 0; i < set->cap; i++)
+		free(set->slot[i]);
+	free(set->slot);
+	*set = (struct strset){ 0 };
+}
+
+struct pcpu_scrape {
+	int (*cb)(const struct pcpu_metric_sample *, void *);
+	void *arg;
+	struct strset families; /* kind + name of every family written */
+	const char *last;       /* the family written last (in families) */
+	char *open_unit;        /* the unit of the family a collector writes now */
+	struct strset series;   /* its label sets (series_key()) */
+};
+
+struct pcpu_scrape *pcpu_scrape_new(int (*cb)(const struct pcpu_metric_sample *, void *),
+				    void *arg)
+{
+	struct pcpu_scrape *s = calloc(1, sizeof(*s));
+
+	if (s) {
+		s->cb = cb;
+		s->arg = arg;
+	}
+	return s;
+}
+
+void pcpu_scrape_free(struct pcpu_scrape *s)
+{
+	if (!s)
+		return;
+	strset_free(&s->families);
+	strset_free(&s->series);
+	free(s->open_unit);
+	free(s);
+}
+
+/* Records family @name of @kind as written; -ENOMEM. */
+static int note_family(struct pcpu_scrape *s, const char *name, enum pcpu_metric_kind kind)
+{
+	size_t len = strlen(name);
+	char *e = malloc(len + 2);
+	int err;
+
+	if (!e)
+		return -ENOMEM;
+	e[0] = (char)('0' + kind);
+	memcpy(e + 1, name, len + 1);
+	err = strset_put(&s->families, e, 1);
+	if (!err)
+		s->last = e;
+	return err;
+}
+
+int pcpu_scrape_note(const struct pcpu_metric_sample *m, void *scrape)
+{
+	struct pcpu_scrape *s = scrape;
+
+	/* a registered family is contiguous and checked at registration */
+	if (!s->last || strcmp(s->last + 1, m->name) != 0) {
+		int err = note_family(s, m->name, m->kind);
+
+		if (err)
+			return err;
+	}
+	return s->cb(m, s->arg);
+}
+
+/* Does a family written in @arg's scrape meet the sample of pending_name? */
+struct rival_arg {
+	const struct pcpu_scrape *s;
+	const struct pcpu_metric_sample *m;
+};
+
+static int rival_written(const char *family, void *arg)
+{
+	struct rival_arg *ra = arg;
+	const char *e = strset_get(&ra->s->families, family, 1);
+
+	return e && pcpu_metrics_names_meet(e + 1, (enum pcpu_metric_kind)(e[0] - '0'),
+					    ra->m->name, ra->m->kind) ? -EEXIST : 0;
+}
+
+/*
+ * The label set of @m as one string: pairs sorted by key, "key" 0xfe
+ * "value" 0xff each (bytes that valid UTF-8 never holds); NULL for want of
+ * memory.
+ */
+static char *series_key(const struct pcpu_metric_sample *m)
+{
+	const char *const *l = m->labels;
+	unsigned int n = 0, order[64];
+	size_t len = 1;
+	char *k, *p;
+
+	for (; l && l[2 * n]; n++)
+		len += strlen(l[2 * n]) + strlen(l[2 * n + 1]) + 2;
+	/* insertion sort: a few labels (pcpu_metrics_check_labels() bounds them) */
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int j = i;
+
+		for (; j > 0 && strcmp(l[2 * order[j - 1]], l[2 * i]) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	k = p = malloc(len);
+	if (!k)
+		return NULL;
+	for (unsigned int i = 0; i < n; i++) {
+		p = stpcpy(p, l[2 * order[i]]);
+		*p++ = (char)0xfe;
+		p = stpcpy(p, l[2 * order[i] + 1]);
+		*p++ = (char)0xff;
+	}
+	*p = '\0';
+	return k;
+}
+
+/* 0 if @m is well formed (as registration checks it), else -EINVAL. */
+static int check_sample(const struct pcpu_metric_sample *m)
+{
+	if (!m || !m->name || !m->help || !m->unit ||
+	    pcpu_metrics_check_name(NULL, m->name, m->unit, m->kind) != 0 ||
+	    pcpu_metrics_check_labels(m->labels, m->kind) < 0 ||
+	    pcpu_metrics_check_label_value(m->help, SIZE_MAX) != 0)
+		return -EINVAL;
+	for (unsigned int i = 0; m->labels && m->labels[2 * i]; i++)
+		if (pcpu_metrics_check_label_value(m->labels[2 * i + 1], LABEL_VALUE_MAX) != 0)
+			return -EINVAL;
+	if (m->kind == PCPU_METRIC_HISTOGRAM) {
+		if (m->nr_bounds && (!m->bounds || !m->buckets))
+			return -EINVAL;
+		/* le values must ascend, or the parser refuses the buckets */
+		for (uint32_t i = 1; i < m->nr_bounds; i++)
+			if (m->bounds[i] <= m->bounds[i - 1])
+				return -EINVAL;
+	}
+	return 0;
+}
+
+/* 0 if @m may follow what @s has written; -EINVAL or -EEXIST. */
+static int check_place(struct pcpu_scrape *s, const struct pcpu_metric_sample *m)
+{
+	struct rival_arg ra = { s, m };
+	char *key;
+	int err;
+
+	if (s->open_unit && strcmp(s->last + 1, m->name) == 0) {
+		/* the family being written: its samples agree, each series once */
+		if (s->last[0] - '0' != (int)m->kind || strcmp(s->open_unit, m->unit) != 0)
+			return -EINVAL;
+	} else {
+		/* a new family: no name written before, no sample meeting one */
+		if (strset_get(&s->families, m->name, 1))
+			return -EEXIST;
+		err = pcpu_metrics_rivals(m->name, m->kind, rival_written, &ra);
+		if (err)
+			return err;
+		err = note_family(s, m->name, m->kind);
+		if (err)
+			return err;
+		free(s->open_unit);
+		s->open_unit = strdup(m->unit);
+		strset_free(&s->series);
+		if (!s->open_unit)
+			return -ENOMEM;
+	}
+	key = series_key(m);
+	if (!key)
+		return -ENOMEM;
+	if (strset_get(&s->series, key, 0)) {
+		free(key);
+		return -EEXIST;
+	}
+	return strset_put(&s->series, key, 0);
+}
+
+int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape)
+{
+	struct pcpu_scrape *s = scrape;
+	int err = check_sample(m);
+
+	if (!err)
+		err = check_place(s, m);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		__atomic_fetch_add(&refused, 1, __ATOMIC_RELAXED);
+		return err;
+	}
+	return s->cb(m, s->arg);
+}
+
+PCPU_EXPORT uint64_t pcpu_metrics_collector_refused(void)
+{
+	return __atomic_load_n(&refused, __ATOMIC_RELAXED);
+}
+
+int pcpu_collectors_run(struct pcpu_scrape *s)
+{
+	struct collector **run = NULL;
+	size_t n = 0, i;
+	unsigned int pinned_in;
 	int ret = 0;
 
-	for (struct collector *c = collectors; c && ret == 0; c = c->next) {
-		struct checked_emit ce = { cb, arg };
-
-		ret = c->fn(emit_checked, &ce, c->arg);
+	pcpu_metrics_lock();
+	for (struct collector *c = collectors; c; c = c->next)
+		n++;
+	if (n) {
+		run = malloc(n * sizeof(*run));
+		if (!run) {
+			pcpu_metrics_unlock();
+			return -ENOMEM;
+		}
 	}
+	n = 0;
+	for (struct collector *c = collectors; c; c = c->next) {
+		c->users++;
+		run[n++] = c;
+	}
+	pinned_in = epoch;
+	pcpu_metrics_unlock();
+
+	for (i = 0; i < n && ret == 0; i++)
+		ret = run[i]->fn(pcpu_scrape_emit, s, run[i]->arg);
+
+	pcpu_metrics_lock();
+	if (pinned_in == epoch)
+		for (i = 0; i < n; i++)
+			run[i]->users--;
+	pthread_cond_broadcast(&unpinned);
+	pcpu_metrics_unlock();
+	free(run);
 	return ret;
+}
+
+void pcpu_collectors_fork_child(void)
+{
+	epoch++;
+	for (struct collector *c = collectors; c; c = c->next)
+		c->users = 0;
+	pthread_cond_init(&unpinned, NULL);
 }
 
 PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg)
@@ -63,6 +360,9 @@ PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *a
 
 	if (!fn)
 		return -EINVAL;
+	/* the fork handlers reset the pins of running walks in the child */
+	if (pcpu_metrics_client_setup() != 0)
+		return -ENOMEM;
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -92,6 +392,8 @@ PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void
 			break;
 		}
 	}
+	while (found && found->users)
+		pcpu_metrics_wait(&unpinned);
 	pcpu_metrics_unlock();
 	free(found);
 	return found ? 0 : -ENOENT;

@@ -74,6 +74,8 @@ struct pcpu_family {
 	int64_t scale;
 	uint64_t seed;               /* of the hash: label values may come from outside */
 	struct child *removed;       /* removed children, not yet freed */
+	struct child *overflow;      /* NULL, or the child a refused get returns */
+	struct pcpu_counter refused; /* gets refused (cap, bad tuple, no memory) */
 	struct pcpu_registry_entry *entry; /* for the fork handlers */
 	const char **sorted_names;   /* label names sorted */
 	unsigned int *order;         /* sorted position -> position in the caller's tuple */
@@ -309,6 +311,7 @@ static void free_family(struct pcpu_family *f)
 	free(f->bounds);
 	if (f->table)
 		cds_lfht_destroy(f->table, NULL);
+	pcpu_counter_destroy(&f->refused);
 	free(f);
 }
 
@@ -398,6 +401,12 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 		return NULL;
 	}
 	pthread_mutex_init(&f->lock, NULL);
+	err = pcpu_counter_init(&f->refused, 0);
+	if (err) {
+		free(f);
+		errno = -err;
+		return NULL;
+	}
 	f->kind = d->kind;
 	f->max_children = d->max_children ? d->max_children : PCPU_FAMILY_DEFAULT_MAX_CHILDREN;
 	if (d->opts) {
@@ -470,6 +479,36 @@ PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f)
 	free_family(f);
 }
 
+/*
+ * A get that cannot have its own child: counted, and answered with the
+ * overflow child (NULL without one), errno @err either way.
+ */
+static struct child *refuse(struct pcpu_family *f, int err)
+{
+	pcpu_counter_add(&f->refused, 1);
+	errno = err;
+	return __atomic_load_n(&f->overflow, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A missed tuple while the family is full is refused without allocating,
+ * and without the lock: true if it must be (@c left NULL), false if it may
+ * be made, or was made meanwhile (then @c holds it). Exact: a creator adds
+ * its child, then stores the count with release (get_child()); a count
+ * read here at the cap is either older than the creation of our tuple (the
+ * family was full without it: refusing is right at that instant) or
+ * newer, and then the look-up after it sees the child. Under the RCU read
+ * lock.
+ */
+static bool refused_at_cap(struct pcpu_family *f, const char *const *values,
+			   unsigned long hash, struct child **c)
+{
+	if (__atomic_load_n(&f->nr_children, __ATOMIC_ACQUIRE) < f->max_children)
+		return false;
+	*c = lookup(f, values, hash);
+	return *c == NULL;
+}
+
 /* The child of @values, made on first use; NULL with errno. */
 static struct child *get_child(struct pcpu_family *f, const char *const *values)
 {
@@ -481,25 +520,29 @@ static struct child *get_child(struct pcpu_family *f, const char *const *values)
 	 * Only the count before the look-up: no child holds an invalid or
 	 * over-long value, so a tuple that matches one is valid.
 	 */
-	if (check_count(f, values) != 0) {
+	if (!f) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (check_count(f, values) != 0)
+		return refuse(f, EINVAL);
 	hash = hash_values(f, values);
 	urcu_bp_read_lock();
 	c = lookup(f, values, hash);
+	if (!c && refused_at_cap(f, values, hash, &c)) {
+		urcu_bp_read_unlock();
+		return refuse(f, E2BIG);
+	}
 	urcu_bp_read_unlock();
 	if (pcpu_likely(c != NULL))
 		return c;
-	if (check_values(f, values) != 0) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (check_values(f, values) != 0)
+		return refuse(f, EINVAL);
 
 	/* first use: make the child outside the lock (see the lock order) */
 	made = new_child(f, values, hash);
 	if (!made)
-		return NULL;
+		return refuse(f, errno);
 	pthread_mutex_lock(&f->lock);
 	urcu_bp_read_lock();
 	publish(made);
@@ -509,8 +552,9 @@ static struct child *get_child(struct pcpu_family *f, const char *const *values)
 								 &made->node);
 
 		c = caa_container_of(node, struct child, node);
+		/* release: see refused_at_cap() */
 		if (c == made)
-			__atomic_store_n(&f->nr_children, f->nr_children + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&f->nr_children, f->nr_children + 1, __ATOMIC_RELEASE);
 	} else {
 		/* full: another thread may have made this very tuple meanwhile */
 		c = lookup(f, values, hash);
@@ -521,10 +565,8 @@ static struct child *get_child(struct pcpu_family *f, const char *const *values)
 	pthread_mutex_unlock(&f->lock);
 	if (c != made)
 		free_child(f, made);
-	if (err) {
-		errno = err;
-		return NULL;
-	}
+	if (err)
+		return refuse(f, err);
 	return c;
 }
 
@@ -566,6 +608,11 @@ PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *val
 	pthread_mutex_lock(&f->lock);
 	urcu_bp_read_lock();
 	c = lookup(f, values, hash);
+	if (c && c == f->overflow) {
+		urcu_bp_read_unlock();
+		pthread_mutex_unlock(&f->lock);
+		return -EBUSY;
+	}
 	/* creation and removal both hold the lock: c cannot go meanwhile */
 	if (c && cds_lfht_del(f->table, &c->node) == 0) {
 		__atomic_store_n(&f->nr_children, f->nr_children - 1, __ATOMIC_RELAXED);
@@ -595,9 +642,54 @@ PCPU_EXPORT void pcpu_family_reclaim(struct pcpu_family *f)
 	free_children(f, dead);
 }
 
+PCPU_EXPORT int pcpu_family_set_overflow(struct pcpu_family *f, const char *const *values)
+{
+	struct cds_lfht_node *node;
+	struct child *made, *c = NULL;
+	unsigned long hash;
+	int err = 0;
+
+	if (check_values(f, values) != 0)
+		return -EINVAL;
+	if (__atomic_load_n(&f->overflow, __ATOMIC_ACQUIRE))
+		return -EEXIST;
+	hash = hash_values(f, values);
+	made = new_child(f, values, hash);
+	if (!made)
+		return -errno;
+	rcu_register_early();
+	pthread_mutex_lock(&f->lock);
+	urcu_bp_read_lock();
+	if (f->overflow) {
+		err = -EEXIST;
+	} else {
+		publish(made);
+		node = cds_lfht_add_unique(f->table, hash, match, &(struct key){ f, values },
+					   &made->node);
+		c = caa_container_of(node, struct child, node);
+		/* the tuple's child already lives: it leaves the cap's count */
+		if (c != made)
+			__atomic_store_n(&f->nr_children, f->nr_children - 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&f->overflow, c, __ATOMIC_RELEASE);
+	}
+	urcu_bp_read_unlock();
+	pthread_mutex_unlock(&f->lock);
+	if (c != made)
+		free_child(f, made);
+	return err;
+}
+
+PCPU_EXPORT uint64_t pcpu_family_refused(const struct pcpu_family *f)
+{
+	return f ? (uint64_t)pcpu_counter_sum(&f->refused) : 0;
+}
+
 PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f)
 {
-	return f ? __atomic_load_n(&f->nr_children, __ATOMIC_RELAXED) : 0;
+	if (!f)
+		return 0;
+	return __atomic_load_n(&f->nr_children, __ATOMIC_RELAXED) +
+	       (__atomic_load_n(&f->overflow, __ATOMIC_RELAXED) != NULL);
 }
 
 PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t len)
@@ -625,6 +717,14 @@ void pcpu_family_walk_prepare(void)
 	 */
 	if (__atomic_load_n(&live_families, __ATOMIC_SEQ_CST))
 		rcu_register_early();
+}
+
+bool pcpu_family_refusals(const void *family, int64_t *n)
+{
+	const struct pcpu_family *f = family;
+
+	*n = pcpu_counter_sum(&f->refused);
+	return *n > 0 || __atomic_load_n(&f->overflow, __ATOMIC_ACQUIRE);
 }
 
 /* Under the metrics lock. */

@@ -5,7 +5,8 @@
  * definitions are in metrics_register.c, collectors in collectors.c, the
  * name rules in metric_names.c, the text formats in exposition.c.
  *
- * One mutex guards the list, the collectors and every walk. Adds never
+ * One mutex guards the list, the collectors' list and every walk of the
+ * registered metrics (collectors run outside it: collectors.c). Adds never
  * take it: a metric only points at its counter, stat set or histogram, and
  * reading their values is what sum() and snapshot() already do beside adds.
  * Destroying an object takes the lock to unlink its metrics before its
@@ -296,6 +297,11 @@ __attribute__((constructor)) static void metrics_client_setup(void)
 	(void)pcpu_client_set(&metrics_client);
 }
 
+int pcpu_metrics_client_setup(void)
+{
+	return pcpu_client_set(&metrics_client) != 0 ? -ENOMEM : 0;
+}
+
 void pcpu_metrics_lock(void)
 {
 	pthread_mutex_lock(&metrics_lock);
@@ -319,6 +325,12 @@ void pcpu_metrics_fork_parent(void)
 void pcpu_metrics_fork_child(void)
 {
 	pthread_mutex_init(&metrics_lock, NULL);
+	pcpu_collectors_fork_child();
+}
+
+void pcpu_metrics_wait(pthread_cond_t *cv)
+{
+	pthread_cond_wait(cv, &metrics_lock);
 }
 
 int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
@@ -411,14 +423,50 @@ static int64_t double_to_int64(double d)
 	return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 
+/*
+ * percpu_family_refused_total{family="..."}: one series per label family
+ * that refused a get or has an overflow child (<percpu/family.h>). Through
+ * the collectors' checks: a registered metric of that name wins. Under the
+ * lock.
+ */
+static int expose_refusals(struct pcpu_scrape *scrape)
+{
+	for (size_t i = 0; i < nr_metrics; i++) {
+		struct metric *m = by_name[i];
+		const char *labels[] = { "family", m->name, NULL };
+		struct pcpu_metric_sample smp = {
+			.name = "percpu_family_refused",
+			.help = "Gets of a label family answered without a child of their own.",
+			.unit = "", .kind = PCPU_METRIC_COUNTER, .labels = labels, .scale = 1,
+		};
+
+		if (m->source != METRIC_FROM_FAMILY || !pcpu_family_refusals(m->obj, &smp.value))
+			continue;
+		if (pcpu_scrape_emit(&smp, scrape) == -ENOMEM)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *, void *),
 				     void *arg)
 {
 	uint64_t buckets[PCPU_HISTOGRAM_MAX_BOUNDS + 1];
+	struct pcpu_scrape *scrape;
 	int ret = 0;
 
 	if (!cb)
 		return -EINVAL;
+	/* a failed definition fails every exposition (metrics_register.c) */
+	ret = pcpu_metrics_define_failure(NULL);
+	if (ret)
+		return ret;
+	/* what the registered metrics wrote, for the collectors' checks */
+	scrape = pcpu_scrape_new(cb, arg);
+	if (!scrape)
+		return -ENOMEM;
+	cb = pcpu_scrape_note;
+	arg = scrape;
 	/* before the lock: a family's walk must not register with urcu under it */
 	pcpu_family_walk_prepare();
 	pthread_mutex_lock(&metrics_lock);
@@ -470,7 +518,11 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 			ret = cb(&smp, arg);
 	}
 	if (ret == 0)
-		ret = pcpu_collectors_run(cb, arg);
+		ret = expose_refusals(scrape);
 	pthread_mutex_unlock(&metrics_lock);
+	/* outside the lock: a slow collector holds up neither fork() nor registration */
+	if (ret == 0)
+		ret = pcpu_collectors_run(scrape);
+	pcpu_scrape_free(scrape);
 	return ret;
 }

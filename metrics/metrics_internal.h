@@ -6,6 +6,7 @@
 #ifndef PCPU_LIB_METRICS_INTERNAL_H
 #define PCPU_LIB_METRICS_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,19 +49,58 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n);
 void pcpu_metrics_forget(const void *obj);
 
 /*
- * The metrics lock: it guards the list, the collectors and every walk.
- * Registration and collector calls take it; a walk holds it throughout.
+ * The metrics lock: it guards the list, the collectors' list and the walk
+ * of registered metrics. Registration and collector calls take it; a walk
+ * holds it until the collectors run, which it does not hold.
  */
+/*
+ * The metrics list as the core's client (<percpu/client.h>), with the fork
+ * handlers installed: 0 or -ENOMEM. Before anything of the metrics holds a
+ * lock that a fork must not find held.
+ */
+int pcpu_metrics_client_setup(void);
+
 void pcpu_metrics_lock(void);
 void pcpu_metrics_unlock(void);
 
 /*
- * Runs every collector in the order they were added, handing each sample
- * that passes the registration checks to @cb(sample, @arg); a collector's
- * sample that fails them ends the walk with -EINVAL. Returns 0 or the first
- * non-zero return. Under the metrics lock (collectors.c).
+ * One exposition's record of what it has written (collectors.c), so that
+ * no collector can make the body invalid. pcpu_scrape_note() passes a
+ * registered metric's sample on to the scrape's callback and records its
+ * family; pcpu_scrape_emit() is the emit() that collectors get: it refuses
+ * (and counts) a sample that is malformed (-EINVAL), whose family was
+ * written before or meets one written (-EEXIST), or whose series was
+ * written (-EEXIST), and passes the others on.
  */
-int pcpu_collectors_run(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg);
+struct pcpu_scrape;
+
+/* A new record for samples going to @cb(sample, @arg); NULL for want of memory. */
+struct pcpu_scrape *pcpu_scrape_new(int (*cb)(const struct pcpu_metric_sample *, void *),
+				    void *arg);
+void pcpu_scrape_free(struct pcpu_scrape *s);
+int pcpu_scrape_note(const struct pcpu_metric_sample *m, void *scrape);
+int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape);
+
+/*
+ * Runs every collector in the order they were added, with
+ * pcpu_scrape_emit() and @s. Returns 0 or the first non-zero return.
+ * Without the metrics lock: it takes it only to pin and unpin them
+ * (collectors.c).
+ */
+int pcpu_collectors_run(struct pcpu_scrape *s);
+
+/* In the child of fork() (one thread): no walk runs there. */
+void pcpu_collectors_fork_child(void);
+
+/* pthread_cond_wait() on @cv with the metrics lock, which the caller holds. */
+void pcpu_metrics_wait(pthread_cond_t *cv);
+
+/*
+ * The negative errno of the first file-scope definition that failed, and
+ * in *@what (when not NULL) a sentence saying which; 0 and NULL if none
+ * failed (metrics_register.c).
+ */
+int pcpu_metrics_define_failure(const char **what);
 
 /* Around fork(): the registry's handlers call these (lib/registry.c). */
 void pcpu_metrics_fork_prepare(void);
@@ -86,6 +126,12 @@ void pcpu_family_walk_prepare(void);
  */
 int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
 		     int (*cb)(const struct pcpu_metric_sample *, void *), void *arg);
+
+/*
+ * Whether family @family exposes its refusals (it has refused a get, or
+ * has an overflow child), and how many it refused, in @n.
+ */
+bool pcpu_family_refusals(const void *family, int64_t *n);
 
 /* Exposition (exposition.c). */
 

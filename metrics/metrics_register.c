@@ -5,7 +5,10 @@
  * (metrics.c), through pcpu_metrics_add(), all or none.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <percpu/counter.h>
 #include <percpu/cpu.h>
@@ -16,6 +19,9 @@
 
 /* File-scope definitions that failed (pcpu_metrics_define_errors()). */
 static unsigned int define_errors;
+/* The first failure: its negative errno, and what it was, for every scrape */
+static int define_err;
+static char define_what[256];
 
 PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_metric_desc *d)
 {
@@ -65,11 +71,47 @@ PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
 	return err;
 }
 
+/*
+ * A definition that failed must be impossible to miss (issue 24: a name
+ * defined in two files hid the second's adds): it is said on stderr at
+ * once, the only channel a constructor has, and from then on every
+ * exposition fails with its errno (pcpu_metrics_foreach()), so that the
+ * first scrape reports it (HTTP 500 with this text).
+ */
+static void define_failed(const struct pcpu_metric_desc *d, int err)
+{
+	int expected = 0;
+
+	__atomic_fetch_add(&define_errors, 1, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&define_err, &expected, err, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	snprintf(define_what, sizeof(define_what),
+		 "the file-scope definition of metric \"%s\" failed: %s%s",
+		 d && d->name ? d->name : "(null)", strerror(-err),
+		 err == -EEXIST ? " (the name is defined twice, or registered)" : "");
+	fprintf(stderr, "percpu: %s; every exposition fails until the program is fixed\n",
+		define_what);
+}
+
+int pcpu_metrics_define_failure(const char **what)
+{
+	int err = __atomic_load_n(&define_err, __ATOMIC_ACQUIRE);
+
+	if (what)
+		*what = err ? define_what : NULL;
+	return err;
+}
+
 PCPU_EXPORT void __pcpu_metrics_define_desc(struct pcpu_counter *c,
 					    const struct pcpu_metric_desc *d)
 {
-	if (pcpu_counter_init(c, 0) != 0 || pcpu_counter_register(c, d) != 0)
-		__atomic_fetch_add(&define_errors, 1, __ATOMIC_RELAXED);
+	int err = pcpu_counter_init(c, 0);
+
+	if (!err)
+		err = pcpu_counter_register(c, d);
+	if (err)
+		define_failed(d, err);
 }
 
 PCPU_EXPORT void __pcpu_metrics_define(struct pcpu_counter *c, const char *name,

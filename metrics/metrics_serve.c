@@ -24,6 +24,8 @@
 
 #include <percpu/metrics_http.h>
 
+#include "metrics_internal.h"
+
 /*
  * The socket address for @address (NULL: IPv6's any, all zeros) and @port,
  * its length; 0 if they are no numeric IP address and TCP port. Checked
@@ -85,9 +87,19 @@ typedef enum MHD_Result mhd_result;
 
 /* an idle client connection is closed after this many seconds */
 #define IDLE_TIMEOUT_S 10u
-/* connections open at once; more wait in the listen queue */
-#define MAX_CONNECTIONS 64u
-#define LISTEN_BACKLOG 64
+/*
+ * Connections open at once; more are closed as they come. Idle or slow
+ * ones cost a pool each (CONNECTION_MEMORY) and nothing per poll with
+ * epoll, so the limit is far above what any local process can pin idle
+ * short of the descriptor limit: 64 let 70 idle connections hold a scrape
+ * for 10 s (issue 24). One address may hold half, so that a remote
+ * scraper still gets in beside a local crowd.
+ */
+#define MAX_CONNECTIONS 2048u
+#define MAX_PER_ADDRESS (MAX_CONNECTIONS / 2)
+/* a request's headers and a connection's buffers: a scrape's are < 1 KiB */
+#define CONNECTION_MEMORY (16u * 1024)
+#define LISTEN_BACKLOG 1024
 
 struct pcpu_metrics_server {
 	struct MHD_Daemon *mhd;
@@ -115,6 +127,28 @@ static mhd_result queue_text(struct MHD_Connection *conn, unsigned int status, c
 	return ret;
 }
 
+/* 500, saying why where a failed definition is the cause (metrics_register.c). */
+static mhd_result queue_failure(struct MHD_Connection *conn)
+{
+	struct MHD_Response *resp;
+	const char *what;
+	char *body;
+	mhd_result ret;
+
+	if (!pcpu_metrics_define_failure(&what) ||
+	    asprintf(&body, "exposition failed: %s\n", what) < 0)
+		return queue_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, sizeof(failed) - 1);
+	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	ret = MHD_queue_response(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static mhd_result queue_metrics(struct MHD_Connection *conn)
 {
 	struct pcpu_metrics_response res;
@@ -126,7 +160,7 @@ static mhd_result queue_metrics(struct MHD_Connection *conn)
 		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						MHD_HTTP_HEADER_ACCEPT_ENCODING),
 		    &res) != 0)
-		return queue_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, sizeof(failed) - 1);
+		return queue_failure(conn);
 	/* the body is malloc()ed: libmicrohttpd free()s it with the response */
 	resp = MHD_create_response_from_buffer(res.length, res.body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
@@ -212,6 +246,18 @@ static int listen_on(const char *address, unsigned int port, unsigned int *bound
 	return fd;
 }
 
+/*
+ * One thread polling with epoll where libmicrohttpd has it: select()
+ * cannot watch a descriptor above FD_SETSIZE, and poll() costs a pass
+ * over every idle connection per event.
+ */
+static unsigned int server_flags(void)
+{
+	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+		return MHD_USE_EPOLL_INTERNAL_THREAD;
+	return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+}
+
 PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
 							   unsigned int port)
 {
@@ -227,10 +273,13 @@ PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
 		errno = -fd;
 		return NULL;
 	}
-	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
+	srv->mhd = MHD_start_daemon(server_flags(), 0, NULL, NULL,
 				    on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
 				    MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
-				    MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS, MHD_OPTION_END);
+				    MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, MAX_PER_ADDRESS,
+				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+				    MHD_OPTION_END);
 	if (!srv->mhd) {
 		/* no thread or no memory: libmicrohttpd says no more */
 		close(fd);

@@ -18,6 +18,19 @@
  *
  * Cardinality. A family holds at most max_children live children; getting
  * one more fails with E2BIG, exactly at the cap whatever the concurrency.
+ * Such a refusal allocates nothing and takes no lock (since 0.4).
+ *
+ * Overflow (since 0.4). A get that cannot have a child of its own (E2BIG,
+ * EINVAL for a bad tuple, ENOMEM) is a refusal: it is counted
+ * (pcpu_family_refused()) and returns the family's overflow child, set by
+ * pcpu_family_set_overflow(), or NULL without one. With an overflow child
+ * a get on a family never returns NULL, so a daemon adds to what it gets
+ * without a check; its refusals are in the overflow child's series, with
+ * the label values the daemon chose for it (exporters use "other" or
+ * "overflow"). The overflow child is one beyond max_children and cannot
+ * be removed. Every family that refused a get or has an overflow child is
+ * also exposed as percpu_family_refused_total{family="NAME"}, its count
+ * of refusals.
  *
  * Memory per child (LP64): one allocation of 120 bytes (the counter, the
  * hash node, the exposition's high-water mark) plus 16 bytes per label
@@ -116,7 +129,9 @@ PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f);
  * destroy it.
  * @return the child; NULL with errno EINVAL (NULL @p f or @p values, a
  *         wrong number of values, a value not UTF-8 or too long), E2BIG (a
- *         new tuple while the family holds max_children) or ENOMEM.
+ *         new tuple while the family holds max_children) or ENOMEM; for a
+ *         non-NULL @p f with an overflow child, that child instead of NULL
+ *         (errno set all the same).
  * @since 0.3
  */
 PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
@@ -136,8 +151,8 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_family_get_histogram(struct pcpu_family 
 
 /**
  * Removes the child of @p values (see "Removal" above).
- * @return 0; -ENOENT if the family has no such child; -EINVAL as for
- *         pcpu_family_get().
+ * @return 0; -ENOENT if the family has no such child; -EBUSY for the
+ *         overflow child (since 0.4); -EINVAL as for pcpu_family_get().
  * @since 0.3
  */
 PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *values);
@@ -151,7 +166,26 @@ PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *val
  */
 PCPU_EXPORT void pcpu_family_reclaim(struct pcpu_family *f);
 
-/** Number of live (not removed) children of @p f; 0 for NULL. @since 0.3 */
+/**
+ * Gives @p f an overflow child, the child of @p values (see "Overflow"
+ * above): made at 0, or the tuple's live child if it has one (which then
+ * no longer counts against max_children).
+ * @return 0; -EINVAL (NULL @p f, @p values as for pcpu_family_get());
+ *         -EEXIST if @p f has an overflow child already; -ENOMEM.
+ * @since 0.4
+ */
+PCPU_EXPORT int pcpu_family_set_overflow(struct pcpu_family *f, const char *const *values);
+
+/**
+ * Number of gets of @p f refused so far (see "Overflow" above); 0 for
+ * NULL. @since 0.4
+ */
+PCPU_EXPORT uint64_t pcpu_family_refused(const struct pcpu_family *f);
+
+/**
+ * Number of live (not removed) children of @p f, its overflow child
+ * included; 0 for NULL. @since 0.3
+ */
 PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f);
 
 /**

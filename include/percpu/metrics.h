@@ -87,7 +87,9 @@ enum pcpu_metrics_format {
  * Writes every registered metric to @p out in format @p f. The text is
  * made in memory under the metrics lock, then written and flushed.
  * @return 0; -EINVAL (NULL @p out, unknown format); -ENOMEM; the negative
- *         errno of a failed write (-EIO when the stream gives none).
+ *         errno of a failed write (-EIO when the stream gives none); the
+ *         errno of a failed file-scope definition (since 0.4, see
+ *         PCPU_COUNTER_DEFINE()), writing nothing.
  * @since 0.2
  */
 PCPU_EXPORT int pcpu_metrics_write(FILE *out, enum pcpu_metrics_format f);
@@ -130,7 +132,8 @@ struct pcpu_metric_sample {
 /**
  * Calls @p cb for every registered metric, families contiguous (sorted by
  * name, then labels; the children of a label family of <percpu/family.h>
- * in no particular order), under the metrics lock: @p cb must not call the
+ * in no particular order), then for the collectors' samples (outside the
+ * lock, since 0.4), under the metrics lock: @p cb must not call the
  * library's initialisers, creators, register or destroy calls (they would
  * deadlock, against this lock or against a fork). A non-zero return of @p cb
  * stops the walk.
@@ -146,12 +149,22 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
  * the registered metrics, by calling @p emit(sample, @p ctx) for each, the
  * samples of one family contiguous. A sample is a zero-initialised struct
  * pcpu_metric_sample with a name, help (may be ""), unit (may be ""),
- * kind, labels and value filled in (histograms: the histogram fields);
- * emit() checks the name, unit and labels as registration does and
- * returns -EINVAL for a bad one. Returns 0, or a negative errno (what emit
+ * kind, labels and value filled in (histograms: the histogram fields).
+ * emit() writes nothing that would make the exposition invalid: it
+ * returns -EINVAL for a bad name, unit, label, help (not UTF-8) or bounds
+ * (not ascending), and for a sample whose kind or unit differs from the
+ * one before it in its family; -EEXIST (since 0.4) for a family that this
+ * exposition has written already (a registered metric's, another
+ * collector's, or this one's before another family), a family whose
+ * samples would meet a written one's (a gauge "x_total" beside a counter
+ * "x"), or a series (name and labels) written already; -ENOMEM. A refused
+ * sample is left out and counted (pcpu_metrics_collector_refused()); the
+ * collector may go on. Returns 0, or a negative errno (what emit
  * returned, or its own), which stops the exposition and is returned by it.
- * Runs under the metrics lock: it must not register, unregister or
- * destroy metrics. Its names must not be those of registered metrics.
+ * Runs outside the metrics lock (since 0.4; under it before): fork(),
+ * registration and other scrapes' walks of the registered metrics do not
+ * wait for it, and it may register or destroy metrics; it must not remove
+ * itself (removal waits for it to return).
  * @since 0.3
  */
 typedef int (*pcpu_metrics_collector_fn)(int (*emit)(const struct pcpu_metric_sample *s,
@@ -168,10 +181,18 @@ typedef int (*pcpu_metrics_collector_fn)(int (*emit)(const struct pcpu_metric_sa
 PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg);
 
 /**
- * Removes collector @p fn with argument @p arg, after an exposition in
- * progress ends. @return 0, or -ENOENT if it was not added. @since 0.3
+ * Removes collector @p fn with argument @p arg, after every exposition
+ * running it has returned from it. @return 0, or -ENOENT if it was not
+ * added. @since 0.3
  */
 PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void *arg);
+
+/**
+ * Number of samples that collectors emitted and emit() refused (see
+ * pcpu_metrics_collector_fn) since the process started.
+ * @since 0.4
+ */
+PCPU_EXPORT uint64_t pcpu_metrics_collector_refused(void);
 
 /**
  * A collector of the standard process metrics, as the official Prometheus
@@ -189,7 +210,8 @@ PCPU_EXPORT int pcpu_metrics_process_collector(int (*emit)(const struct pcpu_met
 /**
  * Number of PCPU_COUNTER_DEFINE()/PCPU_GAUGE_DEFINE() definitions whose
  * registration failed (a bad or duplicate name, no memory) since the
- * process started. @since 0.2
+ * process started; while it is not 0, every exposition fails (since 0.4).
+ * @since 0.2
  */
 PCPU_EXPORT unsigned int pcpu_metrics_define_errors(void);
 
@@ -240,10 +262,15 @@ PCPU_EXPORT int pcpu_shared_write(const struct pcpu_shared *s, FILE *out,
  * (or unload). Usable as soon as constructors of priority 101 have run.
  *
  * A constructor cannot return an error. If registration fails (bad or
- * duplicate name, no memory for the metric), the counter is still
- * initialised and usable, only not exposed. If even initialising it fails
- * (no memory), it stays zero-filled and updating it is a misuse (see
- * <percpu/counter.h>). Either way pcpu_metrics_define_errors() counts it.
+ * duplicate name, as the same name defined in two files, no memory for
+ * the metric), the counter is still initialised and usable, only not
+ * exposed. If even initialising it fails (no memory), it stays
+ * zero-filled and updating it is a misuse (see <percpu/counter.h>).
+ * Either way pcpu_metrics_define_errors() counts it, and (since 0.4) so
+ * that it cannot go unnoticed: a line on stderr names it at once, and
+ * every exposition from then on fails with the first failure's errno
+ * (-EEXIST for a duplicate), so the built-in server answers 500 with that
+ * line.
  *
  * Unloading. The inline adds leave a thread's rseq state pointing into the
  * object that ran them; the unload destructor clears it for the thread

@@ -74,7 +74,10 @@ struct pcpu_metrics_server;
  * the host has both). Port 0 picks a free port: see
  * pcpu_metrics_server_port(). Other paths answer 404, methods other than
  * GET and HEAD 405, and an exposition that fails 500. Scrapes are served
- * one at a time; an idle connection is closed after 10 s. A child of
+ * one at a time; an idle connection is closed after 10 s. Up to 2048
+ * connections are open at once, 1024 from one address (since 0.4; 64
+ * before), so that idle or slow clients do not hold a scrape back; the
+ * process's descriptor limit (RLIMIT_NOFILE) must leave room for them. A child of
  * fork() has no copy of the thread: it must not stop the server, and it
  * holds the listening socket open until it closes its descriptors or exits
  * (so start the server after forking workers, where that matters).

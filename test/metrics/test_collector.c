@@ -267,7 +267,9 @@ Test(collector, a_shared_segments_items_join_in_one_exposition)
  * first, the forking thread holds them while it waits for the metrics
  * lock, and the collector's add waits for them, both for ever (the test
  * then times out). The forker's own handler, registered after the
- * library's, runs before them and tells the collector when to add.
+ * library's, runs before them and tells the collector when to add. Since
+ * 0.4 collectors run outside the metrics lock and fork() does not wait
+ * for them: the child may or may not hold the collector's add.
  */
 static struct pcpu_counter forked;
 static volatile int fork_wanted, fork_started;
@@ -301,7 +303,9 @@ static void *forker(void *arg)
 	pid = fork();
 	if (pid == 0) {
 		pcpu_counter_add(&forked, 1);
-		_exit(pcpu_counter_sum(&forked) == 3 ? 0 : 1);
+		int64_t sum = pcpu_counter_sum(&forked);
+
+		_exit(sum == 2 || sum == 3 ? 0 : 1);
 	}
 	if (pid > 0 && waitpid(pid, &status, 0) != pid)
 		status = -1;
@@ -324,7 +328,7 @@ Test(collector, a_fork_while_a_collector_adds_under_the_metrics_lock_completes)
 	cr_assert_eq(pcpu_metrics_write(devnull, PCPU_METRICS_PROMETHEUS), 0);
 	pthread_join(t, NULL);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "the child did not see the collector's add and its own (status %#x)", status);
+		  "the child did not see the first add and its own (status %#x)", status);
 	cr_expect_eq(pcpu_counter_sum(&forked), 2);
 	pcpu_metrics_collector_remove(add_while_forking, NULL);
 	pcpu_counter_destroy(&forked);
