@@ -266,6 +266,16 @@ static inline struct pcpu_race_run pcpu_race_run(struct pcpu_race *race, long st
 	}
 	cr_assert_eq(ptrace(PTRACE_CONT, r.pid, NULL, NULL), 0);
 	cr_assert_eq(waitpid(r.pid, &status, 0), r.pid);
+	/*
+	 * A signal for the child stops it under ptrace before delivery (a
+	 * SIGCHLD from a grandchild it forked, when that exits now): deliver
+	 * it and go on to the exit.
+	 */
+	while (WIFSTOPPED(status)) {
+		cr_assert_eq(ptrace(PTRACE_CONT, r.pid, NULL,
+				    (void *)(uintptr_t)WSTOPSIG(status)), 0);
+		cr_assert_eq(waitpid(r.pid, &status, 0), r.pid);
+	}
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0 && head->child_ok,
 		  "child failed (status %#x)", status);
 	return r;
