@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The aarch64 restartable sequences on a real arm64 kernel (qemu-user has
 # none): boots Debian's own arm64 kernel under qemu-system-aarch64 (-M virt
 # -cpu max -smp 2, TCG; pauth-impdef=on: an implementation-defined pointer

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # httpd-test.sh [--prometheus] HTTPD LOAD N
 #
 # Starts percpu-httpd (HTTPD) on 127.0.0.1 with a free port, sends exactly N

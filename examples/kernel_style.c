@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel drop-in at work: the overcommit check of mm/util.c, the
  * committed-memory counter vm_committed_as and its accounting helpers, as
