@@ -3,71 +3,36 @@
  * @file charge.h
  * Charging against a limit with per-CPU stocks (memcg's obj_stock).
  *
- * A charge object guards a limited resource (bytes of memory, pages,
- * connections). Each CPU keeps a stock: an amount already reserved from the
- * limit and not yet used. pcpu_charge_try() takes from this CPU's stock and
- * pcpu_charge_uncharge() gives back to it, inline, with no atomic
- * instruction and no shared cacheline written while the stock suffices (one
- * restartable sequence on x86_64 with glibc >= 2.35; a compare-and-swap of
- * this CPU's own stock on the atomic path). Only a stock that runs out or
- * overflows touches the central reservation:
+ * Each CPU keeps a stock reserved from the limit: pcpu_charge_try() takes
+ * from this CPU's stock and pcpu_charge_uncharge() gives back to it,
+ * inline, with no shared cacheline written while the stock suffices; a
+ * stock that runs out or overflows goes to the central reservation, and
+ * refills shrink as the limit nears.
  *
- * - A refill reserves more than the charge needs: the charge plus a new
- *   stock, scaled to the room left under the limit (a quarter of the room,
- *   shared by the possible CPUs, at most the cap), so that the stocks that
- *   refills leave shrink as the limit nears. (An inline uncharge still
- *   keeps up to the cap: a CPU that frees what it charged keeps it for its
- *   next charge; another CPU that needs it takes it back.)
- * - An uncharge that would overflow this CPU's stock fills the stock (to
- *   the cap, or nearer the limit to what a refill would leave) and returns
- *   only the excess (memcg's refill_obj_stock() fix), so a charge/uncharge
- *   pair near the cap does not drain and refill every time.
- * - A charge larger than the stock is served from the central reservation
- *   with a refill, and nothing is uncharged because of it (the overfill
- *   case): the stock it leaves is kept.
- *
- * Promises, under any concurrency and interleaving:
- * - reserved() (usage plus every stock) never exceeds the limit: the
- *   central reservation only grows by a compare-and-swap that checks it.
- *   The exception is pcpu_charge_set_limit() below the reservation (or
- *   below a refill in flight, which then gives its reservation back): it
- *   takes the stocks back, and while reserved() is still above the limit
- *   every stock stays closed and empty (try and uncharge go to the
- *   central reservation) and nothing is reserved, until the reservation
- *   is back under the limit.
- * - Once pcpu_charge_set_limit(L) has returned, no try takes usage above
- *   L, whatever was in flight (a try whose reservation was made under the
- *   old limit counts as one that returned before the call).
- * - No false failure at quiescence: try(a) succeeds if and only if
- *   usage + a <= limit, for a = 0 too (try(0) fails while usage is above
- *   the limit). A CPU that cannot refill takes every other CPU's stock
- *   back before it fails.
- * - Nothing is lost: stocks belong to CPUs, not threads, so a thread that
- *   migrates, is signalled, or exits leaves the stock where it was; usage()
- *   stays exact. A fork is safe whatever the other threads were doing: the
- *   child finishes a take that the fork interrupted. (Not a fork from a
- *   signal handler that interrupted a slow path of this very thread.)
- *
- * Taking other CPUs' stocks back (a refill that does not fit, drain(),
- * set_limit()) needs membarrier(2)'s rseq fence (Linux 5.10) on the
- * restartable-sequence path; without it, charge objects use the atomic
- * path. Takes are rare. (How a take stays exact: lib/charge.c.)
+ * The promise, under any concurrency: reserved() (usage plus every stock)
+ * never exceeds the limit (after pcpu_charge_set_limit() below it, every
+ * stock stays closed until it is back under); once set_limit(L) returns,
+ * no try takes usage above L (a try reserved under the old limit counts as
+ * one that returned before); at quiescence try(a) succeeds if and only if
+ * usage + a <= limit; usage() stays exact whatever threads migrate, are
+ * signalled, exit or fork. Taking stocks back needs membarrier(2)'s rseq
+ * fence (Linux 5.10) on the rseq path; without it, charges use the atomic
+ * path.
  *
  * Bad input. pcpu_charge_init() returns -EINVAL for NULL, a negative limit
- * or a stock cap out of range. Passing a NULL, zero-filled or destroyed
- * charge, or a negative amount, to try or uncharge is a programming error:
- * in builds of the library without NDEBUG it aborts with a message naming
- * the call; in release builds try returns false and uncharge does nothing.
- * Uncharging more than was charged is not detected: usage() goes negative.
+ * or a stock cap out of range. A NULL, zero-filled or destroyed charge, or
+ * a negative amount, passed to try or uncharge is a programming error: in
+ * builds of the library without NDEBUG it aborts naming the call; in
+ * release builds try returns false and uncharge does nothing. Uncharging
+ * more than was charged is not detected: usage() goes negative.
  *
- * Concurrency. Every call may run concurrently with every other on the same
- * object, from any thread, except init and destroy. try and uncharge may
- * run in a signal handler: they never wait for the thread they interrupted
- * (a try that would have to wait for that thread's take of the stocks fails
- * instead: not at quiescence, so no promise is broken). A try may wait for
- * another thread's take, as drain and set_limit may. A thread must not
- * leave a take by longjmp() out of a signal handler (nor be cancelled in
- * one): the take's lock would stay held.
+ * Concurrency. Every call may overlap every other on the same object,
+ * except init and destroy. try and uncharge may run in a signal handler (a
+ * try that would wait for the thread it interrupted fails instead); a
+ * handler must not longjmp() out of a take it interrupted. fork() is safe,
+ * but not from a handler that interrupted this thread's slow path.
+ *
+ * Link: pkg-config percpu. Proof: lib/charge/charge.c (a take).
  */
 #ifndef PERCPU_CHARGE_H
 #define PERCPU_CHARGE_H

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Macros shared by the public percpu headers. Everything here is prefixed
- * PCPU_/pcpu_ so that nothing leaks into the includer's namespace.
+ * Macros shared by the public percpu headers (internal to them: include
+ * the header of what you use). Everything here is prefixed PCPU_/pcpu_ so
+ * that nothing leaks into the includer's namespace.
+ *
+ * Link: pkg-config percpu.
  */
 #ifndef PERCPU_COMMON_H
 #define PERCPU_COMMON_H
@@ -25,11 +28,9 @@
 #endif
 
 /*
- * The inline fast paths (adds and tries, and what they call) are
- * always inlined: in a large function gcc stops inlining at its growth
- * limits and calls a local copy instead, which doubled an add's cost in
- * percpu-bench's own loops. librseq marks its sequences so for the same
- * reason. Their slow paths stay out of line.
+ * The inline fast paths (adds and tries, and what they call) are always
+ * inlined, even where gcc's own inlining gives up (docs/rationale.md);
+ * their slow paths stay out of line.
  */
 #define PCPU_INLINE static inline PCPU_ALWAYS_INLINE
 

@@ -3,37 +3,34 @@
  * @file counter.h
  * The native per-CPU counter with an elastic batch.
  *
- * Each CPU accumulates its updates in its own slot and folds them into the
- * central value only when its pending delta passes a threshold. The
- * threshold scales with the central value (all CPUs together hold at most
- * 1/accuracy of it, 1/64 by default) above an absolute floor per CPU, so a
- * large counter almost never folds and a counter near zero stays precise.
+ * Each CPU adds to its own slot and folds its pending delta into the
+ * central value only when it passes a threshold that scales with the
+ * central value (all CPUs together hold at most 1/accuracy of it, 1/64 by
+ * default) above an absolute floor per CPU.
  *
- * Promises, whatever the interleaving of adds with folds by other threads
- * (the refresher, sync_if_delta_above(), pcpu_registry_fold_all()): at
- * quiescence |read() - exact| <= error_bound(), sum() is exact, and
- * compare(), limited_add() and sync_if_delta_above() answer from that.
- * Monotone reads: while every update is >= 0, no thread ever sees read() or
- * sum() decrease (symmetrically for updates <= 0).
+ * The promise, whatever folds other threads run (the refresher,
+ * sync_if_delta_above(), pcpu_registry_fold_all()): at quiescence
+ * |read() - exact| <= error_bound() and sum() is exact; compare(),
+ * limited_add() and sync_if_delta_above() answer from that. While every
+ * update is >= 0, no thread ever sees read() or sum() decrease
+ * (symmetrically for updates <= 0).
  *
  * Bad input. The init calls return 0 or a negative errno, and leave the
- * counter zero-filled (so destroy is a no-op) when they fail. A NULL,
- * uninitialised (zero-filled) or destroyed counter passed to any other call
- * is a programming error: in builds of the library without NDEBUG it aborts
+ * counter zero-filled (destroy is a no-op) when they fail. A NULL,
+ * zero-filled or destroyed counter passed to any other call is a
+ * programming error: in builds of the library without NDEBUG it aborts
  * with a message naming the call; in release builds the call does nothing
- * and returns 0 (or false). The inline read() and initialized() never
- * abort: they return 0 and false for NULL. Memory that was never zeroed nor
- * initialised cannot be told apart from a counter, and initialising a live
- * counter again corrupts the registry: destroy it first.
+ * and returns 0 (or false). read() and initialized() never abort. Memory
+ * never zeroed nor initialised cannot be told from a counter, and
+ * initialising a live counter again corrupts the registry.
  *
- * Concurrency. Every call may run concurrently with every other, on the
- * same counter, from any thread, except init, destroy and set, which the
- * caller must not overlap with other calls on the same counter (as in the
- * kernel). A fork() while other threads fold or add is safe: the child
- * rebuilds what a fold cut short, and folds a slot that an add on the
- * atomic path left past the threshold. A fork() from a signal handler that
- * interrupted this thread's own call on a counter is not supported (that
- * call would go on in the child against the rebuilt state).
+ * Concurrency. Every call may overlap every other on the same counter,
+ * except init, destroy and set (as in the kernel). fork() is safe at any
+ * time, but not from a signal handler that interrupted this thread's own
+ * call on a counter.
+ *
+ * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
+ * [publish-order], [monotone-read], [exact-sum].
  */
 #ifndef PERCPU_COUNTER_H
 #define PERCPU_COUNTER_H
@@ -91,8 +88,7 @@ struct pcpu_counter_options {
 	int32_t accuracy;
 	/**
 	 * Absolute per-CPU threshold floor. 0: 32, whatever the CPU count
-	 * (pcpu_counter_default_floor(); 0.2's default was the kernel's
-	 * max(32, 2 * online CPUs)). Accepted: 0 to PCPU_COUNTER_MAX_BATCH.
+	 * (pcpu_counter_default_floor()). Accepted: 0 to PCPU_COUNTER_MAX_BATCH.
 	 */
 	int64_t floor;
 	/**
@@ -119,10 +115,9 @@ struct pcpu_counter_options {
 /**
  * The default absolute per-CPU threshold floor of counters, stat set items
  * and shared segment items: 32, the kernel's smallest batch, whatever the
- * CPU count, so a counter near zero is within possible CPUs * 32 of exact.
- * (0.2 returned the kernel's batch, max(32, 2 * online CPUs), whose bound
- * grew as CPUs^2; the kernel drop-in's percpu_counter_batch still follows
- * that rule.) Computing it does not choose the update path.
+ * CPU count, so a counter near zero is within possible CPUs * 32 of exact
+ * (the kernel drop-in's percpu_counter_batch is the kernel's batch
+ * instead). Computing it does not choose the update path.
  * @since 0.2 (32 whatever the CPUs since 0.3)
  */
 PCPU_EXPORT int64_t pcpu_counter_default_floor(void) PCPU_PURE;

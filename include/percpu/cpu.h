@@ -3,19 +3,21 @@
  * @file cpu.h
  * The CPU layer: which CPU a thread runs on, and "add to this CPU's copy".
  *
- * A process uses one of two update paths, never mixed: the
- * restartable-sequence path (plain adds; x86_64 and aarch64, on the rseq area
- * glibc >= 2.35 registers or the library's own) or the atomic path
- * (sched_getcpu() and atomic read-modify-writes; a counter's add goes to the
- * slot its thread owns, lib/slot_owner.c). Mixing them would let a plain rseq
- * add on one CPU erase an atomic update from a thread that believes it runs
- * there. The path is chosen once, by the first call of pcpu_cpu_setup(),
- * which every counter or stat-set initialiser makes; nothing earlier (loading
- * the library, pcpu_cpu_possible(), the kernel drop-in's
- * percpu_counter_batch) chooses it, so setting PCPU_FORCE_FALLBACK=1 in the
+ * The promise: a process uses one of two update paths, never mixed (a
+ * plain rseq add could erase an atomic update of a thread that believes it
+ * runs on that CPU): the restartable-sequence path (plain adds; x86_64 and
+ * aarch64, on the rseq area glibc >= 2.35 registers or the library's own)
+ * or the atomic path (sched_getcpu() and atomic read-modify-writes; a
+ * counter's add goes to the slot its thread owns). The first call of
+ * pcpu_cpu_setup(), which every initialiser makes, chooses it; nothing
+ * earlier does (loading the library, pcpu_cpu_possible(), the kernel
+ * drop-in's percpu_counter_batch), so PCPU_FORCE_FALLBACK=1 in the
  * environment before the first initialiser forces the atomic path. Each
- * object records the path it was made with, and its inline fast path follows
+ * object records the path it was made with; its inline fast path follows
  * that record.
+ *
+ * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound] (one
+ * argument per path).
  */
 #ifndef PERCPU_CPU_H
 #define PERCPU_CPU_H

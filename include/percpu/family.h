@@ -8,40 +8,23 @@
  * or struct pcpu_histogram (histogram families): pcpu_counter_add() and
  * pcpu_histogram_observe() on it are the inline per-CPU fast paths, so a
  * caller that keeps the pointer pays nothing for the labels.
- * pcpu_family_get() finds a child without a lock (liburcu's RCU lock-free
- * hash table); only the first use of a tuple takes the family's lock.
+ * pcpu_family_get() finds a child without a lock; only the first use of a
+ * tuple takes the family's lock. pcpu_family_child_size() says what a
+ * child holds in memory.
  *
  * Label values. A tuple holds exactly one value per label name, NULL
  * terminated, each valid UTF-8 (no overlong form, no surrogate, nothing
  * above U+10FFFF) of at most PCPU_FAMILY_MAX_VALUE_LEN bytes; the empty
- * string is a value. Values are copied and escaped on output.
+ * string is a value. Values are copied and escaped on output. A family
+ * holds at most max_children live children; getting one more fails with
+ * E2BIG, exactly at the cap whatever the concurrency.
  *
- * Cardinality. A family holds at most max_children live children; getting
- * one more fails with E2BIG, exactly at the cap whatever the concurrency.
- * Such a refusal allocates nothing and takes no lock (since 0.4).
- *
- * Overflow (since 0.4). A get that cannot have a child of its own (E2BIG,
- * EINVAL for a bad tuple, ENOMEM) is a refusal: it is counted
- * (pcpu_family_refused()) and returns the family's overflow child, set by
- * pcpu_family_set_overflow(), or NULL without one. With an overflow child
- * a get on a family never returns NULL, so a daemon adds to what it gets
- * without a check; its refusals are in the overflow child's series, with
- * the label values the daemon chose for it (exporters use "other" or
- * "overflow"). The overflow child is one beyond max_children and cannot
- * be removed. Every family that refused a get or has an overflow child is
- * also exposed as percpu_family_refused_total{family="NAME"}, its count
- * of refusals.
- *
- * Memory per child (LP64): one allocation of 120 bytes (the counter, the
- * hash node, the exposition's high-water mark) plus 16 bytes per label
- * and 8 more, plus the label values with their NULs; the counter's registry
- * entry (48 bytes); and 16 bytes of per-CPU slot on each possible CPU.
- * Two labels with 6 bytes of values: 216 bytes of heap (about 240 with
- * malloc's headers) + 16 bytes x possible CPUs (1 KiB on 64 CPUs).
- * pcpu_family_child_size() computes it. A histogram child holds a stat
- * set of nr_bounds + 2 items instead of the counter (see <percpu/stat.h>).
- * Per family: 16 bytes per hash bucket, max_children / 2 buckets rounded
- * up to a power of two, between 16 and 4096 (the table is never resized).
+ * Overflow (since 0.4). A refused get (E2BIG at the cap, a bad tuple,
+ * ENOMEM) allocates nothing, is counted (pcpu_family_refused()) and returns
+ * the overflow child set by pcpu_family_set_overflow(), or NULL without
+ * one: with it, a daemon adds to what a get returns without a check. Each
+ * family that refused a get or has one is exposed as
+ * percpu_family_refused_total{family="NAME"}.
  *
  * Removal. pcpu_family_remove() takes a child out of lookups and out of
  * the exposition at once; a later get of the same tuple creates a new
@@ -50,15 +33,14 @@
  * (lost), until pcpu_family_reclaim() or pcpu_family_destroy(): no add is
  * ever a use after free while the caller keeps to that rule.
  *
- * Exposition. A family is one metric of <percpu/metrics.h>: its name is
- * its own (no other metric may register it), its children are its samples
- * (in no particular order), a counter family's children never decrease in
- * the exposition (high-water mark per child, as for counters). An empty
+ * Exposition. A family is one metric of <percpu/metrics.h>, its children
+ * its samples (in no order; a counter family's never decrease); an empty
  * family writes nothing.
  *
- * Concurrency. get, remove and the exposition may run concurrently from
- * any thread; reclaim too, under the rule above. destroy must not overlap
- * any other call on the family. fork() is safe at any time.
+ * Concurrency. get, remove, the exposition and (under the rule above)
+ * reclaim may overlap; destroy may not. fork() is safe at any time.
+ *
+ * Link: pkg-config percpu-metrics.
  */
 #ifndef PERCPU_FAMILY_H
 #define PERCPU_FAMILY_H
@@ -190,8 +172,8 @@ PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f);
 
 /**
  * Bytes of memory that one child of @p f with label values of @p values_len
- * bytes in all holds (heap and per-CPU slots), as documented above; 0 for
- * NULL or a histogram family. @since 0.3
+ * bytes in all holds (heap, the counter's registry entry and per-CPU
+ * slots); 0 for NULL or a histogram family. @since 0.3
  */
 PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t values_len);
 

@@ -18,6 +18,8 @@
  * add wraps around in two's complement. Register and unregister may run
  * concurrently with anything but themselves on the same gauge; unregister
  * waits for an exposition in progress, so the memory may be freed after it.
+ *
+ * Link: pkg-config percpu-metrics.
  */
 #ifndef PERCPU_GAUGE_H
 #define PERCPU_GAUGE_H

@@ -10,6 +10,8 @@
  * where count is the sum of the buckets (so no cumulative bucket can exceed
  * it). In OpenMetrics, a histogram with a negative bound shows its buckets
  * only (the format forbids _sum there, and _count needs _sum).
+ *
+ * Link: pkg-config percpu-metrics.
  */
 #ifndef PERCPU_HISTOGRAM_H
 #define PERCPU_HISTOGRAM_H

@@ -20,17 +20,17 @@
  * another family's samples (a gauge "x_total" beside a counter "x") is
  * refused with -EEXIST, as is the same name with the same labels.
  *
- * Counters. Exposed from the exact sum. A negative add to a counter of
- * kind PCPU_METRIC_COUNTER is a misuse that is not checked on the add path;
- * the exposition never shows a counter decrease (it keeps a high-water mark
- * per metric, starting at 0), so a counter that went down shows its highest
- * value until it passes it.
+ * Counters. Exposed from the exact sum, and never decreasing: a negative
+ * add to a counter of kind PCPU_METRIC_COUNTER (a misuse the add path does
+ * not check) leaves the exposition at its highest value until it passes it.
  *
  * Concurrency. Registration, destruction and exposition may run
  * concurrently from any thread; they serialise on one lock of the metrics
  * list, which no add ever takes. An exposition is O(metrics x CPUs).
  * Destroying a registered counter or stat set waits for an exposition in
  * progress.
+ *
+ * Link: pkg-config percpu-metrics.
  */
 #ifndef PERCPU_METRICS_H
 #define PERCPU_METRICS_H

@@ -8,6 +8,8 @@
  * zlib). Every registered metric, as pcpu_metrics_write() writes them.
  * And, for a daemon that has no HTTP server, a small one that serves
  * /metrics so (where the library was built with libmicrohttpd).
+ *
+ * Link: pkg-config percpu-metrics.
  */
 #ifndef PERCPU_METRICS_HTTP_H
 #define PERCPU_METRICS_HTTP_H

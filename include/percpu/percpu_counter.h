@@ -5,37 +5,30 @@
  * signatures and semantics, so kernel-style code compiles once its include
  * line points here.
  *
- * A counter behaves as the kernel's unless it was created elastic; the
- * choice belongs to the counter, made at init, never to a call site:
+ * The promise: a counter behaves as the kernel's unless it was created
+ * elastic, a choice made at init, never at a call site.
  * - percpu_counter_init() and percpu_counter_init_many() give the kernel's
- *   fixed batch: percpu_counter_add() folds a CPU's local count once it
- *   would reach percpu_counter_batch (read at init), so percpu_counter_read()
- *   is within (percpu_counter_batch - 1) * CPUs of exact, as ext4's free
- *   cluster watermark, the file table and flex_proportions assume, and
- *   percpu_counter_compare() and limited_add() decide from that bound.
+ *   fixed batch, percpu_counter_batch as it was at init:
+ *   percpu_counter_read() is within (percpu_counter_batch - 1) * CPUs of
+ *   exact, and compare() and limited_add() decide from that bound.
  * - percpu_counter_init_elastic() and percpu_counter_init_many_elastic()
- *   give the elastic batch of <percpu/counter.h>: the threshold grows with
- *   the value (1/64 of it over all CPUs) above the native floor (32, not
- *   percpu_counter_batch), so a large counter almost never folds and read()
- *   may be that far off. For code that asks compare(),
- *   limited_add() or sum() rather than trusting read().
+ *   give the elastic threshold of <percpu/counter.h>, for code that asks
+ *   compare(), limited_add() or sum() rather than trusting read().
  * percpu_counter_add_batch() honours the caller's batch on either kind.
  *
- * Differences from the kernel, all on the safe side:
- * - one threshold: an amount larger than the batch goes to the central
- *   value with this CPU's local count, even if the local count would have
- *   absorbed it (add_batch(c, 40, 64) then add_batch(c, -70, 64) reads -30
- *   where the kernel reads 0: the read is exact, not further off);
- * - compare and limited_add decide from a true error bound (possible CPUs
- *   times the largest batch in force) rather than batch * online CPUs;
- * - percpu_counter_sum() reads the slots without a lock and is exact at
- *   quiescence;
- * - init_many() with 0 counters and init() with a NULL counter return
- *   -EINVAL; the gfp argument is ignored.
- * Bad input otherwise behaves as described in <percpu/counter.h>.
+ * Differences from the kernel, all on the safe side: an amount larger than
+ * the batch goes to the central value with this CPU's pending delta (the
+ * read is exact, not further off); compare() and limited_add() decide from
+ * a true error bound (possible CPUs times the largest batch in force);
+ * percpu_counter_sum() takes no lock and is exact at quiescence;
+ * init_many() of 0 counters and init() of NULL return -EINVAL; the gfp
+ * argument is ignored. Bad input otherwise as in <percpu/counter.h>.
  *
  * The kernel types s64, s32, u32 and gfp_t and GFP_KERNEL are defined here
  * unless PERCPU_COUNTER_HAVE_KERNEL_TYPES is defined before the include.
+ *
+ * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
+ * [exact-sum].
  */
 #ifndef PERCPU_PERCPU_COUNTER_H
 #define PERCPU_PERCPU_COUNTER_H

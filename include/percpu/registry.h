@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file registry.h
- * Every initialised counter is on a registry of live counters. A refresher
- * folds every CPU's pending delta of every live counter now and then, as the
- * kernel's vmstat refresh does, so read() drifts back to exact when updates
- * stop, without any reader paying for a precise sum.
+ * The registry of live objects, and the refresher that folds them.
+ *
+ * Every live counter, stat set and charge object is on the registry, with
+ * what a client registers (<percpu/client.h>). A refresher folds every
+ * CPU's pending delta of each now and then, as the kernel's vmstat refresh
+ * does, so read() drifts back to exact when updates stop, without any
+ * reader paying for a precise sum.
+ *
+ * Link: pkg-config percpu.
  */
 #ifndef PERCPU_REGISTRY_H
 #define PERCPU_REGISTRY_H

@@ -5,114 +5,35 @@
  * daemons whose worker processes count into one set that any process (the
  * parent, a monitoring tool) reads.
  *
- * A segment holds the items of a descriptor (names, kinds, help, groups,
- * accuracy, floor), each item a counter with the stat set's promises: adds
- * are local to the CPU until its pending delta passes the elastic
- * threshold, read() is one load, error_bound() is a true bound at
- * quiescence, sum() is exact. Slots are indexed by CPU number, whatever the
- * process: a restartable sequence aborts on preemption, so two processes on
- * one CPU cannot interleave an add. All processes that write a segment must
- * use the update path it was made with (<percpu/cpu.h>); open refuses
- * others.
+ * Each item keeps the promise of a stat set's item (<percpu/stat.h>) across
+ * processes; sum() is wait-free and needs read access only. Every process
+ * that writes a segment uses the update path it was made with (open
+ * refuses others). Items may carry constant labels, or be histograms,
+ * through desc.more (PCPU_SHARED_MORE), fixed at create.
  *
- * Layout. Per CPU and item, a pair {value, mark} of 16 bytes (16 bytes per
- * item per CPU; each CPU has a 4 KiB page of them, so at most
- * PCPU_SHARED_MAX_ITEMS items, a histogram's buckets included). value only
- * ever grows by adds on that CPU; the exact value of an item is the sum of
- * its values over the CPUs, so sum() is wait-free, needs only read access and
- * never waits for a fold. read() is the item's central value, the sum of its
- * marks. A fold of a CPU's pair swaps {v, m} to {v, v} and adds v - m to the
- * central value; every fold runs under one process-shared robust mutex in the
- * segment. The segment records offsets, never pointers.
- *
- * A process that dies. A process killed at any instruction (SIGKILL in an
- * add or a fold included) loses none of the adds it completed (each is one
- * committing instruction), and sum() stays exact; error_bound() stays at
- * least what any CPU may hold under its threshold. What it can leave stale,
- * always while it held the segment's lock:
- * - if it died in a fold, the item's central value, short (or over) by
- *   that fold's amount: read() may be off by up to one CPU's pending delta
- *   beyond error_bound();
- * - if it died between the unchecked add of its slow path and that add's
- *   fold, that CPU's pending delta of the item, beyond the threshold.
- * Until when: the next time any writer takes the lock, for any item (a
- * slow-path add, a sync_if_delta_above() that folds, fold_all()). The lock
- * is robust: that writer rebuilds every central value from the marks, folds
- * every CPU's pending delta of every item, and goes on, so nothing blocks.
- * A read-only handle never takes the lock: it sees the staleness until a
- * writer does. A writer stopped (SIGSTOP, a debugger) while holding the
- * lock makes other writers' slow-path adds wait for it (an add waiting so
- * is not in sum() yet); fast-path adds and every read never wait.
- *
- * Bad input from outside. pcpu_shared_open() validates everything it uses
- * (what is at the name is a regular file, its magic, layout version, sizes,
- * every offset and length against the mapping, the item table and the
- * strings, which it copies) before using any of it: a truncated, foreign
- * or corrupted segment, or a FIFO, socket, directory or symbolic link at
- * the name, gives NULL and errno EINVAL or EBADMSG at once, never a crash
- * or a wait. What a process reads after that (values, marks, thresholds)
- * can only give wrong numbers. Writers trust each other: a process that
- * may write the segment can stop the others' folds (through the lock) or
- * make their numbers wrong.
- *
- * A segment cut short. A process with write access to the segment's file
- * can also truncate it, and a load from a page past its new end raises
- * SIGBUS. On a read-only handle, sum(), snapshot(), write() and
- * sync_if_delta_above() past its bound, which load from every CPU's row
- * (the end of the file), check the file's size first (one fstat(), a system
- * call; a named segment's handle keeps its file open, close-on-exec)
- * and report ENXIO instead. What still faults: a truncation between that
- * check and their loads, or during pcpu_shared_open() (between its fstat()
- * and its copies); read() and error_bound() (one load each, no check;
- * sync_if_delta_above() starts with them) once the file is cut into its
- * first pages; every call on a writer's handle (writers trust each other).
- * A reader that must survive even that handles SIGBUS, as percpu-stat
- * does. An anonymous segment has no file to cut.
- *
- * Permissions. A named segment is created with O_EXCL and mode 0600 (the
- * creator's user only), whatever the umask. To share with a group, set
- * desc.mode = 0660 (or 0640 for read-only members) and fchown() the
- * segment's file (/dev/shm/NAME on Linux) to the group, or create it from a
- * process whose group is that group. A reader needs read permission only.
+ * A process that dies at any instruction loses none of the adds it
+ * completed, and sum() stays exact; a fold it cut short leaves read() off
+ * by up to one CPU's pending delta beyond error_bound() until the next
+ * writer takes the segment's robust lock and repairs it (a read-only
+ * handle never takes it). Writers trust each other; readers trust nothing:
+ * pcpu_shared_open() validates all it uses first, and a bad segment gives
+ * NULL and errno, never a crash or a wait. A segment cut short (its file
+ * truncated): on a read-only handle, sum(), snapshot() and
+ * sync_if_delta_above() past its bound report ENXIO; a truncation racing
+ * that check, read(), error_bound() and every call on a writer's handle
+ * may raise SIGBUS. A named segment gets mode desc.mode (0600 by default)
+ * whatever the umask; a reader needs read permission only.
  *
  * Bad arguments. create() and open() return NULL and set errno. An item
  * out of range, a NULL segment, or an add to a segment opened read-only,
  * passed to a call that cannot report an error is a programming error: in
- * builds of the library without NDEBUG it aborts with a message naming the
- * call; in release builds the call does nothing and returns 0.
+ * builds of the library without NDEBUG it aborts naming the call; in
+ * release builds the call does nothing and returns 0. Every call but close
+ * may overlap every other, from any process; add may lock (not
+ * async-signal-safe).
  *
- * Labels and histograms. An item may carry constant labels, and be a
- * histogram, through desc.more (flag PCPU_SHARED_MORE). Items of one name
- * with different label tuples form one family in the exposition (one HELP and
- * TYPE, the first item's in name and label order; one sample per tuple). A
- * histogram item's bounds are fixed at create; it takes nr_bounds + 2 of the
- * PCPU_SHARED_MAX_ITEMS counters: one per bucket, counted past the items
- * (each a counter as above, with its item's accuracy and floor), and its own
- * for the sum of observations (pcpu_shared_sum() of it; _count is the sum of
- * the buckets).
- *
- * Why label tuples are fixed at create, not made at run time as
- * <percpu/family.h> makes them. A new tuple would be allocated in the
- * segment by whichever process meets it first, while other processes meet
- * it too and any of them may die at any instruction: the table of tuples
- * would need a lock whose holder can die with the table half written (a
- * robust mutex says that it died, not what it left), an allocator whose
- * state the same death can tear, and every reader to revalidate strings
- * that a writer may be changing under it. The segment keeps what makes it
- * safe now: its layout is written once, before ready, and validated once
- * at open; after that processes share only numbers. A daemon knows its
- * tuples (status classes, methods, pools) when it forks its workers;
- * values it cannot list belong in a process's own label family.
- *
- * Memory. A segment maps one 4 KiB page per possible CPU (and one more)
- * whatever it holds; of each, a labelled counter or gauge takes 16 bytes,
- * as any item, and a histogram of B bounds (B + 2) x 16 bytes. Once per
- * segment: 64 bytes of item table per item, its label text, 8 bytes per
- * bound, 24 bytes of central value and threshold per counter.
- *
- * Concurrency. Every call but close may run concurrently with every other,
- * from any thread of any process that has the segment open. add is not
- * async-signal-safe: its slow path takes the segment's lock.
+ * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
+ * [exact-sum], [segment-recovery].
  */
 #ifndef PERCPU_SHARED_H
 #define PERCPU_SHARED_H

@@ -4,57 +4,33 @@
  * Stat sets: arrays of related per-CPU counters, like the kernel's vm_stat.
  *
  * A stat set holds N items created from a descriptor (names, per-item
- * relative accuracy and floor, an optional group). Each item behaves like a
- * <percpu/counter.h> counter: adds are local to the CPU until its pending
- * delta passes an elastic threshold, read() is one load, error_bound() is a
- * true bound, sum() is exact. What the set adds over N counters:
- *
- * - Central array. The central values live in 64-byte lines (aligned, padded
- *   to whole lines, shared with nothing else). Word 0 of each line is the
- *   line's fold sequence, words 1-7 hold up to 7 items. Items of a group are
- *   placed together starting on a fresh line (a group of more than 7 spans
- *   several lines); ungrouped items are packed together in lines after the
- *   groups, as vmstat packs all of its items (they cost nothing on the fast
- *   path, and folds are rare); PCPU_STAT_ONE_PER_LINE gives every item a line
- *   of its own.
- * - Grouped-cacheline folding. When an item passes its threshold on a CPU,
- *   that CPU's pending deltas of every item in the same central line are
- *   folded in the same visit, so the line is taken once for all of them.
- * - Compact per-CPU state: 8 bytes per item per CPU (a counter costs 16).
- *   The thresholds that every add reads live in a separate read-mostly
- *   array, not in the central lines that folders write.
- *
- * Bounds. |pending| per CPU never exceeds the largest threshold published
- * for the item, thresholds are capped at PCPU_STAT_MAX_THRESH = 2^29 - 1,
- * and error_bound() = possible CPUs * that threshold holds without
- * exception. Amounts of any int64 size are accepted: those above the
- * threshold go to the central value.
- *
- * Monotone reads. While every update of an item is >= 0, no thread ever
- * sees pcpu_stat_read() or pcpu_stat_sum() of it decrease (symmetrically
- * for updates <= 0): folds move the central value toward exact, never past.
- *
- * Exact reads while folds run. sum() and snapshot() never count a fold
- * twice or miss one. They may wait for a fold in progress on the lines they
- * read: about a hundred nanoseconds, or until the folding thread runs again
- * if it was preempted in the middle (threads outnumbering CPUs, under heavy
- * folding). Adds never wait. This is the price of the compact 8-byte word:
- * a counter's 16-byte slot makes its sum() wait-free.
+ * relative accuracy and floor, an optional group). Each item keeps the
+ * promise of a <percpu/counter.h> counter: at quiescence |read() - exact|
+ * <= error_bound(); sum() and snapshot() are exact and never count a fold
+ * twice or miss one; while an item's updates are >= 0 no thread sees its
+ * read() or sum() decrease (symmetrically for <= 0). Thresholds are capped
+ * at PCPU_STAT_MAX_THRESH; amounts of any int64 size are accepted. What a
+ * set adds: the items of a group share central cache lines
+ * (PCPU_STAT_LINE_ITEMS to a line; ungrouped items are packed after the
+ * groups; PCPU_STAT_ONE_PER_LINE gives each a line of its own), and a CPU
+ * that folds one item folds its pending deltas of the whole line in the
+ * same visit. sum() and snapshot() may wait for a fold in progress on
+ * their lines (until its thread runs again); adds never wait.
  *
  * Bad input. Creation returns NULL and sets errno (EINVAL: NULL or empty
  * descriptor, more than PCPU_STAT_MAX_ITEMS items, a NULL, empty, over-long
  * or duplicate name, an option out of range, a kind other than 0, counter or
  * gauge, unknown flags; ENOMEM). An item index out of range, or a NULL set,
- * passed to a call that cannot report an error (add, read, error_bound, sum,
- * sync_if_delta_above, fold_all) is a programming error: in builds of the
- * library without NDEBUG it aborts with a message naming the call; in
- * release builds the call does nothing and returns 0. Calls that return int
- * return 0 or a negative errno.
+ * passed to a call that cannot report an error is a programming error: in
+ * builds of the library without NDEBUG it aborts with a message naming the
+ * call; in release builds the call does nothing and returns 0. Calls that
+ * return int return 0 or a negative errno.
  *
- * Concurrency. Every call may run concurrently with every other on the same
- * set, from any thread, except destroy. Only pcpu_stat_add() is
- * async-signal-safe: a reader or folder in a signal handler may wait for a
- * fold that the interrupted thread was doing on the same set.
+ * Concurrency. Every call may overlap every other on the same set, from any
+ * thread, except destroy. Only pcpu_stat_add() is async-signal-safe.
+ *
+ * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
+ * [publish-order], [monotone-read], [exact-sum].
  */
 #ifndef PERCPU_STAT_H
 #define PERCPU_STAT_H

@@ -18,7 +18,7 @@
  * run on one CPU may add at once, so the check and the add are one
  * compare-and-swap of the pair, as a remote fold's is.
  */
-PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64_t threshold)
 {
 	int cpu = pcpu_sched_cpu(); /* no rseq area to register on this path */
 	int64_t *pair, old[2];
@@ -30,7 +30,7 @@ PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64
 	do {
 		uint64_t value = (uint64_t)old[0] + (uint64_t)amount;
 
-		if (value - (uint64_t)old[1] + limit > 2 * limit)
+		if (value - (uint64_t)old[1] + threshold > 2 * threshold)
 			return 0;
 		if (pcpu_pair_cas(pair, old, (int64_t)value, old[1]))
 			return 1;
@@ -44,17 +44,17 @@ PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64
  * that changes its value could be overwritten by the slot's owner: it
  * declines, and their callers take their slow paths, which are whole.
  */
-PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t threshold)
 {
-	return PCPU_SLOT_OWNERS ? 0 : __pcpu_cpu_add_pair_atomic(cpu0, amount, limit);
+	return PCPU_SLOT_OWNERS ? 0 : __pcpu_cpu_add_pair_atomic(cpu0, amount, threshold);
 }
 
 /*
  * The atomic path of pcpu_this_cpu_add32(): the word's low half is the
  * value, the high half a folded mark; the add lands only if the new pending
- * delta stays within +-@limit, in one compare-and-swap.
+ * delta stays within +-@threshold, in one compare-and-swap.
  */
-PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit)
+PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t threshold)
 {
 	int cpu = pcpu_sched_cpu(); /* no rseq area to register on this path */
 	uint64_t *copy, old, word;
@@ -66,7 +66,7 @@ PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, ui
 	do {
 		uint32_t value = (uint32_t)old + (uint32_t)amount;
 
-		if ((uint32_t)(value - (uint32_t)(old >> 32)) + limit > 2 * limit)
+		if ((uint32_t)(value - (uint32_t)(old >> 32)) + threshold > 2 * threshold)
 			return NULL;
 		word = (old & ~(uint64_t)UINT32_MAX) | value;
 	} while (!__atomic_compare_exchange_n(copy, &old, word, true, __ATOMIC_SEQ_CST,

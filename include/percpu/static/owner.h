@@ -27,10 +27,10 @@ PCPU_EXPORT extern long __pcpu_owner_offset;
 /*
  * The owner's add to the value of slot @slot of the pairs whose CPU-0 copy
  * is @cpu0: the add first, in one step no signal handler can split, then
- * the check of the new pending delta against +-@limit. 1: within it; -1:
+ * the check of the new pending delta against +-@threshold. 1: within it; -1:
  * past it (the caller folds the slot, which holds the amount already).
  */
-PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, uint64_t threshold)
 {
 	int64_t *pair = (int64_t *)(void *)((char *)cpu0 +
 					    ((size_t)(uint32_t)slot << PCPU_STRIDE_SHIFT));
@@ -38,7 +38,7 @@ PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, ui
 	/* after the add: a fold under a lock checks the value after its mark (lib/fold.h) */
 	uint64_t pending = value - (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_SEQ_CST);
 
-	return pcpu_likely(pending + limit <= 2 * limit) ? 1 : -1;
+	return pcpu_likely(pending + threshold <= 2 * threshold) ? 1 : -1;
 }
 
 #endif /* PERCPU_STATIC_OWNER_H */
