@@ -181,9 +181,9 @@ static inline bool pcpu_counter_initialized(const struct pcpu_counter *c)
 #include <percpu/static/counter.h>
 
 /**
- * Adds @p amount (any sign, any size) to @p c. Inline fast path: one step
- * that checks this CPU's pending delta against the threshold and adds to
- * its slot; past the threshold (or for an amount above it) the amount and
+ * Adds @p amount (any sign, any size) to @p c. Inline fast path: adds to
+ * this CPU's slot within the threshold (the atomic path adds, then checks);
+ * past the threshold (or for an amount above it) the amount and
  * this CPU's pending delta go to the central value. @since 0.1
  */
 PCPU_INLINE void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)

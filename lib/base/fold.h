@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fold engine: what counters (counter.c), stat sets (stat_fold.c,
- * stat_read.c) and shared segments (shared_fold.c, shared_read.c) share
- * beyond the arithmetic of lib/policy.h. Each unit is a layout over it; the
- * rules and their proofs are here, once.
+ * The fold engine: what counters (lib/counter/), stat sets (lib/stat/) and
+ * shared segments (lib/shared/) share beyond the arithmetic of policy.h.
+ * Each unit is a layout over it. The invariants and their proofs are in
+ * docs/internals.md, each once, under a name cited here in brackets.
  *
  * Glossary (one word per concept; the code uses these):
  *   slot       one item's {value, mark} on one CPU. A layout decides its
@@ -19,51 +19,41 @@
  *              counter's public field calls it `folded` (an ABI name).
  *              (A charge's pair {charged, mark} is not a fold slot: its
  *              mark is the top of a stock, see charge.c; it shares only
- *              the pair swap of lib/pair.h.)
+ *              the pair swap of pair.h.)
  *   pending    value - mark: what a CPU holds that the central value does
- *              not. |pending| <= the largest threshold ever published.
+ *              not. Within the maximum whenever no update on the slot is
+ *              in flight; up to twice it while an add on the atomic path
+ *              (add first, check after) is in flight [pending-bound].
  *   central    the unit's value that every read() loads: the sum of the
  *              marks, plus what slow paths added to it directly (a counter
  *              also adds those to base, so that exact = base + values).
  *   fold       moving a slot's whole pending delta into central: swap the
  *              slot to {value, value} (the mark advances), then add what
- *              moved to central. pcpu_fold_take_pair/_word() is the swap.
+ *              moved to central [central-marks]: pcpu_fold_step_*().
  *   threshold  the per-CPU limit the fast path checks, published by the
- *              unit for its central value (lib/policy.h); the adds read it.
+ *              unit for its central value (policy.h); the adds read it.
  *   floor      the smallest threshold an item may have.
  *   maximum    the largest threshold ever published (thresh_max).
  *   bound      possible CPUs * maximum, saturated (pcpu_policy_bound()):
- *              |read() - exact| <= bound. The counter caches it in a field.
- *   publish    make a threshold the one in force: pcpu_fold_publish().
+ *              |read() - exact| <= bound at quiescence. The counter caches
+ *              it in a field.
+ *   publish    make a threshold the one in force: pcpu_fold_publish()
+ *              [publish-order]; when: pcpu_fold_retune() [republish].
  *   sequence   a unit's fold sequence word (seq): folds in progress in the
- *              low bits, a generation (folds completed) above. A fold
- *              enters, changes a slot and central, and leaves (a counter
- *              also enters to publish a larger threshold). A reader
- *              that saw no fold in progress and the same generation before
- *              and after its loads saw every fold whole or not at all.
+ *              low bits, a generation (folds completed) above [seq-read].
+ *              A fold enters, changes a slot and central, and leaves (a
+ *              counter also enters to publish a larger threshold).
  *   gate       (counters) a bit of the sequence that keeps a limited add's
  *              far path out while a precise decision is under way.
  *   freeze     (stat sets) a reader's count in the sequence that keeps new
  *              folds out, so that a reader that failed optimistically
  *              cannot starve; thaw undoes it.
- *   sync       sync_if_delta_above(delta): see pcpu_fold_within().
+ *   sync       sync_if_delta_above(delta): pcpu_fold_sync() [sync].
  *
- * The readers, and why they differ (the memory differs):
- * - 64-bit values (counters, shared segments) hold every add ever, modulo
- *   2^64 as exact is, so exact = base + sum of values, which no fold
- *   touches: sum() is one walk with no protocol, wait-free; read() is one
- *   load of central.
- * - 32-bit words (stat sets: eight slots to a cache line) wrap, so exact
- *   can only be central + sum of pending, which a fold changes in two
- *   steps (the word, then central): sum() and snapshot() validate their
- *   walk against the line's sequence, and freeze the line after a few
- *   failed tries. read() is still one load of central.
- * - A counter's limited add decides from central, the bound and its slot
- *   without a lock, so it too validates against the counter's sequence
- *   (in a restartable sequence, counter_limited.c).
- * - Shared segments fold under a process-shared robust mutex instead of a
- *   sequence: a process may die in a fold, and the next locker repairs
- *   central from the marks (shared_fold.c). Their readers need no more.
+ * Readers differ because the memory does: sum() over 64-bit values is one
+ * walk with no protocol, over 32-bit words it validates [exact-sum]; shared
+ * segments fold under a robust lock instead of a sequence
+ * [segment-recovery].
  */
 #ifndef PCPU_LIB_FOLD_H
 #define PCPU_LIB_FOLD_H
@@ -78,15 +68,11 @@
 #include "policy.h"
 
 /*
- * The fold step, one engine over two layouts. A layout supplies a
- * snapshot of a slot, the pending delta of a snapshot, the swap that sets
- * the mark to the snapshot's value, failing (and refreshing the snapshot)
- * if the slot changed, and whether a swap that succeeded left the fold
- * whole. The swap covers both halves: a folder that read the slot before
- * an add landed fails and retries, so at most one add (already past its
- * check) lands between a fold's read and its swap; that is why |pending|
- * stays within the largest threshold ever published (lib/policy.h has the
- * arithmetic).
+ * The fold step over two layouts. A layout supplies a snapshot of a slot,
+ * the pending delta of a snapshot, the swap that sets the mark to the
+ * snapshot's value, failing (and refreshing the snapshot) if the slot
+ * changed, and whether a swap that succeeded left the fold whole
+ * [pending-bound].
  */
 
 /* The 64-bit layout: a pair {value, mark} of int64_t (lib/pair.h). */
@@ -106,15 +92,10 @@ static inline bool pcpu_pair_swap(int64_t *slot, int64_t *snap)
 }
 
 /*
- * After a swap that marked snap[0]: is the fold whole? Where the swap is
- * lock-free it compared the value in the same step as it stored the mark,
- * so it is. Under a lock (lib/pair_lock.c) it compares, then stores the
- * mark, and an owner's add (lib/slot_owner.c), which takes no lock, may
- * land in between, checked against the mark before: then @snap becomes
- * {the value now, the mark stored} and the fold goes on. The owner adds,
- * then loads the mark; the fold stores the mark, then loads the value
- * (all sequentially consistent): the fold sees the add, or the add's check
- * sees the new mark.
+ * After a swap that marked snap[0]: is the fold whole? Always where the
+ * swap is lock-free. Under a lock (pair_lock.c) an owner's add may land
+ * between the compare and the store of the mark [pending-bound], path 4:
+ * then @snap becomes {the value now, the mark stored} and the fold goes on.
  */
 static inline bool pcpu_pair_settled(const int64_t *slot, int64_t *snap)
 {
@@ -187,16 +168,40 @@ PCPU_FOLD_DEFINE_TAKE(pair, int64_t)
 PCPU_FOLD_DEFINE_TAKE(word, uint64_t)
 
 /*
- * The fold's second step: adds what pcpu_fold_take_*() moved to *@central
- * and returns the new central value. An atomic add: other folds, and the
- * slow paths' adds, change central at the same time (a shared segment's
- * under its lock, where the add costs nothing more), and every change of
- * central commutes with a fold still in flight.
+ * The fold's second step: adds @moved to *@central and returns the new
+ * central value. An atomic add: other folds and the slow paths change
+ * central at the same time [central-marks].
  */
 static inline int64_t pcpu_fold_credit(int64_t *central, int64_t moved)
 {
 	return __atomic_add_fetch(central, moved, __ATOMIC_SEQ_CST);
 }
+
+/*
+ * pcpu_fold_step_pair(slot, snap, central, extra, between),
+ * pcpu_fold_step_word(...): the fold step, one for every unit. From the
+ * snapshot @snap of @slot, takes its whole pending delta, calls @between
+ * if any moved (a test hook; NULL: none), and credits what moved plus
+ * @extra (a slow path's amount; 0: none) to *@central, wrapping as an
+ * int64_t. Returns what it credited: 0 left central as it was. The caller
+ * then republishes (pcpu_fold_retune()), outside any section of its own.
+ */
+#define PCPU_FOLD_DEFINE_STEP(layout, slot_t)                                                      \
+	static inline int64_t pcpu_fold_step_##layout(slot_t *slot, slot_t *snap, int64_t *central, \
+						      int64_t extra, void (*between)(void))        \
+	{                                                                                          \
+		uint64_t moved = (uint64_t)pcpu_fold_take_##layout(slot, snap);                    \
+                                                                                                   \
+		if (moved && between)                                                              \
+			between();                                                                 \
+		moved += (uint64_t)extra;                                                          \
+		if (moved)                                                                         \
+			pcpu_fold_credit(central, (int64_t)moved);                                 \
+		return (int64_t)moved;                                                             \
+	}
+
+PCPU_FOLD_DEFINE_STEP(pair, int64_t)
+PCPU_FOLD_DEFINE_STEP(word, uint64_t)
 
 /*
  * Sums over the 64-bit layout: half @half (0: value, 1: mark) of one
@@ -213,8 +218,7 @@ static inline uint64_t pcpu_fold_sum_half(const int64_t *slot, unsigned int rows
 }
 
 /*
- * The exact sum (with a counter's base): the values. No fold writes a
- * value, so the walk needs no protocol: wait-free.
+ * The exact sum (with a counter's base): the values [exact-sum].
  */
 static inline uint64_t pcpu_fold_sum_values(const int64_t *slot, unsigned int rows)
 {
@@ -223,9 +227,7 @@ static inline uint64_t pcpu_fold_sum_values(const int64_t *slot, unsigned int ro
 
 /*
  * What central holds once no fold is half done (with a counter's base):
- * the marks. A unit rebuilds central from it where a fold may have stopped
- * between its two steps: a counter in a forked child, a shared segment
- * after a process died holding its lock.
+ * the marks, from which a unit rebuilds it [central-marks].
  */
 static inline uint64_t pcpu_fold_sum_marks(const int64_t *slot, unsigned int rows)
 {
@@ -252,8 +254,9 @@ static inline uint64_t pcpu_fold_sum_marks(const int64_t *slot, unsigned int row
 
 /*
  * Did a reader's loads between the sequence values @before and @after see
- * every fold whole or not at all? No fold in progress (@folds: the field's
- * mask) at either end, and the same generation (above @gen_shift bits).
+ * every fold whole or not at all [seq-read]? No fold in progress (@folds:
+ * the field's mask) at either end, and the same generation (above
+ * @gen_shift bits).
  */
 static inline bool pcpu_fold_seq_stable(uint64_t before, uint64_t after, uint64_t folds,
 					unsigned int gen_shift)
@@ -262,10 +265,9 @@ static inline bool pcpu_fold_seq_stable(uint64_t before, uint64_t after, uint64_
 }
 
 /*
- * Publication. Raises the maximum *@max to @t, and first, if the unit
- * caches its bound at *@bound (not NULL), that bound to cover @t on @cpus
- * CPUs. Each is an atomic maximum; the bound first, as a reader may take
- * the maximum as licence for a batch (the counter's inline add_batch()).
+ * Raises the maximum *@max to @t, and first, if the unit caches its bound
+ * at *@bound (not NULL), that bound to cover @t on @cpus CPUs
+ * [publish-order].
  */
 static inline void pcpu_fold_raise(uint64_t *max, uint64_t *bound, unsigned int cpus, uint64_t t)
 {
@@ -276,22 +278,8 @@ static inline void pcpu_fold_raise(uint64_t *max, uint64_t *bound, unsigned int 
 
 /*
  * Makes @t the threshold in force: stores it at @thresh (a uint32_t or a
- * 64-bit word, @width bytes, where the adds read it), in the one order of
- * publication, for every unit: raise the maximum (and bound) over @t,
- * store @t, raise again.
- *
- * Why. error_bound() must cover every threshold an add may check against.
- * - Raise before the store: a reader never finds a threshold its bound
- *   does not cover, and a writer that stops (or dies: a shared segment's
- *   process) between the two leaves a loose bound, never a lying one.
- * - Raise again after the store: a counter's set() lowers its bound and
- *   maximum, then publishes its own threshold. A fold publishing beside it
- *   may raise before set() lowers and store after; its second raise comes
- *   after its store, hence after set()'s lowering, and covers it. (If the
- *   fold stored first, set()'s store replaces its threshold.) Where no
- *   set() runs, the second raise is one relaxed load.
- * Nothing else ever lowers a maximum, so at quiescence
- *   bound >= CPUs * every threshold any add checked against.
+ * 64-bit word, @width bytes, where the adds read it) between two raises of
+ * the maximum (and bound): the one order of publication [publish-order].
  */
 static inline void pcpu_fold_publish(void *thresh, size_t width, uint64_t *max, uint64_t *bound,
 				     unsigned int cpus, uint64_t t)
@@ -312,16 +300,49 @@ static inline void pcpu_fold_publish(void *thresh, size_t width, uint64_t *max, 
 }
 
 /*
- * The sync decision, for every unit's sync_if_delta_above(delta): a
- * quantity that bounds how far an approximate read may be from exact
- * (the bound, or a walk's sum of pending magnitudes) lets the read stand
- * when it is within @delta. Otherwise the unit folds what the read depends
- * on and returns the exact sum, not a new read: another thread's fold may
- * have swapped a slot and not yet reached central.
+ * The one rule for when to republish [republish]: a fold or slow path that
+ * left central at @central asks whether the threshold for it,
+ * pcpu_policy_threshold(@central, @divisor, @floor, @cap), stored in
+ * *@want, is off the threshold in force @now by more than an eighth of
+ * @now. (A fixed threshold passes @floor == @cap: never.)
  */
-static inline bool pcpu_fold_within(uint64_t error, uint64_t delta)
+static inline bool pcpu_fold_retune(uint64_t now, int64_t central, uint64_t divisor,
+				    uint64_t floor, uint64_t cap, uint64_t *want)
 {
-	return error <= delta;
+	uint64_t mag = pcpu_magnitude(central), lo, hi, diff;
+
+	/* the common case, without a division: |central| / divisor within now +- now / 8 */
+	if (!__builtin_mul_overflow(now - now / 8, divisor, &lo) &&
+	    !__builtin_mul_overflow(now + now / 8 + 1, divisor, &hi) && mag >= lo && mag < hi)
+		return false;
+	*want = pcpu_policy_threshold(central, divisor, floor, cap);
+	diff = *want > now ? *want - now : now - *want;
+	return diff > now / 8;
+}
+
+/*
+ * What a unit's sync_if_delta_above() supplies to pcpu_fold_sync(), for
+ * its @unit and @item: a read-only walk that may show @read within @delta
+ * (NULL: none), the fold of what read() depends on, and sum().
+ */
+struct pcpu_fold_sync {
+	bool (*near)(void *unit, unsigned int item, int64_t read, uint64_t delta);
+	void (*fold)(void *unit, unsigned int item);
+	int64_t (*sum)(void *unit, unsigned int item);
+};
+
+/*
+ * sync_if_delta_above(@delta), one flow for every unit [sync]: @read and
+ * @bound are the unit's read() and error_bound() of @item.
+ */
+static inline int64_t pcpu_fold_sync(const struct pcpu_fold_sync *ops, void *unit,
+				     unsigned int item, uint64_t delta, int64_t read, uint64_t bound)
+{
+	if (bound <= delta || (ops->near && ops->near(unit, item, read, delta)))
+		return read;
+	ops->fold(unit, item);
+	/* exact, even if another thread's fold has yet to reach central */
+	return ops->sum(unit, item);
 }
 
 #endif /* PCPU_LIB_FOLD_H */

@@ -1,32 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The per-CPU policy, one copy for every unit (counters, stat sets, the
- * kernel drop-in): the defaults, the elastic threshold, what the fast path
- * may take, what a fold moves, and the saturating error bound. The order in
- * which a threshold and its bound are published, and the fold itself, are
- * the fold engine's (lib/fold.h). The units differ only in memory layout.
- * (The inline fast paths in <percpu/counter.h> and <percpu/stat.h> write
- * the same comparison as pcpu_policy_fast().)
- *
- * The rules, and why they keep error_bound() true under remote folds:
- * - The fast path adds @amount only if |amount| <= limit and the new
- *   pending delta is within +-limit, checked and committed in one step (a
- *   restartable sequence, or a compare-and-swap). Otherwise the slow path
- *   sends the amount to the central value and folds the CPU.
- * - A fold moves a CPU's whole pending delta: it swaps the CPU's value and
- *   mark together, so a folder that read the value before an add landed
- *   fails and retries. At most one add can land between a folder's read and
- *   its swap: one already past its check, which saw pending p and checked
- *   |p + amount| <= limit. Afterwards pending = amount, and |amount| <= limit.
- *   So |pending| <= the largest threshold ever published, on every CPU,
- *   whatever the interleaving, and error_bound() = CPUs * that threshold.
- * - Monotone reads: a fold moves the central value toward exact and never
- *   past it, and nothing is ever folded back. So while every update has one
- *   sign, read() only moves that way. (vmstat's overstep, which leaves half
- *   a threshold against the direction of travel, would later be folded
- *   back and make read() go backwards; folding everything also folds a
- *   steady stream once per threshold, and a charge/uncharge pair near the
- *   threshold finds pending at zero, far from either side.)
+ * The per-CPU policy, one copy for every unit (counters, stat sets, shared
+ * segments, the kernel drop-in): the defaults, the elastic threshold, the
+ * saturating error bound. Why the bound is true on every update path, and
+ * why reads are monotone: docs/internals.md, [pending-bound] and
+ * [monotone-read]. Publication and the fold are the engine's (fold.h).
  */
 #ifndef PCPU_LIB_POLICY_H
 #define PCPU_LIB_POLICY_H
@@ -82,7 +60,11 @@ static inline uint64_t pcpu_policy_threshold(int64_t central, uint64_t divisor, 
 	return t > cap ? cap : t;
 }
 
-/* May the fast path take @amount against @limit? |amount| <= limit, in one comparison. */
+/*
+ * May the fast path take @amount against @limit? |amount| <= limit, in one
+ * comparison: the C spelling of the test in pcpu_this_cpu_add_within()
+ * (<percpu/static/cpu.h>), for library code that adds another way.
+ */
 static inline bool pcpu_policy_fast(int64_t amount, uint64_t limit)
 {
 	return (uint64_t)amount + limit <= 2 * limit;
@@ -94,7 +76,7 @@ static inline uint64_t pcpu_policy_bound(uint64_t thresh_max, unsigned int cpus)
 	return thresh_max > UINT64_MAX / cpus ? UINT64_MAX : thresh_max * cpus;
 }
 
-/* Raises *@max to at least @value (an atomic maximum; the order: lib/fold.h). */
+/* Raises *@max to at least @value (an atomic maximum) [publish-order]. */
 static inline void pcpu_policy_raise(uint64_t *max, uint64_t value)
 {
 	uint64_t now = __atomic_load_n(max, __ATOMIC_RELAXED);

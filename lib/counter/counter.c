@@ -2,37 +2,14 @@
 /*
  * The elastic per-CPU counter (see <percpu/counter.h>).
  *
- * The counter is the fold engine's 64-bit layout (lib/fold.h has the
+ * The counter is the fold engine's 64-bit layout (lib/base/fold.h has the
  * glossary): one slot per CPU, a struct pcpu_slot {value, folded}, whose
- * folded is the engine's mark.
- *
- * Invariants, with pending(cpu) = slot.value - slot.folded:
- *   exact value = base + sum of slot.value          (what sum() reads)
- *   count       = base + sum of slot.folded         (what read() returns)
- * so exact - count = sum of pending(cpu). Only a CPU's fast path writes its
- * slot.value; everything else (the slow path, limited adds, set) changes
- * base and count together. A fold swaps a slot's {value, folded} pair with
- * a 16-byte compare-and-swap that advances folded, then adds the same amount
- * to count; any thread may fold any CPU, and sum() never depends on folds.
- *
- * Why |pending(cpu)| <= thresh_max on every CPU at quiescence, whatever folds
- * ran beside the adds: see lib/policy.h and lib/fold.h. In short, the fast
- * path checks and adds in one step, takes at most a threshold at a time, and
- * a fold fails on a value it read before an add landed. So error_bound() =
- * possible CPUs * thresh_max.
- *
- * A fold is still two steps (swap the pair, then add to count), and another
- * thread may run between them, or the folder may be preempted there. So no
- * call that must be precise combines count with pending deltas: precise
- * answers come from sum(), and every change of count is an atomic add, so
- * changes commute with a fold still in flight. A fork can leave a fold
- * half done in the child; the class's fork handler rebuilds count from the
- * invariant.
- *
- * Monotone reads: every fold moves count toward exact, never past it, and
- * every other change of count is the update itself. So while every update
- * is >= 0, count only grows, and read(), one load of it, never goes back
- * (nor does sum()).
+ * folded is the engine's mark, and count is its central value. Only a
+ * CPU's fast path writes its slot.value; everything else (the slow path,
+ * limited adds, set) changes base and count together. The invariants are
+ * docs/internals.md's: [exact-sum] (sum() = base + values), [central-marks]
+ * (count = base + marks), [pending-bound] (error_bound() = possible CPUs *
+ * thresh_max), [monotone-read].
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,30 +33,24 @@ static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
 	return cpu_copy(c->slots, cpu);
 }
 
+/* The largest threshold: the floor for a fixed batch (never republished). */
+static uint64_t cap_of(const struct pcpu_counter *c)
+{
+	/* register() sets another bit of flags */
+	return LOAD(&c->flags) & PCPU_COUNTER_F_FIXED ? (uint64_t)c->floor : PCPU_COUNTER_MAX_BATCH;
+}
+
 /* The per-CPU threshold for a central value of @count. */
 static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
 {
-	if (LOAD(&c->flags) & PCPU_COUNTER_F_FIXED) /* register() sets another bit */
-		return c->floor;
 	return (int64_t)pcpu_policy_threshold(count, (uint64_t)c->accuracy * cpu_possible(),
-					      (uint64_t)c->floor, PCPU_COUNTER_MAX_BATCH);
+					      (uint64_t)c->floor, cap_of(c));
 }
 
 /*
- * Raises the bound and thresh_max to cover @thresh (the bound first: the
- * inline add_batch() takes the fast path once thresh_max covers its batch,
- * and by then error_bound() must).
- */
-static void raise_bound(struct pcpu_counter *c, int64_t thresh)
-{
-	pcpu_fold_raise(&c->thresh_max, &c->bound, cpu_possible(), (uint64_t)thresh);
-}
-
-/*
- * Makes @thresh the threshold, in the engine's order (lib/fold.h). A
- * threshold above thresh_max is published inside the fold sequence, so
- * that a limited add that decides from count and the bound never reads
- * them while the bound moves under it.
+ * Makes @thresh the threshold [publish-order]; one above thresh_max inside
+ * the fold sequence, so that a limited add that decides from count and the
+ * bound never reads them while the bound moves under it [seq-read].
  */
 static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 {
@@ -93,10 +64,21 @@ static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 		pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
 
+/* After count changed to @count: the threshold for it, by the engine's rule [republish]. */
+static void retune(struct pcpu_counter *c, int64_t count)
+{
+	uint64_t want;
+
+	if (pcpu_fold_retune((uint64_t)LOAD(&c->thresh), count,
+			     (uint64_t)c->accuracy * cpu_possible(), (uint64_t)c->floor, cap_of(c),
+			     &want))
+		publish_threshold(c, (int64_t)want);
+}
+
 /* Moves the central value by @amount and republishes its threshold. */
 static void add_count(struct pcpu_counter *c, int64_t amount)
 {
-	publish_threshold(c, threshold_for(c, pcpu_fold_credit(&c->count, amount)));
+	retune(c, pcpu_fold_credit(&c->count, amount));
 }
 
 /* An update that bypasses the slots: exact first, so sum() never lags read(). */
@@ -107,22 +89,21 @@ void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount)
 }
 
 /*
- * Folds @slot (lib/fold.h): its whole pending delta into the central
- * value. Inside the counter's fold sequence (counter_internal.h), so that
- * a limited add's far path never decides from a count that a fold has half
- * changed; a slot with nothing pending is left without entering it.
+ * Folds @slot (the engine's step), inside the counter's fold sequence, so
+ * that a limited add's far path never decides from a count that a fold has
+ * half changed [seq-read]; a slot with nothing pending is left without
+ * entering it.
  */
 static void fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot)
 {
-	int64_t snap[2], moved;
+	int64_t snap[2];
 
 	pcpu_pair_snap(&slot->value, snap);
 	if (pcpu_pair_pending(snap) == 0)
 		return;
 	pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
-	moved = pcpu_fold_take_pair(&slot->value, snap);
-	if (moved)
-		add_count(c, moved);
+	if (pcpu_fold_step_pair(&slot->value, snap, &c->count, 0, NULL))
+		retune(c, LOAD(&c->count));
 	pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
 
@@ -163,7 +144,8 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 		/* the batch is covered now: the fast path's add, once more */
 		int added;
 
-		raise_bound(c, thresh);
+		/* the bound first: by then error_bound() must cover it [publish-order] */
+		pcpu_fold_raise(&c->thresh_max, &c->bound, cpu_possible(), (uint64_t)thresh);
 		added = pcpu_this_cpu_add_within(&c->slots->value, amount, (uint64_t)thresh,
 						 c->mode);
 		if (added > 0)
@@ -341,27 +323,39 @@ static uint64_t pending_magnitude(const struct pcpu_counter *c, int64_t *exact)
 	return magnitudes;
 }
 
+/*
+ * [sync]'s read-only walk: pending deltas alone miss a fold between its two
+ * steps (nothing pending, count not yet added to); read against sum alone
+ * misses pending deltas that a fold in flight happens to offset.
+ */
+static bool sync_near(void *c, unsigned int item, int64_t read, uint64_t delta)
+{
+	int64_t exact;
+
+	(void)item;
+	return pending_magnitude(c, &exact) <= delta &&
+	       pcpu_magnitude((int64_t)((uint64_t)exact - (uint64_t)read)) <= delta;
+}
+
+static void sync_fold(void *c, unsigned int item)
+{
+	(void)item;
+	fold_all(c);
+}
+
+static int64_t sync_sum(void *c, unsigned int item)
+{
+	(void)item;
+	return pcpu_counter_sum(c);
+}
+
 PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta)
 {
-	int64_t approx, exact;
+	static const struct pcpu_fold_sync ops = { sync_near, sync_fold, sync_sum };
 
 	if (!pcpu_counter_usable(c, __func__))
 		return 0;
-	/* cheapest first: the O(1) bound, then reads of every CPU, then writes */
-	approx = LOAD(&c->count); /* read() */
-	if (pcpu_fold_within(LOAD(&c->bound), delta))
-		return approx;
-	/*
-	 * Both tests: pending deltas alone miss a fold between its two steps
-	 * (nothing pending, count not yet added to); read against sum alone
-	 * misses pending deltas that a fold in flight happens to offset.
-	 */
-	if (pcpu_fold_within(pending_magnitude(c, &exact), delta) &&
-	    pcpu_fold_within(pcpu_magnitude((int64_t)((uint64_t)exact - (uint64_t)approx)), delta))
-		return approx;
-	fold_all(c);
-	/* exact, even if another thread's fold has yet to reach count */
-	return pcpu_counter_sum(c);
+	return pcpu_fold_sync(&ops, c, 0, delta, LOAD(&c->count), LOAD(&c->bound));
 }
 
 PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
@@ -379,17 +373,12 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 	__atomic_add_fetch(&c->base, adjust, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&c->count, adjust, __ATOMIC_SEQ_CST);
 	/*
-	 * Lower the bound to the new value's threshold, then publish it: a
-	 * fold publishing concurrently either stores its threshold before ours
-	 * (overwritten) or raises the bound again after storing it (covered;
-	 * the proof is pcpu_fold_publish()'s).
+	 * Lower the bound, then thresh_max, then publish the new value's
+	 * threshold [publish-order]: a fold raising both in between leaves
+	 * thresh_max low (add_batch() then takes its slow path once more),
+	 * never the bound below thresh_max.
 	 */
 	thresh = threshold_for(c, value);
-	/*
-	 * The bound before thresh_max, as pcpu_fold_raise() raises them: a fold
-	 * raising both in between leaves thresh_max low (add_batch() then takes
-	 * its slow path once more), never the bound below thresh_max.
-	 */
 	__atomic_store_n(&c->bound, pcpu_policy_bound((uint64_t)thresh, cpu_possible()),
 			 __ATOMIC_SEQ_CST);
 	__atomic_store_n(&c->thresh_max, (uint64_t)thresh, __ATOMIC_SEQ_CST);
@@ -421,8 +410,8 @@ static void counter_fold(void *obj)
 
 /*
  * Only this thread survives a fork: a fold may have stopped between its
- * steps, and an add on the atomic path between its add and its check,
- * leaving its slot past the bound's threshold (lib/slot_owner.c).
+ * steps [central-marks], and an add on the atomic path between its add and
+ * its check, leaving its slot past thresh_max [pending-bound], path 3.
  */
 static void counter_fork_child(void *obj)
 {

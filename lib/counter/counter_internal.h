@@ -15,7 +15,7 @@
 #include "registry/registry.h"
 
 /*
- * The counter's fold sequence (lib/fold.h), read inside the far path of a
+ * The counter's fold sequence [seq-read], read inside the far path of a
  * limited add. Its layout is not a stat line's: it is a uint32_t of the
  * public struct, and the far path's restartable sequence (arch/) masks it
  * with COUNTER_SEQ_GEN - 1, folds and gate together:

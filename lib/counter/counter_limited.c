@@ -15,7 +15,7 @@
  * no threshold was being raised past the bound), and adds. Why that never
  * overshoots: with no fold half done, exact = count + every CPU's pending
  * delta, and every pending delta stays within the bound's threshold, after
- * this add too (lib/policy.h); so exact stays on the limit's side of
+ * this add too ([pending-bound], path 1); so exact stays on the limit's side of
  * count + bound. Another far-path add on another CPU is covered by the same
  * argument; a fold that lands after the second read moves pending that was
  * checked with this add into count and changes nothing exact; a plain add

@@ -3,36 +3,14 @@
  * Folds of a shared segment (see <percpu/shared.h>), and the slow path of
  * the add.
  *
- * A segment is the fold engine's process-shared layout (lib/fold.h has the
- * glossary): per row, one 64-bit slot {value, mark} per item.
- *
- * Invariants, per item, over every row r (the CPUs and the row without one):
- *   exact   = sum of value[r]        (only adds change a value)
- *   central = sum of mark[r]         (at every unlock of the segment's lock)
- * A fold of row r swaps {v, m} to {v, v} with a 16-byte compare-and-swap
- * (so a fold that read the pair before an add landed fails and retries, as
- * the counter's does: lib/policy.h) and then adds v - m to central. Marks,
- * centrals, thresholds and their maxima are written only under the lock,
- * a process-shared robust mutex; values are never written by a fold.
- *
- * Death. A process may die anywhere. Everything a death can leave stale
- * happens under the lock: the slow path takes it before its unchecked add
- * (a pending delta past the threshold), a fold swaps and then updates the
- * central value (half done between), a threshold is published in two
- * stores. The robust mutex hands the next locker, whatever it came to do,
- * EOWNERDEAD; as no other fold can run, it rebuilds every central value
- * from the marks (the invariant above), folds every row of every item (the
- * dead writer's pending delta), republishes the thresholds, and marks the
- * mutex consistent. So a death is repaired by the next fold of any writer,
- * as the header says. An add that completed is a committed instruction in
- * a value: nothing a fold or a death does can take it back, so sum() stays
- * exact.
- *
- * Order of publication: the engine's (pcpu_fold_publish()), raise the
- * maximum, store the threshold, raise again. A process killed between the
- * stores leaves the maximum raised and the threshold old (a loose bound),
- * never a threshold over the maximum. (Here nothing lowers a maximum and
- * every publication runs under the lock: the second raise finds it done.)
+ * A segment is the fold engine's process-shared layout (lib/base/fold.h
+ * has the glossary): per row, one 64-bit slot {value, mark} per item.
+ * exact = sum of the values [exact-sum], central = sum of the marks at
+ * every unlock [central-marks]. Marks, centrals, thresholds and their
+ * maxima are written only under the segment's lock, a process-shared
+ * robust mutex; values never by a fold. A process that dies anywhere
+ * loses no completed add, and the next locker repairs what it left
+ * [segment-recovery] (docs/internals.md).
  */
 #define _GNU_SOURCE /* pthread_mutex_consistent, robust mutexes */
 #include <errno.h>
@@ -48,42 +26,29 @@
 
 void (*pcpu_shared_fold_hook)(void);
 
-uint64_t pcpu_shared_threshold(const struct shared_handle *h, const struct shared_item *it,
-			       int64_t central)
+/* Under the lock: the item's threshold for its central value [republish]. */
+static void retune(struct shared_handle *h, unsigned int item)
 {
-	return pcpu_policy_threshold(central, (uint64_t)it->accuracy * (h->rows - 1),
-				     (uint64_t)it->floor, PCPU_SHARED_MAX_THRESH);
-}
+	const struct shared_item *it = &h->items[item];
+	uint64_t want;
 
-/* Under the lock: publishes the item's threshold for its central value. */
-static void publish_threshold(struct shared_handle *h, unsigned int item, int64_t central)
-{
-	uint64_t t = pcpu_shared_threshold(h, &h->items[item], central);
-
-	pcpu_fold_publish(&h->thresh[item], sizeof(h->thresh[item]), &h->central[item].thresh_max,
-			  NULL, 0, t);
+	if (pcpu_fold_retune(LOAD(&h->thresh[item]), LOAD(&h->central[item].value),
+			     (uint64_t)it->accuracy * (h->rows - 1), (uint64_t)it->floor,
+			     PCPU_SHARED_MAX_THRESH, &want))
+		pcpu_fold_publish(&h->thresh[item], sizeof(h->thresh[item]),
+				  &h->central[item].thresh_max, NULL, 0, want);
 }
 
 /* Under the lock: folds the slot of @item in @row; true if it moved any. */
 static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int row)
 {
-	int64_t *slot = shared_pair(h, item, row), snap[2], moved;
-	int64_t *central = &h->central[item].value;
+	int64_t *slot = shared_pair(h, item, row), snap[2];
 
 	pcpu_pair_snap(slot, snap);
-	moved = pcpu_fold_take_pair(slot, snap);
-	if (moved == 0)
-		return false;
-	if (pcpu_unlikely(pcpu_shared_fold_hook != NULL))
-		pcpu_shared_fold_hook();
-	pcpu_fold_credit(central, moved);
-	return true;
+	return pcpu_fold_step_pair(slot, snap, &h->central[item].value, 0, pcpu_shared_fold_hook);
 }
 
-/*
- * Under the lock, after a holder died: central = sum of marks (a fold half
- * done), then every row folded (an unchecked add not folded), for every item.
- */
+/* Under the lock, after a holder died [segment-recovery]. */
 static void recover(struct shared_handle *h)
 {
 	for (unsigned int item = 0; item < h->nr_items; item++) {
@@ -92,7 +57,7 @@ static void recover(struct shared_handle *h)
 		__atomic_store_n(&h->central[item].value, (int64_t)central, __ATOMIC_SEQ_CST);
 		for (unsigned int row = 0; row < h->rows; row++)
 			fold_row(h, item, row);
-		publish_threshold(h, item, LOAD(&h->central[item].value));
+		retune(h, item);
 	}
 }
 
@@ -122,7 +87,7 @@ static void fold_item(struct shared_handle *h, unsigned int item)
 	for (unsigned int row = 0; row < h->rows; row++)
 		moved |= fold_row(h, item, row);
 	if (moved)
-		publish_threshold(h, item, LOAD(&h->central[item].value));
+		retune(h, item);
 }
 
 /*
@@ -157,8 +122,9 @@ static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, in
  * pending delta would pass it, or the thread has no CPU number. Under the
  * lock, the amount goes to this CPU's value, then that pair is folded.
  * Between the two the pending delta may pass the threshold: taking the lock
- * first makes a death there one the next locker repairs (see the top). The
- * cost: an add that waits for the lock is not in sum() until it has it.
+ * first makes a death there one the next locker repairs [pending-bound],
+ * path 5. The cost: an add that waits for the lock is not in sum() until
+ * it has it.
  */
 PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item, int64_t amount)
 {
@@ -184,31 +150,35 @@ void pcpu_shared_add_locked(struct shared_handle *h, unsigned int item, int64_t 
 	}
 	row = add_unchecked(h, item, amount);
 	if (fold_row(h, item, row))
-		publish_threshold(h, item, LOAD(&h->central[item].value));
+		retune(h, item);
 	unlock(h);
+}
+
+/* [sync]: a read-only handle does not fold (sum() checks a segment cut short) */
+static void sync_fold(void *s, unsigned int item)
+{
+	struct shared_handle *h = shared_handle(s);
+
+	if (h->writable && lock(h)) {
+		fold_item(h, item);
+		unlock(h);
+	}
+}
+
+static int64_t sync_sum(void *s, unsigned int item)
+{
+	return pcpu_shared_sum(s, item);
 }
 
 PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsigned int item,
 						    uint64_t delta)
 {
-	struct shared_handle *h = shared_handle(s);
-	int err;
+	static const struct pcpu_fold_sync ops = { NULL, sync_fold, sync_sum };
 
 	if (!shared_usable(s, item, "pcpu_shared_sync_if_delta_above"))
 		return 0;
-	if (pcpu_fold_within(pcpu_shared_error_bound(s, item), delta))
-		return pcpu_shared_read(s, item);
-	/* the fold loads every row too: not on a segment cut short */
-	err = pcpu_shared_intact(h);
-	if (err) {
-		errno = -err;
-		return 0;
-	}
-	if (h->writable && lock(h)) {
-		fold_item(h, item);
-		unlock(h);
-	}
-	return pcpu_shared_sum(s, item);
+	return pcpu_fold_sync(&ops, s, item, delta, pcpu_shared_read(s, item),
+			      pcpu_shared_error_bound(s, item));
 }
 
 PCPU_EXPORT void pcpu_shared_fold_all(struct pcpu_shared *s)

@@ -69,7 +69,7 @@ struct shared_header {
 	struct shared_range bounds;  /* layout 2 */
 	uint32_t nr_slots;       /* counters: nr_items, then the histograms' buckets */
 	uint32_t reserved;
-	/* taken by every fold, by every process; robust: see shared_fold.c */
+	/* taken by every fold, by every process; robust [segment-recovery] */
 	_Alignas(SHARED_LINE) pthread_mutex_t lock;
 };
 
@@ -160,10 +160,6 @@ bool pcpu_shared_utf8(const char *s, size_t len);
  * (writers trust each other) and on an anonymous segment (no file to cut).
  */
 int pcpu_shared_intact(const struct shared_handle *h);
-
-/* The threshold for the central value @central of @it (lib/policy.h). */
-uint64_t pcpu_shared_threshold(const struct shared_handle *h, const struct shared_item *it,
-			       int64_t central);
 
 /*
  * Would items @a (name @na, kind @ka, labels @la) and @b clash: the same

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE /* as every shared_*.c: one view of <pthread.h> */
 #include "base/misuse.h"
+#include "base/policy.h"
 #include "shared_internal.h"
 
 /* pcpu_shared_add() for any slot, a bucket included (past add_items). */
@@ -16,8 +17,7 @@ static void add_slot(struct shared_handle *h, unsigned int slot, int64_t amount)
 {
 	uint64_t limit = __atomic_load_n(&h->thresh[slot], __ATOMIC_RELAXED);
 
-	/* |amount| <= limit, in one comparison (lib/policy.h) */
-	if (pcpu_likely((uint64_t)amount + limit <= 2 * limit &&
+	if (pcpu_likely(pcpu_policy_fast(amount, limit) &&
 			pcpu_this_cpu_add_checked(h->pub.pairs + 2 * (uintptr_t)slot, amount, limit,
 						  h->pub.mode)))
 		return;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Stat sets: the fold engine (see stat_internal.h for the layout). Adds
+ * Stat sets' folds over the engine (see stat_internal.h for the layout). Adds
  * that leave the fast path, folds of a CPU's line, sync and fold-all, and
  * the registry's operations (the refresher's fold, fork).
  */
@@ -11,28 +11,16 @@
 
 /* Thresholds. */
 
-/*
- * Re-derives item @i's threshold from its central value and publishes it
- * in the engine's order (lib/fold.h). A threshold a little off
- * its ideal is harmless, a write to the line every add reads is not: it is
- * republished only when it moves by an eighth or more.
- */
+/* After item @i's central value changed to @central: the engine's rule [republish]. */
 static void retune(struct stat_set *s, uint32_t i, int64_t central)
 {
 	struct item *it = &s->items[i];
-	uint32_t now = LOAD(&s->pub.hot[i].thresh), want, diff;
-	uint64_t mag = pcpu_magnitude(central);
+	uint64_t want;
 
-	/* the common case, without a division: |central| / divisor within now +- now / 8 */
-	if (mag >= (uint64_t)(now - now / 8) * it->divisor &&
-	    mag < (uint64_t)(now + now / 8 + 1) * it->divisor)
-		return;
-	want = threshold_for(it, central);
-	diff = want > now ? want - now : now - want;
-	if (diff == 0 || diff < now / 8)
-		return;
-	pcpu_fold_publish(&s->pub.hot[i].thresh, sizeof(s->pub.hot[i].thresh), &it->thresh_max,
-			  NULL, 0, want);
+	if (pcpu_fold_retune(LOAD(&s->pub.hot[i].thresh), central, it->divisor, (uint64_t)it->floor,
+			     PCPU_STAT_MAX_THRESH, &want))
+		pcpu_fold_publish(&s->pub.hot[i].thresh, sizeof(s->pub.hot[i].thresh),
+				  &it->thresh_max, NULL, 0, want);
 }
 
 static void add_central(struct stat_set *s, uint32_t i, int64_t amount)
@@ -57,18 +45,11 @@ static uint32_t fold_cpu_line(struct stat_set *s, uint32_t line, unsigned int cp
 
 	for (uint32_t k = 0; k < ln->nr; k++) {
 		uint64_t snap;
-		int64_t moved;
 
 		pcpu_word_snap(&w[k], &snap);
-		moved = pcpu_fold_take_word(&w[k], &snap);
-
-		/* the central value wraps as an int64_t, like any add to it */
-		if (ln->item[k] == trigger)
-			moved = (int64_t)((uint64_t)moved + (uint64_t)amount);
-		if (moved) {
-			pcpu_fold_credit(&central[k], moved);
+		if (pcpu_fold_step_word(&w[k], &snap, &central[k], ln->item[k] == trigger ? amount : 0,
+					NULL))
 			changed |= 1u << k;
-		}
 	}
 	return changed;
 }
@@ -118,16 +99,25 @@ PCPU_EXPORT void __pcpu_stat_add_slow(struct pcpu_stat *pub, unsigned int item, 
 	retune_line(s, line, changed);
 }
 
+static void sync_fold(void *pub, unsigned int item)
+{
+	pcpu_stat_fold_line(set_of(pub), set_of(pub)->items[item].line);
+}
+
+static int64_t sync_sum(void *pub, unsigned int item)
+{
+	return pcpu_stat_sum(pub, item);
+}
+
 PCPU_EXPORT int64_t pcpu_stat_sync_if_delta_above(struct pcpu_stat *pub, unsigned int item,
 						  uint64_t delta)
 {
+	static const struct pcpu_fold_sync ops = { NULL, sync_fold, sync_sum };
+
 	if (!usable(pub, item, __func__))
 		return 0;
-	if (pcpu_fold_within(pcpu_stat_error_bound(pub, item), delta))
-		return pcpu_stat_read(pub, item);
-	pcpu_stat_fold_line(set_of(pub), set_of(pub)->items[item].line);
-	/* exact, even if another thread's fold of the line has yet to land */
-	return pcpu_stat_sum(pub, item);
+	return pcpu_fold_sync(&ops, pub, item, delta, pcpu_stat_read(pub, item),
+			      pcpu_stat_error_bound(pub, item));
 }
 
 PCPU_EXPORT void pcpu_stat_fold_all(struct pcpu_stat *pub)

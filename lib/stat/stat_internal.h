@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Stat sets, inside (see <percpu/stat.h>): the layout that the three files
- * of the unit share. stat_create.c makes and destroys sets, stat_fold.c is
- * the fold engine (thresholds, folds, sync, the registry's operations),
- * stat_read.c the exact readers and the names.
+ * of the unit share. stat_create.c makes and destroys sets, stat_fold.c
+ * folds (thresholds, folds, sync, the registry's operations) over the fold
+ * engine of lib/base/fold.h, stat_read.c has the exact readers and names.
  *
- * Memory: the fold engine's 32-bit layout (lib/fold.h has the glossary). Per
+ * Memory: the fold engine's 32-bit layout (lib/base/fold.h has the glossary). Per
  * CPU, one uint64_t word (the item's slot: value in the low half, mark in the
  * high half) per item, in layout order: the items of central line 0, then of
  * line 1, ... so a CPU's words of one line are contiguous. Centrally, lines
@@ -13,38 +13,15 @@
  * values of its items. Per item, a read-mostly pcpu_stat_hot (slot and
  * threshold, read by every add) and a cold struct item.
  *
- * Invariant, per item i, with pending_i(c) = (int32_t)(value - mark) of CPU
- * c's word:  exact_i = central_i + sum over CPUs of pending_i(c).
- * Adds change a value (only on the fast path, and only if the new pending
- * stays within the threshold) or a central value (slow path). A fold moves
- * m from a word to the central value: compare-and-swap of the word that
- * advances the mark by m, then central += m; both inside the line's fold
- * section, so that readers can tell a fold in progress (see the sequence).
- * Nothing but the fast path ever writes a value, so in the rseq mode the
- * only plain stores to a word are the owner CPU's stores to its low half,
- * and every other write is a compare-and-swap that leaves the low half as
- * it found it: no update can be lost.
- *
- * Why a 32-bit pending delta cannot overflow. An add goes to a CPU's word
- * only if |amount| <= thresh and the new pending stays within +-thresh,
- * checked and stored in one step (a restartable sequence, or one
- * compare-and-swap on the atomic path); anything else goes to the slow
- * path, which sends the amount to the central value (int64) and folds the
- * CPU's line. A fold moves a word's whole pending delta, and one that races
- * an add in flight leaves that add's amount. So |pending| <= the largest
- * threshold ever published, which is capped at PCPU_STAT_MAX_THRESH =
- * 2^29 - 1: far from 2^31, and error_bound() = possible CPUs * that
- * threshold holds without exception.
- *
- * Exact reads while folds run. A fold changes two places (a CPU's mark and
- * the central value), so sum() and snapshot() validate against the line's
- * fold sequence, seqlock style. If folds keep invalidating a read
- * (OPTIMISTIC_TRIES), the reader freezes the line: no fold starts (an adder
- * that would fold sends its amount to the central value instead, which
- * keeps every bound), the folds in progress finish, and the read completes.
- * A counter's 64-bit slots make its sum() wait-free (it reads only values,
- * which folds never touch), at 16 bytes per item per CPU; a set's items are
- * updated and read together, and the compact word halves that footprint.
+ * Invariants: docs/internals.md. exact_i = central_i + the sum over CPUs
+ * of (int32_t)(value - mark) [exact-sum], which sum() and snapshot() read
+ * against the line's fold sequence, freezing it after OPTIMISTIC_TRIES
+ * failed tries [seq-read]; a 32-bit pending delta stays within
+ * PCPU_STAT_MAX_THRESH = 2^29 - 1 [pending-bound]. Every write to a word
+ * but its CPU's add is a compare-and-swap that leaves the low half as it
+ * found it, so no add is lost. A counter's 64-bit slots make its sum()
+ * wait-free at 16 bytes per item per CPU; a set's items are updated and
+ * read together, and the compact word halves that footprint.
  */
 #ifndef PCPU_LIB_STAT_INTERNAL_H
 #define PCPU_LIB_STAT_INTERNAL_H
@@ -63,15 +40,12 @@
 #include "registry/registry.h"
 
 /*
- * The fold sequence (lib/fold.h), word 0 of each central line:
+ * The fold sequence [seq-read], word 0 of each central line:
  *   bits 0-15   folds in progress on the line
  *   bits 16-31  readers that froze the line (freezers)
  *   bits 32-63  generation: folds completed, modulo 2^32
- * A fold enters only while no reader froze the line, and leaves by bumping
- * the generation. A reader that saw no fold in progress before and after
- * its walk, and the same generation, saw every fold entirely or not at
- * all. (A counter's sequence is another layout, a uint32_t with a gate
- * bit: counter_internal.h.)
+ * A fold enters only while no reader froze the line. (A counter's sequence
+ * is another layout, a uint32_t with a gate bit: counter_internal.h.)
  */
 #define STAT_SEQ_FOLD UINT64_C(1)
 #define STAT_SEQ_FREEZE (UINT64_C(1) << 16)
@@ -238,7 +212,7 @@ static inline bool stat_stable(uint64_t before, uint64_t after)
 	return pcpu_fold_seq_stable(before, after, STAT_SEQ_FIELD_MAX, STAT_SEQ_GEN_SHIFT);
 }
 
-/* The fold engine (stat_fold.c). */
+/* Folds (stat_fold.c). */
 
 /* Folds every CPU's pending deltas of the items of @line. */
 void pcpu_stat_fold_line(struct stat_set *s, uint32_t line);
