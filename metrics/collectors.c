@@ -346,7 +346,8 @@ int pcpu_collectors_run(struct pcpu_scrape *s)
 	return ret;
 }
 
-void pcpu_collectors_fork_child(void)
+/* In the child of fork() (one thread): no walk runs there. */
+static void collectors_fork_child(void)
 {
 	epoch++;
 	for (struct collector *c = collectors; c; c = c->next)
@@ -363,6 +364,7 @@ PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *a
 	/* the fork handlers reset the pins of running walks in the child */
 	if (pcpu_metrics_client_setup() != 0)
 		return -ENOMEM;
+	pcpu_metrics_on_fork_child(collectors_fork_child);
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;

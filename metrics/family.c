@@ -289,8 +289,10 @@ static void free_children(const struct pcpu_family *f, struct child *c)
  * The first RCU read lock of a thread registers it with urcu, under urcu's
  * lock: take it before the family's lock (see the lock order above).
  */
-/* Families created and not destroyed (pcpu_family_walk_prepare()). */
+/* Families created and not destroyed (family_before_scrape()). */
 static unsigned int live_families;
+
+static void family_before_scrape(void);
 
 static void rcu_register_early(void)
 {
@@ -438,8 +440,9 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 		goto fail;
 	}
 	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
-				   .kind = d->kind, .source = METRIC_FROM_FAMILY, .obj = f };
+				   .kind = d->kind, .source = &pcpu_family_source, .obj = f };
 	/* counted before it can be seen: a scrape that sees it registers first */
+	pcpu_metrics_before_scrape(family_before_scrape);
 	__atomic_add_fetch(&live_families, 1, __ATOMIC_SEQ_CST);
 	err = pcpu_metrics_add(&sp, 1);
 	if (err) {
@@ -705,7 +708,7 @@ PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t le
 
 /* The exposition's side (metrics.c). */
 
-void pcpu_family_walk_prepare(void)
+static void family_before_scrape(void)
 {
 	/*
 	 * Only where a family exists: urcu's registration allocates, and
@@ -719,7 +722,7 @@ void pcpu_family_walk_prepare(void)
 		rcu_register_early();
 }
 
-bool pcpu_family_refusals(const void *family, int64_t *n)
+static bool family_refusals(const void *family, int64_t *n)
 {
 	const struct pcpu_family *f = family;
 
@@ -729,7 +732,7 @@ bool pcpu_family_refusals(const void *family, int64_t *n)
 
 /* Under the metrics lock. */
 
-int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
+static int family_walk(void *family, struct pcpu_metric_sample *smp,
 		     int (*cb)(const struct pcpu_metric_sample *, void *), void *arg)
 {
 	uint64_t buckets[PCPU_HISTOGRAM_MAX_BOUNDS + 1];
@@ -775,3 +778,9 @@ int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
 	urcu_bp_read_unlock();
 	return ret;
 }
+
+const struct metric_source pcpu_family_source = {
+	.walk = family_walk,
+	.refusals = family_refusals,
+	.own_name = true,
+};

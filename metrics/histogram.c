@@ -50,6 +50,26 @@ struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds)
 	return set;
 }
 
+static int histogram_sample(void *obj, unsigned int item, struct pcpu_metric_sample *smp,
+			    uint64_t *buckets)
+{
+	struct pcpu_histogram *h = obj;
+	int ret = pcpu_histogram_snapshot(h, buckets, &smp->sum);
+
+	(void)item;
+	if (ret)
+		return ret;
+	smp->nr_bounds = h->nr_bounds;
+	smp->bounds = h->bounds;
+	smp->buckets = buckets;
+	for (uint32_t b = 0; b <= h->nr_bounds; b++)
+		smp->count += buckets[b];
+	smp->scale = h->scale;
+	return 0;
+}
+
+const struct metric_source pcpu_histogram_source = { .sample = histogram_sample };
+
 PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histogram_desc *d)
 {
 	struct pcpu_histogram *h;
@@ -81,7 +101,7 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 						      .unit = d->unit,
 						      .kind = PCPU_METRIC_HISTOGRAM,
 						      .labels = d->labels,
-						      .source = METRIC_FROM_HISTOGRAM, .obj = h },
+						      .source = &pcpu_histogram_source, .obj = h },
 			       1);
 	if (err)
 		goto fail;

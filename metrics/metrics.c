@@ -43,7 +43,7 @@ struct metric {
 	char *unit;    /* "" if none */
 	char **labels; /* sorted by key: {k, v, ..., NULL} */
 	enum pcpu_metric_kind kind;
-	enum metric_source source;
+	const struct metric_source *source;
 	void *obj;
 	unsigned int item;
 	int64_t high_water; /* counters: the largest value exposed */
@@ -51,7 +51,6 @@ struct metric {
 
 static struct metric **by_name, **by_obj;
 static size_t nr_metrics, capacity;
-static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Metrics. */
 
@@ -250,7 +249,7 @@ static int link_metric(struct metric *m)
 
 	if (e) {
 		/* a label family's name is its own: its children are its samples */
-		if (e->source == METRIC_FROM_FAMILY || m->source == METRIC_FROM_FAMILY)
+		if (e->source->own_name || m->source->own_name)
 			return -EEXIST;
 		/* every member agrees with the first */
 		if (e->kind != m->kind || strcmp(e->unit, m->unit) != 0)
@@ -279,59 +278,6 @@ static void unlink_metric(struct metric *m)
 	nr_metrics--;
 }
 
-/*
- * A fork must not leave the child with the lock held by a vanished thread:
- * the registry's fork handlers, the library's only ones, call these.
- */
-static const struct pcpu_client metrics_client = {
-	.forget = pcpu_metrics_forget,
-	.fork_prepare = pcpu_metrics_fork_prepare,
-	.fork_parent = pcpu_metrics_fork_parent,
-	.fork_child = pcpu_metrics_fork_child,
-};
-
-/* before any metric exists, and before any fork() can find the lock held */
-__attribute__((constructor)) static void metrics_client_setup(void)
-{
-	/* -ENOMEM leaves the handlers to pcpu_metrics_add(), which retries */
-	(void)pcpu_client_set(&metrics_client);
-}
-
-int pcpu_metrics_client_setup(void)
-{
-	return pcpu_client_set(&metrics_client) != 0 ? -ENOMEM : 0;
-}
-
-void pcpu_metrics_lock(void)
-{
-	pthread_mutex_lock(&metrics_lock);
-}
-
-void pcpu_metrics_unlock(void)
-{
-	pthread_mutex_unlock(&metrics_lock);
-}
-
-void pcpu_metrics_fork_prepare(void)
-{
-	pthread_mutex_lock(&metrics_lock);
-}
-
-void pcpu_metrics_fork_parent(void)
-{
-	pthread_mutex_unlock(&metrics_lock);
-}
-
-void pcpu_metrics_fork_child(void)
-{
-	pthread_mutex_init(&metrics_lock, NULL);
-	pcpu_collectors_fork_child();
-}
-
-void pcpu_metrics_wait(pthread_cond_t *cv)
-{
-	pthread_cond_wait(cv, &metrics_lock);
-}
 
 int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 {
@@ -350,7 +296,7 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 		if (err < 0)
 			return err;
 	}
-	if (pcpu_client_set(&metrics_client) != 0)
+	if (pcpu_metrics_client_setup() != 0)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		made[i] = new_metric(&specs[i], pcpu_metrics_check_labels(specs[i].labels, specs[i].kind));
@@ -360,7 +306,7 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 			return -ENOMEM;
 		}
 	}
-	pthread_mutex_lock(&metrics_lock);
+	pcpu_metrics_lock();
 	err = reserve(n);
 	for (; !err && linked < n; linked++) {
 		err = link_metric(made[linked]);
@@ -370,7 +316,7 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 	if (err)
 		for (i = 0; i < linked; i++)
 			unlink_metric(made[i]);
-	pthread_mutex_unlock(&metrics_lock);
+	pcpu_metrics_unlock();
 	if (err)
 		for (i = 0; i < n; i++)
 			free_metric(made[i]);
@@ -381,7 +327,7 @@ void pcpu_metrics_forget(const void *obj)
 {
 	struct metric *dead = NULL;
 
-	pthread_mutex_lock(&metrics_lock);
+	pcpu_metrics_lock();
 	for (size_t i = obj_rank(obj); i < nr_metrics && by_obj[i]->obj == obj;) {
 		struct metric *m = by_obj[i];
 
@@ -389,7 +335,7 @@ void pcpu_metrics_forget(const void *obj)
 		m->next = dead;
 		dead = m;
 	}
-	pthread_mutex_unlock(&metrics_lock);
+	pcpu_metrics_unlock();
 	while (dead) {
 		struct metric *next = dead->next;
 
@@ -411,16 +357,12 @@ static int64_t monotone(struct metric *m, int64_t v)
 	return v;
 }
 
-/* The nearest int64 of @d, saturated; 0 for NaN (a double gauge's value). */
-static int64_t double_to_int64(double d)
+/* pcpu_metrics_before_scrape()'s function, or NULL */
+static void (*before_scrape)(void);
+
+void pcpu_metrics_before_scrape(void (*fn)(void))
 {
-	if (d != d)
-		return 0;
-	if (d >= 9223372036854775807.0)
-		return INT64_MAX;
-	if (d <= -9223372036854775808.0)
-		return INT64_MIN;
-	return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+	__atomic_store_n(&before_scrape, fn, __ATOMIC_RELEASE);
 }
 
 /*
@@ -440,7 +382,7 @@ static int expose_refusals(struct pcpu_scrape *scrape)
 			.unit = "", .kind = PCPU_METRIC_COUNTER, .labels = labels, .scale = 1,
 		};
 
-		if (m->source != METRIC_FROM_FAMILY || !pcpu_family_refusals(m->obj, &smp.value))
+		if (!m->source->refusals || !m->source->refusals(m->obj, &smp.value))
 			continue;
 		if (pcpu_scrape_emit(&smp, scrape) == -ENOMEM)
 			return -ENOMEM;
@@ -468,8 +410,11 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 	cb = pcpu_scrape_note;
 	arg = scrape;
 	/* before the lock: a family's walk must not register with urcu under it */
-	pcpu_family_walk_prepare();
-	pthread_mutex_lock(&metrics_lock);
+	void (*before)(void) = __atomic_load_n(&before_scrape, __ATOMIC_ACQUIRE);
+
+	if (before)
+		before();
+	pcpu_metrics_lock();
 	for (size_t i = 0; i < nr_metrics && ret == 0; i++) {
 		struct metric *m = by_name[i];
 		struct pcpu_metric_sample smp = {
@@ -477,49 +422,20 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 			.labels = (const char *const *)m->labels, .scale = 1,
 		};
 
-		if (m->source == METRIC_FROM_FAMILY) {
-			/* one sample per child, written by the family */
-			ret = pcpu_family_walk(m->obj, &smp, cb, arg);
+		if (m->source->walk) {
+			/* samples of its own (a family's children) */
+			ret = m->source->walk(m->obj, &smp, cb, arg);
 			continue;
 		}
-		switch (m->source) {
-		case METRIC_FROM_FAMILY:
-			break;
-		case METRIC_FROM_GAUGE:
-			smp.value = pcpu_gauge_get(m->obj);
-			break;
-		case METRIC_FROM_GAUGE_DOUBLE:
-			smp.dvalue = pcpu_gauge_double_get(m->obj);
-			smp.flags = PCPU_METRIC_SAMPLE_F_DOUBLE;
-			smp.value = double_to_int64(smp.dvalue);
-			break;
-		case METRIC_FROM_COUNTER:
-			smp.value = monotone(m, pcpu_counter_sum(m->obj));
-			break;
-		case METRIC_FROM_STAT:
-			smp.value = monotone(m, pcpu_stat_sum(m->obj, m->item));
-			break;
-		case METRIC_FROM_HISTOGRAM: {
-			struct pcpu_histogram *h = m->obj;
-
-			ret = pcpu_histogram_snapshot(h, buckets, &smp.sum);
-			if (ret)
-				break;
-			smp.nr_bounds = h->nr_bounds;
-			smp.bounds = h->bounds;
-			smp.buckets = buckets;
-			for (uint32_t b = 0; b <= h->nr_bounds; b++)
-				smp.count += buckets[b];
-			smp.scale = h->scale;
-			break;
-		}
-		}
-		if (ret == 0)
+		ret = m->source->sample(m->obj, m->item, &smp, buckets);
+		if (ret == 0) {
+			smp.value = monotone(m, smp.value);
 			ret = cb(&smp, arg);
+		}
 	}
 	if (ret == 0)
 		ret = expose_refusals(scrape);
-	pthread_mutex_unlock(&metrics_lock);
+	pcpu_metrics_unlock();
 	/* outside the lock: a slow collector holds up neither fork() nor registration */
 	if (ret == 0)
 		ret = pcpu_collectors_run(scrape);

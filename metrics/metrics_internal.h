@@ -16,15 +16,51 @@
 
 #include "base/names.h"
 
-/* Where a metric's value comes from. */
-enum metric_source {
-	METRIC_FROM_COUNTER,   /* obj: struct pcpu_counter */
-	METRIC_FROM_STAT,      /* obj: struct pcpu_stat, item */
-	METRIC_FROM_HISTOGRAM, /* obj: struct pcpu_histogram */
-	METRIC_FROM_FAMILY,    /* obj: struct pcpu_family; its name is its own */
-	METRIC_FROM_GAUGE,     /* obj: struct pcpu_gauge */
-	METRIC_FROM_GAUGE_DOUBLE, /* obj: struct pcpu_gauge_double */
+/*
+ * Where a metric's samples come from: a kind of object, as the registry's
+ * struct pcpu_class is in the core. Each source defines its table beside
+ * its objects (metrics_register.c: counters and stat items; gauge.c;
+ * histogram.c; family.c) and registers metrics with it; the list
+ * (metrics.c) calls only these, under the metrics lock, and knows no
+ * source by name.
+ */
+struct metric_source {
+	/*
+	 * Fills @smp's value from item @item of @obj (a histogram's buckets
+	 * into @buckets, room for PCPU_HISTOGRAM_MAX_BOUNDS + 1): 0 or a
+	 * negative errno. NULL where @walk writes the samples.
+	 */
+	int (*sample)(void *obj, unsigned int item, struct pcpu_metric_sample *smp,
+		      uint64_t *buckets);
+	/*
+	 * Writes @obj's samples through @cb, each @smp with its own labels
+	 * and value (a label family's children): 0 or what @cb returned.
+	 */
+	int (*walk)(void *obj, struct pcpu_metric_sample *smp,
+		    int (*cb)(const struct pcpu_metric_sample *, void *), void *arg);
+	/*
+	 * Whether @obj exposes refusals (percpu_family_refused_total), and
+	 * how many, in @n. NULL: it has none.
+	 */
+	bool (*refusals)(const void *obj, int64_t *n);
+	/* The metric's name is its own: no other metric may share it. */
+	bool own_name;
 };
+
+extern const struct metric_source pcpu_counter_source;        /* obj: struct pcpu_counter */
+extern const struct metric_source pcpu_stat_item_source;      /* obj: struct pcpu_stat, item */
+extern const struct metric_source pcpu_histogram_source;      /* obj: struct pcpu_histogram */
+extern const struct metric_source pcpu_family_source;         /* obj: struct pcpu_family */
+extern const struct metric_source pcpu_gauge_source;          /* obj: struct pcpu_gauge */
+extern const struct metric_source pcpu_gauge_double_source;   /* obj: struct pcpu_gauge_double */
+
+/*
+ * Has every scrape call @fn before it takes the metrics lock (a label
+ * family's RCU registration, which takes urcu's locks: the fork handlers
+ * take them before the metrics lock). One function; set once, by the
+ * first family.
+ */
+void pcpu_metrics_before_scrape(void (*fn)(void));
 
 /* One metric to register (strings are copied). */
 struct metric_spec {
@@ -34,7 +70,7 @@ struct metric_spec {
 	const char *unit;
 	enum pcpu_metric_kind kind;
 	const char *const *labels;
-	enum metric_source source;
+	const struct metric_source *source;
 	void *obj;
 	unsigned int item;
 };
@@ -89,8 +125,12 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape);
  */
 int pcpu_collectors_run(struct pcpu_scrape *s);
 
-/* In the child of fork() (one thread): no walk runs there. */
-void pcpu_collectors_fork_child(void);
+/*
+ * Has the fork handler call @fn in the child of fork() (one thread), after
+ * the lock is made anew: the collectors' (no walk runs there). One
+ * function, set by the first collector.
+ */
+void pcpu_metrics_on_fork_child(void (*fn)(void));
 
 /* pthread_cond_wait() on @cv with the metrics lock, which the caller holds. */
 void pcpu_metrics_wait(pthread_cond_t *cv);
@@ -100,6 +140,13 @@ void pcpu_metrics_wait(pthread_cond_t *cv);
  * in *@what (when not NULL) a sentence saying which; 0 and NULL if none
  * failed (metrics_register.c).
  */
+/*
+ * Records that the file-scope definition of @name failed with @err (a
+ * negative errno): counted, and the first said on stderr and kept for
+ * every exposition (define_failure.c).
+ */
+void pcpu_metrics_define_failed(const char *name, int err);
+
 int pcpu_metrics_define_failure(const char **what);
 
 /* Around fork(): the registry's handlers call these (lib/registry.c). */
@@ -114,24 +161,6 @@ struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds);
 
 /* Label families (family.c). */
 
-/*
- * Registers the calling thread with urcu, which takes urcu's locks: call it
- * before the metrics lock, which the fork handlers take after urcu's.
- */
-void pcpu_family_walk_prepare(void);
-
-/*
- * Calls @cb(@smp with labels and value set, @arg) for each live child of
- * family @family, under the metrics lock; returns 0 or what @cb returned.
- */
-int pcpu_family_walk(void *family, struct pcpu_metric_sample *smp,
-		     int (*cb)(const struct pcpu_metric_sample *, void *), void *arg);
-
-/*
- * Whether family @family exposes its refusals (it has refused a get, or
- * has an overflow child), and how many it refused, in @n.
- */
-bool pcpu_family_refusals(const void *family, int64_t *n);
 
 /* Exposition (exposition.c). */
 
