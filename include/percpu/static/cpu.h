@@ -19,7 +19,7 @@
  */
 PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64_t limit);
 
-/* What 0.1's and 0.2's inline adds called (lib/cpu.c says what it does now). */
+/* What 0.1's and 0.2's inline adds called (lib/base/cpu_atomic.c says what it does now). */
 PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t limit);
 
 /* The atomic path of pcpu_this_cpu_add32(). */

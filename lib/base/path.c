@@ -4,7 +4,7 @@
  * restartable-sequence and atomic paths, made once by the first
  * initialiser, so that the environment it reads is the one the program set
  * before making counters; the current CPU. The top of the CPU layer, which
- * is a line: cpu.c -> slot_owner.c -> cpu_atomic.c -> cpu_count.c (counts),
+ * is a line: path.c -> slot_owner.c -> cpu_atomic.c -> cpu_count.c (counts),
  * rseq_area.c (the rseq area), fence.c (the rseq fence), misuse.c.
  */
 #define _GNU_SOURCE
