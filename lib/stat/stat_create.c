@@ -212,33 +212,6 @@ PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *pub)
 	free_set(s);
 }
 
-/* NULL with errno EINVAL or ERANGE, as pcpu_stat_name(), unless @item is in @pub. */
-static const struct item *item_of(const struct pcpu_stat *pub, unsigned int item)
-{
-	if (!pub) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (item >= pub->nr_items) {
-		errno = ERANGE;
-		return NULL;
-	}
-	return &set_of(pub)->items[item];
-}
-
-PCPU_EXPORT const char *pcpu_stat_help(const struct pcpu_stat *pub, unsigned int item)
-{
-	const struct item *it = item_of(pub, item);
-
-	return !it ? NULL : it->help ? it->help : "";
-}
-
-PCPU_EXPORT enum pcpu_metric_kind pcpu_stat_kind(const struct pcpu_stat *pub, unsigned int item)
-{
-	const struct item *it = item_of(pub, item);
-
-	return it ? (enum pcpu_metric_kind)it->kind : (enum pcpu_metric_kind)0;
-}
 
 /* Test-only accessors: in the suite's internal library only. */
 #ifdef PCPU_TEST_HOOKS

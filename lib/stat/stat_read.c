@@ -166,7 +166,8 @@ PCPU_EXPORT unsigned int pcpu_stat_count(const struct pcpu_stat *pub)
 	return pub ? pub->nr_items : 0;
 }
 
-PCPU_EXPORT const char *pcpu_stat_name(const struct pcpu_stat *pub, unsigned int item)
+/* Item @item of @pub; NULL with errno EINVAL (no set) or ERANGE (no such item). */
+static const struct item *item_of(const struct pcpu_stat *pub, unsigned int item)
 {
 	if (!pub) {
 		errno = EINVAL;
@@ -176,7 +177,28 @@ PCPU_EXPORT const char *pcpu_stat_name(const struct pcpu_stat *pub, unsigned int
 		errno = ERANGE;
 		return NULL;
 	}
-	return set_of(pub)->items[item].name;
+	return &set_of(pub)->items[item];
+}
+
+PCPU_EXPORT const char *pcpu_stat_help(const struct pcpu_stat *pub, unsigned int item)
+{
+	const struct item *it = item_of(pub, item);
+
+	return !it ? NULL : it->help ? it->help : "";
+}
+
+PCPU_EXPORT enum pcpu_metric_kind pcpu_stat_kind(const struct pcpu_stat *pub, unsigned int item)
+{
+	const struct item *it = item_of(pub, item);
+
+	return it ? (enum pcpu_metric_kind)it->kind : (enum pcpu_metric_kind)0;
+}
+
+PCPU_EXPORT const char *pcpu_stat_name(const struct pcpu_stat *pub, unsigned int item)
+{
+	const struct item *it = item_of(pub, item);
+
+	return it ? it->name : NULL;
 }
 
 PCPU_EXPORT int pcpu_stat_lookup(const struct pcpu_stat *pub, const char *name)
