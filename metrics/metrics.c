@@ -36,6 +36,9 @@
 
 #include "metrics_internal.h"
 
+/* The longest constant label value, as a family's (PCPU_FAMILY_MAX_VALUE_LEN). */
+#define METRIC_MAX_LABEL_VALUE 1024
+
 struct metric {
 	struct metric *next; /* on the list of the unlinked, to free */
 	char *name;    /* the family name */
@@ -295,6 +298,11 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 		err = pcpu_metrics_check_labels(specs[i].labels, specs[i].kind);
 		if (err < 0)
 			return err;
+		/* both formats are UTF-8: a value that is not would spoil the body */
+		for (int k = 0; k < err; k++)
+			if (pcpu_metrics_check_label_value(specs[i].labels[2 * k + 1],
+							   METRIC_MAX_LABEL_VALUE))
+				return -EINVAL;
 	}
 	if (pcpu_metrics_client_setup() != 0)
 		return -ENOMEM;

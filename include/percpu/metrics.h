@@ -11,8 +11,9 @@
  * or histogram name may not end in "_total", "_created", "_count", "_sum",
  * "_bucket" or "_info". A unit, when given, must be the end of the name
  * ("..._bytes" for "bytes"). Labels are constant: NULL or
- * {"key", "value", ..., NULL}; values are any string (escaped on output;
- * not checked for UTF-8, which both formats require: the caller's part).
+ * {"key", "value", ..., NULL}; values are valid UTF-8 of at most 1024
+ * bytes, as both formats require (escaped on output; since 0.4 a value
+ * that is not is refused with -EINVAL).
  *
  * Families. Metrics with the same name and different constant labels form
  * one family (HELP, TYPE and UNIT written once, from the first registered;

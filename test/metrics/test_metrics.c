@@ -112,8 +112,13 @@ PCPU_TEST(metrics, bad_labels_are_rejected)
 	static const char *const dash[] = { "a-b", "v", NULL };
 	static const char *const empty[] = { "", "v", NULL };
 	static const char *const twice[] = { "a", "1", "a", "2", NULL };
-	static const char *const good[] = { "_a", "", "b_9", "any \"value\" \\ \n", NULL };
-	const char *const *bad[] = { odd, digit, dunder, colon, dash, empty, twice };
+	/* values the formats cannot carry: not UTF-8 (a stray byte, overlong, a surrogate) */
+	static const char *const stray[] = { "a", "\xff", NULL };
+	static const char *const overlong[] = { "a", "\xc0\xaf", NULL };
+	static const char *const surrogate[] = { "a", "\xed\xa0\x80", NULL };
+	static const char *const good[] = { "_a", "", "b_9", "any \"value\" \\ \n", "u", "\xc3\xa9", NULL };
+	const char *const *bad[] = { odd, digit, dunder, colon, dash, empty, twice,
+				     stray, overlong, surrogate };
 	struct pcpu_metric_desc d = { .name = "m", .help = "h", .kind = PCPU_METRIC_GAUGE };
 
 	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
