@@ -5,10 +5,9 @@
  * lock striped by the pair's address. The swaps of one process are
  * serialised per pair; readers load each half atomically, and a swap
  * changes one half in each use of it (an add its value, a fold its mark),
- * so they never see a torn half. One writer takes no lock: a counter
- * slot's owner adds to its value with an atomic add (lib/slot_owner.c), so
- * a swap must store only the half it changes, and a fold checks the value
- * after its swap (pcpu_pair_settled(), lib/fold.h).
+ * so they never see a torn half. One writer takes no lock, a counter
+ * slot's owner (slot_owner.c): so a swap stores only the half it changes
+ * (docs/internals.md [pending-bound], path 4).
  *
  * Signals are blocked while a lock is held: a handler that adds to a
  * counter would otherwise spin for ever on a lock its own thread holds.

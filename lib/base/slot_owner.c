@@ -5,34 +5,9 @@
  * locked instruction, no sched_getcpu(). (The restartable-sequence path
  * needs none of this: a sequence aborts when its thread leaves the CPU.)
  *
- * Why an unlocked add is safe. Only the owner's adds write a slot's value;
- * every other writer of a counter slot (a fold, set(), the refresher)
- * swaps the pair with a compare-and-swap that leaves the value as it found
- * it. Where the swap is one atomic instruction, the owner's store of value
- * + amount lands either before a fold's swap, which then fails on the
- * value and retries, or after it, keeping the mark the fold set: no add is
- * lost. Where pairs are swapped under a lock (i386, armhf, riscv64: the
- * owner's add is an atomic add there), the swap stores the mark only, and
- * the fold checks the value after it and goes on if an add landed
- * (pcpu_pair_settled(), lib/fold.h).
- *
- * Add first, check after. The owner adds, then loads value and mark and
- * checks its pending delta against the threshold; past it, the caller
- * folds the slot, amount and all (as the kernel folds once the local count
- * reaches the batch). An add that checked first and stored after could
- * lose a signal handler's add made in between, or pass the threshold by
- * it; this order needs no mark of an add under way (pcpu_arch_local_add()
- * is one instruction no handler can split, or an atomic add), and every
- * add, a handler's included, ends with a check that sees the adds before
- * it. While an add is in flight its slot may hold up to twice the
- * threshold (the bound holds whenever no update is in flight, as
- * <percpu/counter.h> says); a fold meanwhile moves it all, and the check
- * then finds the slot within the threshold.
- *
- * Forks. A thread that was between its add and its check when another
- * forked is gone in the child, with its slot maybe past the threshold:
- * the child folds every slot past its counter's threshold
- * (counter_fork_child(), lib/counter.c).
+ * Why an unlocked add loses nothing, the add-first window (a slot may hold
+ * up to twice the threshold while an add is in flight) and the fork rule:
+ * docs/internals.md [pending-bound], paths 3 and 4.
  *
  * Who owns what. A thread claims an index on its first add: the CPU it runs
  * on if free, else the lowest free one. A thread-specific destructor gives
