@@ -9,6 +9,8 @@
 #ifndef PERCPU_COMMON_H
 #define PERCPU_COMMON_H
 
+#include <stdint.h>
+
 #if defined(PCPU_BUILDING_LIBRARY) && defined(__GNUC__)
 #define PCPU_EXPORT __attribute__((visibility("default")))
 #else
@@ -54,5 +56,16 @@
  */
 #define PCPU_STRIDE_SHIFT 12
 #define PCPU_STRIDE (1UL << PCPU_STRIDE_SHIFT)
+
+/*
+ * Internal to the headers: the fast paths' one range check, |@delta| <=
+ * @threshold in one unsigned comparison (both signs: a negative delta wraps
+ * past 2 * threshold). Every C path checks an amount or a pending delta
+ * with it; the asm templates of <percpu/arch/> spell the same comparison.
+ */
+static inline int __pcpu_within(int64_t delta, uint64_t threshold)
+{
+	return (uint64_t)delta + threshold <= 2 * threshold;
+}
 
 #endif /* PERCPU_COMMON_H */

@@ -211,8 +211,7 @@ PCPU_INLINE void pcpu_shared_add(struct pcpu_shared *s, unsigned int item, int64
 	if (pcpu_unlikely(s == NULL || item >= s->add_items))
 		goto slow;
 	limit = __atomic_load_n(&s->thresh[item], __ATOMIC_RELAXED);
-	/* |amount| <= limit, in one comparison (lib/policy.h) */
-	if (pcpu_likely((uint64_t)amount + limit <= 2 * limit &&
+	if (pcpu_likely(__pcpu_within(amount, limit) &&
 			pcpu_this_cpu_add_checked(s->pairs + 2 * (uintptr_t)item, amount, limit,
 						  s->mode)))
 		return;

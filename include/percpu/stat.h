@@ -145,8 +145,7 @@ PCPU_INLINE void pcpu_stat_add(struct pcpu_stat *s, unsigned int item, int64_t a
 		goto slow;
 	h = &s->hot[item];
 	limit = __atomic_load_n(&h->thresh, __ATOMIC_RELAXED);
-	/* |amount| <= thresh, in one comparison (lib/policy.h) */
-	if (pcpu_unlikely((uint64_t)amount + limit > 2 * (uint64_t)limit))
+	if (pcpu_unlikely(!__pcpu_within(amount, limit)))
 		goto slow;
 	if (pcpu_likely(pcpu_this_cpu_add32(s->words + h->slot, (int32_t)amount, limit, s->mode) !=
 			NULL))

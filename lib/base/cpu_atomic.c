@@ -30,7 +30,7 @@ PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64
 	do {
 		uint64_t value = (uint64_t)old[0] + (uint64_t)amount;
 
-		if (value - (uint64_t)old[1] + threshold > 2 * threshold)
+		if (!__pcpu_within((int64_t)(value - (uint64_t)old[1]), threshold))
 			return 0;
 		if (pcpu_pair_cas(pair, old, (int64_t)value, old[1]))
 			return 1;

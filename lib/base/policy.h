@@ -60,15 +60,6 @@ static inline uint64_t pcpu_policy_threshold(int64_t central, uint64_t divisor, 
 	return t > cap ? cap : t;
 }
 
-/*
- * May the fast path take @amount against @limit? |amount| <= limit, in one
- * comparison: the C spelling of the test in pcpu_this_cpu_add_within()
- * (<percpu/static/cpu.h>), for library code that adds another way.
- */
-static inline bool pcpu_policy_fast(int64_t amount, uint64_t limit)
-{
-	return (uint64_t)amount + limit <= 2 * limit;
-}
 
 /* The error bound for a largest threshold @thresh_max: CPUs * it, saturated. */
 static inline uint64_t pcpu_policy_bound(uint64_t thresh_max, unsigned int cpus)

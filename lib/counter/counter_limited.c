@@ -250,7 +250,7 @@ PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit,
 	if (amount == 0)
 		return true;
 	thresh = (uint64_t)LOAD(&c->thresh);
-	if (pcpu_policy_fast(amount, thresh) && has_far_path(c)) {
+	if (__pcpu_within(amount, thresh) && has_far_path(c)) {
 		unsigned int spins = 0;
 
 		for (int tries = 0; tries < FAR_TRIES; tries++) {

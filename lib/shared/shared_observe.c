@@ -17,7 +17,7 @@ static void add_slot(struct shared_handle *h, unsigned int slot, int64_t amount)
 {
 	uint64_t limit = __atomic_load_n(&h->thresh[slot], __ATOMIC_RELAXED);
 
-	if (pcpu_likely(pcpu_policy_fast(amount, limit) &&
+	if (pcpu_likely(__pcpu_within(amount, limit) &&
 			pcpu_this_cpu_add_checked(h->pub.pairs + 2 * (uintptr_t)slot, amount, limit,
 						  h->pub.mode)))
 		return;

@@ -83,7 +83,7 @@ PCPU_INLINE int pcpu_this_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t 
 PCPU_INLINE int pcpu_this_cpu_add_within(int64_t *cpu0, int64_t amount, uint64_t limit,
 					 unsigned int mode)
 {
-	if (pcpu_unlikely((uint64_t)amount + limit > 2 * limit))
+	if (pcpu_unlikely(!__pcpu_within(amount, limit)))
 		return 0;
 	return pcpu_this_cpu_add_owned(cpu0, amount, limit, mode);
 }

@@ -38,7 +38,7 @@ PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, ui
 	/* after the add: a fold under a lock checks the value after its mark (lib/fold.h) */
 	uint64_t pending = value - (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_SEQ_CST);
 
-	return pcpu_likely(pending + threshold <= 2 * threshold) ? 1 : -1;
+	return pcpu_likely(__pcpu_within((int64_t)pending, threshold)) ? 1 : -1;
 }
 
 #endif /* PERCPU_STATIC_OWNER_H */
