@@ -25,9 +25,10 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 PCPU_INLINE void __pcpu_counter_add_limit(struct pcpu_counter *c, int64_t amount,
 					  int64_t limit, int64_t fixed)
 {
-	if (pcpu_likely(c != NULL && c->slots != NULL)) {
-		int added = pcpu_this_cpu_add_within(&c->slots->value, amount, (uint64_t)limit,
-						     c->mode);
+	/* the range check first, as its own branch: gcc then folds the mode's load into its compare */
+	if (pcpu_likely(c != NULL && c->slots != NULL && __pcpu_within(amount, (uint64_t)limit))) {
+		int added = pcpu_this_cpu_add_owned(&c->slots->value, amount, (uint64_t)limit,
+						    c->mode);
 
 		if (pcpu_likely(added > 0))
 			return;
