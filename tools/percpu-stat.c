@@ -31,7 +31,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -44,7 +43,7 @@
 #include <percpu/metrics_http.h>
 #include <percpu/shared.h>
 
-enum format { PLAIN, PROMETHEUS, OPENMETRICS };
+#include "stat_args.h"
 
 /* How long a segment whose creator has not finished it is waited for. */
 #define WAIT_MS 2000
@@ -52,27 +51,6 @@ enum format { PLAIN, PROMETHEUS, OPENMETRICS };
 
 static const char cut_short[] = "its file was truncated (by a process with write access)";
 static const char *seg_name; /* for the SIGBUS handler */
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: percpu-stat [-i SECONDS] [-n COUNT] [--prometheus | --openmetrics] NAME\n"
-		"       percpu-stat --listen ADDR:PORT NAME\n"
-		"Prints every item of the percpu shared segment NAME (a shm name, such as\n"
-		"/myd-stats; the leading slash may be left out): name, exact value,\n"
-		"approximate value and its error bound.\n"
-		"  -i SECONDS      repeat every SECONDS (a decimal number)\n"
-		"  -n COUNT        stop after COUNT reports (default: 1, or for ever with -i)\n"
-		"  --prometheus    Prometheus text format 0.0.4\n"
-		"  --openmetrics   OpenMetrics 1.0.0\n"
-		"                  (repeated: text reports start with '# percpu-stat report N',\n"
-		"                  OpenMetrics ones end with '# EOF')\n"
-		"  --listen ADDR:PORT  serve NAME at http://ADDR:PORT/metrics until SIGINT or\n"
-		"                  SIGTERM, the format negotiated per scrape (ADDR: an IPv4\n"
-		"                  address, [IPv6], or empty for every address; PORT 0: any)\n"
-		"  -h, --help      this text\n"
-		"A segment that its creator has not finished is waited for, up to 2 s.\n");
-}
 
 /* @s as it goes out in a label value (backslash, double quote, newline escaped); its columns. */
 static int put_escaped(FILE *out, const char *s)
@@ -209,32 +187,6 @@ static const char *attach_error(int err)
 }
 
 /*
- * ADDR:PORT, split at the last colon: ADDR an IPv4 address, an IPv6 one in
- * brackets, or empty (NULL: every address); PORT 0 to 65535. Writes into
- * @spec. -1 if it is none of these; pcpu_metrics_serve() checks the address.
- */
-static int parse_listen(char *spec, const char **addr, unsigned int *port)
-{
-	char *colon = strrchr(spec, ':'), *end;
-	unsigned long p;
-
-	if (!colon || colon[1] < '0' || colon[1] > '9')
-		return -1;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || p > 65535)
-		return -1;
-	*colon = '\0';
-	if (spec[0] == '[' && colon[-1] == ']' && colon - spec >= 2) {
-		colon[-1] = '\0';
-		spec++;
-	}
-	*addr = *spec ? spec : NULL;
-	*port = (unsigned int)p;
-	return 0;
-}
-
-/*
  * Serves @s at /metrics on @addr:@port until SIGINT or SIGTERM: the
  * segment's collector in the exposition, which holds nothing else (this
  * program registers no metric). Returns the exit status.
@@ -285,84 +237,29 @@ static int serve(struct pcpu_shared *s, const char *addr, unsigned int port)
 
 int main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "prometheus", no_argument, NULL, 'P' },
-		{ "openmetrics", no_argument, NULL, 'O' },
-		{ "listen", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	enum format format = PLAIN;
-	double interval = 0;
-	long count = -1;
-	const char *listen_addr = NULL;
-	char *listen = NULL;
-	unsigned int listen_port = 0;
+	struct stat_args args;
 	struct sigaction sa = { .sa_handler = on_sigbus };
-	char *name, *end;
+	enum stat_format format;
+	double interval;
+	long count;
+	char *name;
 	struct pcpu_shared *s;
-	int opt, err = 0;
+	int err;
 
-	while ((opt = getopt_long(argc, argv, "i:n:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			interval = strtod(optarg, &end);
-			if (*end || !(interval > 0 && interval < 1e6)) {
-				fprintf(stderr, "percpu-stat: -i: not a positive number of seconds: %s\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'n':
-			count = strtol(optarg, &end, 10);
-			if (*end || count < 1) {
-				fprintf(stderr, "percpu-stat: -n: not a positive count: %s\n", optarg);
-				return 2;
-			}
-			break;
-		case 'P':
-		case 'O':
-			if (format != PLAIN) {
-				fprintf(stderr, "percpu-stat: --prometheus and --openmetrics "
-						"exclude each other\n");
-				return 2;
-			}
-			format = opt == 'P' ? PROMETHEUS : OPENMETRICS;
-			break;
-		case 'L':
-			listen = optarg;
-			if (parse_listen(listen, &listen_addr, &listen_port) < 0) {
-				fprintf(stderr, "percpu-stat: --listen: not ADDR:PORT "
-						"(127.0.0.1:9100, [::1]:9100, :9100): %s\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
-	}
-	/* a server answers each scrape in the format it asks for, when it asks */
-	if (listen && (format != PLAIN || interval > 0 || count > 0)) {
-		fprintf(stderr, "percpu-stat: --listen serves each scrape in the format its Accept "
-				"header asks for: it takes no --prometheus, --openmetrics, -i or -n\n");
-		return 2;
-	}
+	err = percpu_stat_parse_args(argc, argv, &args, stderr);
+	if (err || args.help)
+		return err;
+	format = args.format;
+	interval = args.interval;
+	count = args.count;
+	err = 0;
 	/* the name whole, however long: shm_open() says if it is too long */
-	name = malloc(strlen(argv[optind]) + 2);
+	name = malloc(strlen(args.name) + 2);
 	if (!name) {
 		perror("percpu-stat");
 		return 1;
 	}
-	sprintf(name, "%s%s", argv[optind][0] == '/' ? "" : "/", argv[optind]);
+	sprintf(name, "%s%s", args.name[0] == '/' ? "" : "/", args.name);
 	seg_name = name;
 	if (count < 0)
 		count = interval > 0 ? 0 : 1; /* 0: for ever */
@@ -374,8 +271,8 @@ int main(int argc, char **argv)
 		free(name);
 		return 1;
 	}
-	if (listen) {
-		int status = serve(s, listen_addr, listen_port);
+	if (args.listen) {
+		int status = serve(s, args.listen_addr, args.listen_port);
 
 		pcpu_shared_close(s);
 		free(name);
@@ -387,19 +284,19 @@ int main(int argc, char **argv)
 					       (long)((interval - (double)(time_t)interval) * 1e9) };
 
 			nanosleep(&ts, NULL);
-			if (format == PLAIN)
+			if (format == STAT_PLAIN)
 				putchar('\n');
 		}
 		/*
 		 * each report a whole exposition: in text, this comment says where
 		 * one starts; OpenMetrics allows no comment, and its # EOF ends one
 		 */
-		if (format == PROMETHEUS && count != 1)
+		if (format == STAT_PROMETHEUS && count != 1)
 			printf("# percpu-stat report %ld\n", k + 1);
-		if (format == PLAIN)
+		if (format == STAT_PLAIN)
 			err = print_plain(s);
 		else
-			err = pcpu_shared_write(s, stdout, format == PROMETHEUS ?
+			err = pcpu_shared_write(s, stdout, format == STAT_PROMETHEUS ?
 							    PCPU_METRICS_PROMETHEUS :
 							    PCPU_METRICS_OPENMETRICS);
 	}

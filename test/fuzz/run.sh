@@ -6,27 +6,36 @@
 # Fails if any target finds a crash, a leak, a sanitizer report, a failed
 # check or a timeout; the input is kept under BUILD/fuzz-artifacts/ (copy
 # it into test/fuzz/regressions/TARGET/ with the fix). Prints each
-# target's final coverage (cov: edges, ft: features) and exec/s.
+# target's final coverage (cov: edges, ft: features) and exec/s. Without
+# TARGETs, every target that the build has (serve needs libmicrohttpd);
+# a TARGET named and not built fails.
 #   test/fuzz/run.sh BUILD [SECONDS [TARGET...]]
 set -u
 build=${1:?usage: run.sh BUILD [SECONDS [TARGET...]]}
 secs=${2:-${FUZZ_SECONDS:-600}}
 [ $# -ge 2 ] && shift 2 || shift $#
 src=$(cd "$(dirname "$0")" && pwd)
-targets=${*:-shared http labels desc counter}
+all="shared http labels desc counter stat_args serve"
+targets=${*:-$all}
 art="$build/fuzz-artifacts"
 mkdir -p "$art"
 # halt on the first UBSan report, as on an ASan one (both exit non-zero)
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 failed=""
+ran=0
 for t in $targets; do
 	exe="$build/test/fuzz/fuzz-$t"
+	if [ ! -x "$exe" ] && [ $# -eq 0 ]; then
+		echo "fuzz-$t: not built, skipped"
+		continue
+	fi
 	if [ ! -x "$exe" ]; then
 		echo "fuzz-$t: not built (a build with -Dfuzzing=enabled?)" >&2
 		failed="$failed $t"
 		continue
 	fi
+	ran=$((ran + 1))
 	work=$(mktemp -d)
 	mkdir "$work/corpus"
 	for d in corpus regressions; do
@@ -46,6 +55,10 @@ for t in $targets; do
 	fi
 	rm -rf "$work"
 done
+if [ "$ran" -eq 0 ]; then
+	echo "fuzz: no target built in $build (a build with -Dfuzzing=enabled?)" >&2
+	exit 1
+fi
 if [ -n "$failed" ]; then
 	echo "fuzz: FAILED:$failed (inputs in $art)" >&2
 	exit 1
