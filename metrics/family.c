@@ -617,16 +617,33 @@ PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *val
 		return -EBUSY;
 	}
 	/* creation and removal both hold the lock: c cannot go meanwhile */
-	if (c && cds_lfht_del(f->table, &c->node) == 0) {
+	if (c && cds_lfht_del(f->table, &c->node) == 0)
 		__atomic_store_n(&f->nr_children, f->nr_children - 1, __ATOMIC_RELAXED);
-		c->next_removed = f->removed;
-		f->removed = c;
-	} else {
+	else
 		c = NULL;
-	}
 	urcu_bp_read_unlock();
 	pthread_mutex_unlock(&f->lock);
-	return c ? 0 : -ENOENT;
+	if (!c)
+		return -ENOENT;
+	/*
+	 * Out of the core's registry now, not at reclaim: its fork handlers
+	 * and the refresher visit every registered counter, and a removed
+	 * child is never exposed again, so neither needs to see it. Its adds
+	 * still land in its slots (sum = base + slots, folded or not); its
+	 * destroy at reclaim finds no entry. Outside the family's lock (see
+	 * the lock order), and before the child is on the removed list, where
+	 * a reclaim could free it. Histogram children keep their stat set's
+	 * entry until reclaim: the set is opaque here.
+	 */
+	if (f->kind != PCPU_METRIC_HISTOGRAM) {
+		pcpu_registry_remove(c->counter.entry);
+		c->counter.entry = NULL;
+	}
+	pthread_mutex_lock(&f->lock);
+	c->next_removed = f->removed;
+	f->removed = c;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
 }
 
 PCPU_EXPORT void pcpu_family_reclaim(struct pcpu_family *f)

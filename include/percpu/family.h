@@ -132,7 +132,9 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_family_get_histogram(struct pcpu_family 
 							     const char *const *values);
 
 /**
- * Removes the child of @p values (see "Removal" above).
+ * Removes the child of @p values (see "Removal" above). A counter or gauge
+ * child leaves the library's registry at once (since 0.4): fork() and the
+ * refresher never visit removed children, however many wait for reclaim.
  * @return 0; -ENOENT if the family has no such child; -EBUSY for the
  *         overflow child (since 0.4); -EINVAL as for pcpu_family_get().
  * @since 0.3
@@ -141,8 +143,11 @@ PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *val
 
 /**
  * Frees the children removed so far, after an RCU grace period (so that
- * lookups and expositions in progress are done with them). The caller
- * promises that no thread still uses a pointer to one of them. Not from a
+ * lookups and expositions in progress are done with them): for counter
+ * and gauge families, one grace period per call whatever the number of
+ * children (since 0.4), so that calling it periodically bounds the
+ * memory of removed children at any rate of removal. The caller promises
+ * that no thread still uses a pointer to one of them. Not from a
  * pcpu_metrics_foreach() callback (it would wait for itself). NULL:
  * nothing. @since 0.3
  */
