@@ -10,7 +10,8 @@
  * Either the walker sees NULL, or the remover sees it inside and waits for
  * one fold. The entry itself may still be on a walker's path through the
  * list, so it is freed only after a grace period: dead entries wait in a
- * graveyard, reaped REAP_BATCH at a time with one grace period for all.
+ * graveyard, reaped with one grace period for all once it holds REAP_BATCH
+ * entries and as many as the live list (pcpu_registry_remove()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,6 +71,16 @@ static struct class_tally *tally_of(const struct pcpu_class *cls)
 		}
 	}
 	abort(); /* more classes than the library has: a bug here */
+}
+
+/* Entries on the live list, all classes; under the lock. */
+static size_t live_entries(void)
+{
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < MAX_CLASSES; i++)
+		n += classes[i].live;
+	return n;
 }
 
 static void free_entries(struct pcpu_registry_entry *e)
@@ -252,7 +263,13 @@ PCPU_EXPORT void pcpu_registry_remove(struct pcpu_registry_entry *e)
 	tally_of(e->cls)->live--;
 	e->next_dead = graveyard;
 	graveyard = e;
-	if (++graveyard_size >= REAP_BATCH)
+	/*
+	 * One grace period per REAP_BATCH removals at least, and per as many
+	 * removals as there are live entries: a mass removal (a family's
+	 * reclaim) waits for a few grace periods, not one per 64 objects,
+	 * and the dead entries never outnumber the live ones by much.
+	 */
+	if (++graveyard_size >= REAP_BATCH && graveyard_size >= live_entries())
 		reap = take_graveyard();
 	pthread_mutex_unlock(&registry_lock);
 	if (reap)

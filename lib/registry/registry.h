@@ -10,8 +10,10 @@
  * flavour, so walkers need no registration). Removal does not wait for a
  * grace period per call: it marks the entry dead, waits only for a walker
  * that is inside that object at that moment (one fold, O(CPUs)), and frees
- * dead entries in batches: every REAP_BATCH-th removal waits for one grace
- * period for the whole batch.
+ * dead entries in batches: a removal that finds REAP_BATCH dead entries,
+ * and as many as live ones, waits for one grace period for them all (so a
+ * mass removal takes a few grace periods, and the dead stay about as many
+ * as the live).
  */
 #ifndef PCPU_LIB_REGISTRY_H
 #define PCPU_LIB_REGISTRY_H
@@ -39,8 +41,8 @@ int pcpu_registry_setup(void);
 
 /*
  * Frees the dead entries now, after one grace period (removal does it by
- * itself every REAP_BATCH entries). For leak checks, which would otherwise
- * see up to a batch of entries waiting.
+ * itself, as above). For leak checks, which would otherwise see entries
+ * waiting.
  */
 void pcpu_registry_reap(void);
 
