@@ -28,6 +28,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -245,6 +246,12 @@ static void check_alive(void)
 	FUZZ_CHECK(status == 200, "the server no longer answers a plain GET: status %d", status);
 }
 
+static void stop_server(void)
+{
+	pcpu_metrics_server_stop(srv);
+	srv = NULL;
+}
+
 static void start(void)
 {
 	FUZZ_CHECK(pcpu_counter_init(&requests, 0) == 0, "init");
@@ -262,6 +269,8 @@ static void start(void)
 		   "register");
 	srv = pcpu_metrics_serve("127.0.0.1", 0);
 	FUZZ_CHECK(srv || errno == ENOTSUP, "serve: %s", strerror(errno));
+	/* stopped at exit, so that a leak check sees nothing of it */
+	atexit(stop_server);
 	port = pcpu_metrics_server_port(srv);
 }
 
