@@ -34,8 +34,14 @@ void percpu_stat_usage(FILE *out)
 		"                  SIGTERM, the format negotiated per scrape (ADDR: an IPv4\n"
 		"                  address, [IPv6], or empty for every address; PORT 0: any)\n"
 		"  -h, --help      this text\n"
+		"  --version       the version of percpu-stat\n"
 		"A segment that its creator has not finished is waited for, up to 2 s.\n");
 }
+
+/* meson.build's version (tools/meson.build); a build without it says so */
+#ifndef PERCPU_VERSION
+#define PERCPU_VERSION "(unknown version)"
+#endif
 
 static const struct {
 	const char *name;
@@ -46,6 +52,7 @@ static const struct {
 	{ "openmetrics", 'O', 0 },
 	{ "listen", 'L', 1 },
 	{ "help", 'h', 0 },
+	{ "version", 'V', 0 },
 };
 
 #define NR_LONG (sizeof(long_options) / sizeof(long_options[0]))
@@ -120,6 +127,10 @@ static int take(struct stat_args *out, char opt, const char *arg, FILE *err)
 				arg);
 			return 2;
 		}
+		return 0;
+	case 'V':
+		printf("percpu-stat %s\n", PERCPU_VERSION);
+		out->help = 1;
 		return 0;
 	default: /* 'h' */
 		percpu_stat_usage(stdout);

@@ -19,7 +19,7 @@ struct stat_args {
 	enum stat_format format;
 	double interval;	/* seconds between reports, 0 < it < 1e6; 0: once */
 	long count;		/* reports, >= 1; -1: not given */
-	int help;		/* --help given (and written): exit 0 */
+	int help;		/* --help or --version given (and written): exit 0 */
 	int listen;		/* --listen given */
 	const char *listen_addr; /* NULL: every address; else points into addr_buf */
 	unsigned int listen_port; /* 0..65535 (0: any) */

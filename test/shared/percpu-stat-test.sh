@@ -117,6 +117,7 @@ head -c 8192 /dev/urandom > /dev/shm/pcpu-stat-junk-$$ 2>/dev/null &&
 "$stat" -i 0 "$name" 2>/dev/null; [ $? -eq 2 ] || fail "-i 0: exit 2"
 "$stat" 2>/dev/null; [ $? -eq 2 ] || fail "no NAME: exit 2"
 "$stat" --help | grep -q '^usage: percpu-stat' || fail "--help"
+"$stat" --version | grep -Eq '^percpu-stat [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
 # a name of 255 bytes (after the slash) is read whole, with or without its slash
 "$peer" create "$long" >/dev/null || fail "shared-peer create (a 255-byte name)"
 "$stat" "$long" > "$tmp/long" 2> "$tmp/err" || fail "a 255-byte name: $(cat "$tmp/err")"
