@@ -94,7 +94,8 @@ struct pcpu_shared_more {
 	/**
 	 * A histogram's: 0 or 1: none; else its bounds and sum are exposed
 	 * divided by it (1000000: observed in microseconds, exposed in
-	 * seconds). 0 for other kinds.
+	 * seconds): any positive value, a reader's exposition of it is a
+	 * division and never fails. 0 for other kinds.
 	 */
 	int64_t scale;
 };
@@ -107,7 +108,10 @@ struct pcpu_shared_desc {
 	 * UTF-8 (as both exposition formats require) of at most
 	 * PCPU_SHARED_MAX_HELP bytes, floor at most PCPU_SHARED_MAX_THRESH.
 	 * Since 0.3, with @c more: kind PCPU_METRIC_HISTOGRAM too, and one
-	 * name for several items of one kind with different labels.
+	 * name for several items of one kind with different labels. An
+	 * item's group is kept but changes nothing a reader reports (a
+	 * segment's items have a pair each, not shared lines); the fuzzer
+	 * checks that no value of it does (test/fuzz/fuzz_shared.c).
 	 */
 	const struct pcpu_stat_item *items;
 	uint32_t nr_items; /**< 1 to PCPU_SHARED_MAX_ITEMS */
