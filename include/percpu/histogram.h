@@ -102,6 +102,7 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
 static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
 {
 	uint32_t lo = 0, hi;
+	int64_t sum_hi, sum_lo;
 
 	if (pcpu_unlikely(h == NULL)) {
 		pcpu_stat_add((struct pcpu_stat *)0, 0, value);
@@ -117,10 +118,12 @@ static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t valu
 			lo = mid + 1;
 	}
 	pcpu_stat_add(h->set, lo, 1);
-	/* value = high * 2^shift + low, 0 <= low < 2^shift (>> is arithmetic) */
-	pcpu_stat_add(h->set, h->nr_bounds + 1, value & ((INT64_C(1) << PCPU_HISTOGRAM_SUM_SHIFT) - 1));
-	if (value >> PCPU_HISTOGRAM_SUM_SHIFT)
-		pcpu_stat_add(h->set, h->nr_bounds + 2, value >> PCPU_HISTOGRAM_SUM_SHIFT);
+	/* value = sum_hi * 2^shift + sum_lo, 0 <= sum_lo < 2^shift (>> is arithmetic) */
+	sum_hi = value >> PCPU_HISTOGRAM_SUM_SHIFT;
+	sum_lo = value & ((INT64_C(1) << PCPU_HISTOGRAM_SUM_SHIFT) - 1);
+	pcpu_stat_add(h->set, h->nr_bounds + 1, sum_lo);
+	if (sum_hi)
+		pcpu_stat_add(h->set, h->nr_bounds + 2, sum_hi);
 }
 
 #ifdef __cplusplus
