@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Histograms (see <percpu/histogram.h>): a stat set with one item per
- * bucket (the last one +Inf) and one for the sum, registered as a metric.
- * Each bucket only ever gains +1, so every snapshot has non-negative
- * counts, cumulative buckets that never decrease, and a count (their sum)
- * that equals the +Inf cumulative bucket by construction.
+ * bucket (the last one +Inf) and two for the sum (its low bits, and the
+ * rest), registered as a metric. Each bucket only ever gains +1, so every
+ * snapshot has non-negative counts, cumulative buckets that never
+ * decrease, and a count (their sum) that equals the +Inf cumulative bucket
+ * by construction. While observations are >= 0 both parts of the sum only
+ * grow, so the sum a snapshot rebuilds never decreases either.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,16 +32,24 @@ static int check_desc(const struct pcpu_histogram_desc *d)
 
 struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds)
 {
-	uint32_t n = nr_bounds + 2;
+	uint32_t n = nr_bounds + 3;
 	struct pcpu_stat_item *items = calloc(n, sizeof(*items));
 	char (*names)[16] = calloc(n, sizeof(*names));
 	struct pcpu_stat *set = NULL;
 
 	if (items && names) {
 		for (uint32_t i = 0; i < n; i++) {
-			snprintf(names[i], sizeof(names[i]), i <= nr_bounds ? "b%u" : "sum", i);
-			/* observations touch a bucket and the sum: keep them together */
-			items[i] = (struct pcpu_stat_item){ .name = names[i], .group = 1 };
+			snprintf(names[i], sizeof(names[i]),
+				 i <= nr_bounds ? "b%u" : i == nr_bounds + 1 ? "sum" : "sum_hi", i);
+			/*
+			 * Observations touch a bucket and the sum: keep them
+			 * together. Nothing reads these items but exact
+			 * snapshots, so read()'s accuracy is of no use here:
+			 * the largest threshold from the start makes a CPU fold
+			 * only when a word's pending delta would pass it.
+			 */
+			items[i] = (struct pcpu_stat_item){ .name = names[i], .group = 1,
+							    .floor = PCPU_STAT_MAX_THRESH };
 		}
 		set = pcpu_stat_create(&(struct pcpu_stat_desc){ .items = items, .nr_items = n });
 	} else {
@@ -133,7 +143,7 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
 
 	if (!h || !counts)
 		return -EINVAL;
-	n = h->nr_bounds + 2;
+	n = h->nr_bounds + 3;
 	if (n > sizeof(stack) / sizeof(stack[0])) {
 		values = malloc(n * sizeof(*values));
 		if (!values)
@@ -143,8 +153,10 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
 	if (!err) {
 		for (uint32_t i = 0; i <= h->nr_bounds; i++)
 			counts[i] = values[i] > 0 ? (uint64_t)values[i] : 0;
+		/* low + high * 2^shift, modulo 2^64 as the sum of int64 values is */
 		if (sum)
-			*sum = values[h->nr_bounds + 1];
+			*sum = (int64_t)((uint64_t)values[h->nr_bounds + 1] +
+					 ((uint64_t)values[h->nr_bounds + 2] << PCPU_HISTOGRAM_SUM_SHIFT));
 	}
 	if (values != stack)
 		free(values);

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file histogram.h
- * Per-CPU histograms, built on a stat set: one item per bucket and one for
- * the sum of observations. An observation is a bucket search and two
- * stat-set adds: the per-CPU fast path, no lock, no atomic.
+ * Per-CPU histograms, built on a stat set: one item per bucket and two for
+ * the sum of observations, its low PCPU_HISTOGRAM_SUM_SHIFT bits and the
+ * rest. A stat item's per-CPU word holds a pending delta of up to 2^29 - 1
+ * (the largest threshold) before its CPU folds into the shared central
+ * line, so whole nanosecond durations in one item would fold every few
+ * hundred observations. Split, with every item at that threshold from the
+ * start, a CPU folds at most once in 2^13 observations below 2^32 (4 s in
+ * ns), and once in 2^29 / (value >> 16) above. An observation is a bucket
+ * search and two stat-set adds, three when it is 2^16 or more: the per-CPU
+ * fast path, no lock, no atomic.
  *
  * A histogram is registered as a metric (<percpu/metrics.h>) when it is
  * created, and exposed as name_bucket{le=...}, name_sum and name_count,
@@ -26,8 +33,14 @@
 extern "C" {
 #endif
 
-/** Most bounds of one histogram (the +Inf bucket and the sum are items too). @since 0.2 */
-#define PCPU_HISTOGRAM_MAX_BOUNDS (PCPU_STAT_MAX_ITEMS - 2)
+/**
+ * Most bounds of one histogram (the +Inf bucket and the sum's two parts are
+ * items too). @since 0.2; 510 before 0.4, 509 since.
+ */
+#define PCPU_HISTOGRAM_MAX_BOUNDS (PCPU_STAT_MAX_ITEMS - 3)
+
+/** The sum's low item takes an observation's low bits, the high item the rest. @since 0.4 */
+#define PCPU_HISTOGRAM_SUM_SHIFT 16
 
 /** A histogram's descriptor; every string and the bounds are copied. @since 0.2 */
 struct pcpu_histogram_desc {
@@ -43,7 +56,13 @@ struct pcpu_histogram_desc {
 
 /** A histogram. The fields are private; the layout is ABI. @since 0.2 */
 struct pcpu_histogram {
-	struct pcpu_stat *set;  /**< items 0..nr_bounds: buckets; nr_bounds + 1: sum */
+	/**
+	 * items 0..nr_bounds: buckets; nr_bounds + 1: the sum's low part (0.2
+	 * and 0.3's inline observe added whole values there, which stays
+	 * exact); nr_bounds + 2: its high part, in units of
+	 * 2^PCPU_HISTOGRAM_SUM_SHIFT
+	 */
+	struct pcpu_stat *set;
 	const int64_t *bounds;  /**< the copied bounds */
 	uint32_t nr_bounds;     /**< number of bounds */
 	uint32_t reserved;      /**< zero */
@@ -83,6 +102,7 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
 static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
 {
 	uint32_t lo = 0, hi;
+	int64_t sum_hi, sum_lo;
 
 	if (pcpu_unlikely(h == NULL)) {
 		pcpu_stat_add((struct pcpu_stat *)0, 0, value);
@@ -98,7 +118,12 @@ static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t valu
 			lo = mid + 1;
 	}
 	pcpu_stat_add(h->set, lo, 1);
-	pcpu_stat_add(h->set, h->nr_bounds + 1, value);
+	/* value = sum_hi * 2^shift + sum_lo, 0 <= sum_lo < 2^shift (>> is arithmetic) */
+	sum_hi = value >> PCPU_HISTOGRAM_SUM_SHIFT;
+	sum_lo = value & ((INT64_C(1) << PCPU_HISTOGRAM_SUM_SHIFT) - 1);
+	pcpu_stat_add(h->set, h->nr_bounds + 1, sum_lo);
+	if (sum_hi)
+		pcpu_stat_add(h->set, h->nr_bounds + 2, sum_hi);
 }
 
 #ifdef __cplusplus
