@@ -23,6 +23,7 @@
 #include <percpu/shared.h>
 
 #include "helpers.h"
+#include "pcpu_test.h"
 
 TestSuite(collector, .timeout = 30);
 
@@ -315,10 +316,18 @@ static void *forker(void *arg)
 
 Test(collector, a_fork_while_a_collector_adds_under_the_metrics_lock_completes)
 {
-	FILE *devnull = fopen("/dev/null", "w");
+	FILE *devnull;
 	int status = -1;
 	pthread_t t;
 
+	/*
+	 * The scrape in flight (allocated by the scraping thread, which the
+	 * child lacks) is unreachable in the forked process: valgrind's leak
+	 * check there fails it.
+	 */
+	if (pcpu_test_on_valgrind())
+		cr_skip_test("valgrind reports the other threads' allocations in flight as leaks");
+	devnull = fopen("/dev/null", "w");
 	cr_assert_not_null(devnull);
 	cr_assert_eq(pcpu_counter_init(&forked, 0), 0);
 	pcpu_counter_add(&forked, 1); /* the first swap of a pair, where there are locks */
