@@ -88,6 +88,11 @@ static void setup_counts(void)
 
 PCPU_EXPORT unsigned int pcpu_cpu_possible(void)
 {
+	/* set once, never changed: after that one load, no pthread_once() */
+	unsigned int n = __atomic_load_n(&pcpu_nr_possible, __ATOMIC_ACQUIRE);
+
+	if (pcpu_likely(n))
+		return n;
 	pthread_once(&counts_once, setup_counts);
 	return pcpu_nr_possible;
 }
