@@ -68,4 +68,15 @@ static inline int __pcpu_within(int64_t delta, uint64_t threshold)
 	return (uint64_t)delta + threshold <= 2 * threshold;
 }
 
+/*
+ * Internal to the headers: an armed slot (a counter's {value, mark} pair)
+ * stores its mark plus PCPU_SLOT_ARMED, half the 64-bit range. A
+ * zero-filled slot, one that no CPU has armed, then reads as a pending
+ * delta of about 2^63, which fails every check: its CPU's first add takes
+ * the slow path, which records the CPU among the counter's armed ones
+ * before it arms the slot, so that walks and the error bound need visit
+ * only those (docs/internals.md [armed]). Unarmed layouts pass 0.
+ */
+#define PCPU_SLOT_ARMED (UINT64_C(1) << 63)
+
 #endif /* PERCPU_COMMON_H */

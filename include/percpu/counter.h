@@ -48,13 +48,15 @@ extern "C" {
 /**
  * One counter's copy on one CPU: 16 bytes, 16-byte aligned. @c value only
  * ever accumulates (its CPU's fast path adds, nobody else writes it),
- * @c folded says how much of it is already in the central value; a fold
- * swaps the pair with a 16-byte compare-and-swap that changes only
- * @c folded, so any thread may fold any CPU. @since 0.1
+ * @c folded says how much of it is already in the central value, plus
+ * PCPU_SLOT_ARMED; 0 while the slot is not armed (no add of its CPU has
+ * reached the counter yet). A fold swaps the pair with a 16-byte
+ * compare-and-swap that changes only @c folded, so any thread may fold any
+ * CPU. @since 0.1 (armed since 0.4)
  */
 struct pcpu_slot {
 	int64_t value;  /**< every add of this CPU, ever */
-	int64_t folded; /**< how much of @c value the central value holds */
+	int64_t folded; /**< how much of @c value the central value holds, + PCPU_SLOT_ARMED */
 };
 
 /**
@@ -67,16 +69,17 @@ struct pcpu_counter {
 	int64_t count;              /**< approximate central value */
 	int64_t thresh;             /**< per-CPU fold threshold now */
 	uint64_t thresh_max;        /**< largest threshold since init or set */
-	uint64_t bound;             /**< possible CPUs * thresh_max, saturated */
 	struct pcpu_slot *slots;    /**< CPU 0's slot; NULL when not initialised */
 	uint32_t mode;              /**< the update path (enum pcpu_cpu_mode) */
 	uint32_t flags;             /**< PCPU_COUNTER_F_* */
+	uint32_t armed;             /**< CPUs in @c armset: error bound = armed * thresh_max */
+	uint32_t seq;               /**< folds in flight, the limited adds' gate */
 	/* read and written rarely */
 	int64_t base;               /**< exact value = base + sum of slot values */
 	int64_t floor;              /**< absolute per-CPU threshold floor */
-	uint32_t accuracy;          /**< relative accuracy is 1/accuracy */
-	uint32_t seq;               /**< folds in flight, the limited adds' gate */
+	uint64_t *armset;           /**< bitmap of the CPUs whose slots are armed */
 	void *entry;                /**< the library's registry entry */
+	uint32_t accuracy;          /**< relative accuracy is 1/accuracy */
 };
 
 /** Options for pcpu_counter_init_opts(); zero means "the default". @since 0.1 */
@@ -227,10 +230,12 @@ static inline int64_t pcpu_counter_read(const struct pcpu_counter *c)
 /**
  * A bound that is always true at quiescence, whatever folds ran
  * concurrently with the updates: |read - exact| <= error_bound. It is the
- * number of possible CPUs times the largest threshold in force since the
- * counter was initialised or set, so it does not shrink when the value does
- * (a CPU may still hold a delta taken under that threshold). O(1).
- * @since 0.1
+ * number of armed CPUs (those that have added to @p c since it was
+ * initialised, not the possible ones) times the largest threshold in force
+ * since the counter was initialised or set, so it does not shrink when the
+ * value does (a CPU may still hold a delta taken under that threshold).
+ * 0 before any CPU's add reached a slot. O(1). @since 0.1 (armed CPUs
+ * since 0.4)
  */
 PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c);
 
@@ -261,8 +266,8 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 static inline int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
 {
 	if (pcpu_likely(c != NULL && c->slots != NULL)) {
-		uint64_t bound = __atomic_load_n(&c->bound, __ATOMIC_RELAXED);
 		int64_t v = __atomic_load_n(&c->count, __ATOMIC_RELAXED);
+		uint64_t bound = __pcpu_counter_bound(c);
 
 		if (v > rhs && (uint64_t)v - (uint64_t)rhs > bound)
 			return 1;

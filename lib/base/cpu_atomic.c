@@ -16,9 +16,11 @@
 /*
  * The atomic path of pcpu_this_cpu_add_checked(): threads that believe they
  * run on one CPU may add at once, so the check and the add are one
- * compare-and-swap of the pair, as a remote fold's is.
+ * compare-and-swap of the pair, as a remote fold's is. The mark is stored
+ * plus @armed (<percpu/common.h>).
  */
-PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64_t threshold)
+PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64_t threshold,
+					   uint64_t armed)
 {
 	int cpu = pcpu_sched_cpu(); /* no rseq area to register on this path */
 	int64_t *pair, old[2];
@@ -30,23 +32,11 @@ PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64
 	do {
 		uint64_t value = (uint64_t)old[0] + (uint64_t)amount;
 
-		if (!__pcpu_within((int64_t)(value - (uint64_t)old[1]), threshold))
+		if (!__pcpu_within((int64_t)(value - (uint64_t)old[1] + armed), threshold))
 			return 0;
 		if (pcpu_pair_cas(pair, old, (int64_t)value, old[1]))
 			return 1;
 	} while (1);
-}
-
-/*
- * What the inline adds of binaries built against 0.1's and 0.2's headers
- * call on the atomic path, for counters and charges alike. Where counters'
- * slots have owners (lib/slot_owner.c), a compare-and-swap of a CPU's pair
- * that changes its value could be overwritten by the slot's owner: it
- * declines, and their callers take their slow paths, which are whole.
- */
-PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t threshold)
-{
-	return PCPU_SLOT_OWNERS ? 0 : __pcpu_cpu_add_pair_atomic(cpu0, amount, threshold);
 }
 
 /*

@@ -113,6 +113,69 @@ static inline bool pcpu_pair_settled(const int64_t *slot, int64_t *snap)
 #endif
 }
 
+/*
+ * The armed layout (counters): the 64-bit pair, its mark stored plus
+ * PCPU_SLOT_ARMED (<percpu/common.h>), 0 while not armed [armed]. A slot
+ * not armed has a mark of 0: its value (0, or an owner's add in flight) is
+ * all pending. Arming stores the mark 0 as PCPU_SLOT_ARMED, which moves
+ * nothing; a fold of a slot not armed arms it too. A fold never stores 0
+ * for an armed slot: where the value is -PCPU_SLOT_ARMED it marks one less,
+ * and 1 stays pending, within every threshold but 0 (and a slot under a
+ * threshold of 0 has a value that never moves from 0).
+ */
+static inline bool pcpu_armed_armed(const int64_t *snap)
+{
+	return snap[1] != 0;
+}
+
+/* Arms @slot (snapshot @snap): its mark, 0, stored armed; nothing moves. */
+static inline void pcpu_armed_arm(int64_t *slot, int64_t *snap)
+{
+	while (!pcpu_armed_armed(snap) &&
+	       !pcpu_pair_cas(slot, snap, snap[0], (int64_t)PCPU_SLOT_ARMED))
+		;
+}
+
+static inline int64_t pcpu_armed_mark(int64_t stored)
+{
+	return stored ? (int64_t)((uint64_t)stored - PCPU_SLOT_ARMED) : 0;
+}
+
+static inline void pcpu_armed_snap(const int64_t *slot, int64_t *snap)
+{
+	pcpu_pair_load(slot, snap);
+}
+
+static inline int64_t pcpu_armed_pending(const int64_t *snap)
+{
+	return (int64_t)((uint64_t)snap[0] - (uint64_t)pcpu_armed_mark(snap[1]));
+}
+
+static inline bool pcpu_armed_swap(int64_t *slot, int64_t *snap)
+{
+	uint64_t stored = (uint64_t)snap[0] + PCPU_SLOT_ARMED;
+
+	return pcpu_pair_cas(slot, snap, snap[0], stored ? (int64_t)stored : -1);
+}
+
+/* As pcpu_pair_settled(), keeping the mark as stored. */
+static inline bool pcpu_armed_settled(const int64_t *slot, int64_t *snap)
+{
+#if PCPU_PAIR_LOCK_FREE
+	(void)slot, (void)snap;
+	return true;
+#else
+	int64_t marked = snap[0], now = __atomic_load_n(&slot[0], __ATOMIC_SEQ_CST);
+	uint64_t stored = (uint64_t)marked + PCPU_SLOT_ARMED;
+
+	if (now == marked)
+		return true;
+	snap[0] = now;
+	snap[1] = stored ? (int64_t)stored : -1;
+	return false;
+#endif
+}
+
 /* The 32-bit layout: one uint64_t, value in the low half, mark in the high half. */
 static inline void pcpu_word_snap(const uint64_t *slot, uint64_t *snap)
 {
@@ -141,9 +204,10 @@ static inline bool pcpu_word_settled(const uint64_t *slot, uint64_t *snap)
 }
 
 /*
- * pcpu_fold_take_pair(slot, snap), pcpu_fold_take_word(slot, snap): from
- * the snapshot @snap of @slot, marks the slot's whole pending delta folded
- * and returns it (0: nothing was pending). The caller adds it to central.
+ * pcpu_fold_take_pair(slot, snap), pcpu_fold_take_armed(slot, snap),
+ * pcpu_fold_take_word(slot, snap): from the snapshot @snap of @slot, marks
+ * the slot's whole pending delta folded and returns it (0: nothing was
+ * pending). The caller adds it to central.
  */
 #define PCPU_FOLD_DEFINE_TAKE(layout, slot_t)                                                      \
 	static inline int64_t pcpu_fold_take_##layout(slot_t *slot, slot_t *snap)                  \
@@ -165,6 +229,7 @@ static inline bool pcpu_word_settled(const uint64_t *slot, uint64_t *snap)
 	}
 
 PCPU_FOLD_DEFINE_TAKE(pair, int64_t)
+PCPU_FOLD_DEFINE_TAKE(armed, int64_t)
 PCPU_FOLD_DEFINE_TAKE(word, uint64_t)
 
 /*
@@ -201,6 +266,7 @@ static inline int64_t pcpu_fold_credit(int64_t *central, int64_t moved)
 	}
 
 PCPU_FOLD_DEFINE_STEP(pair, int64_t)
+PCPU_FOLD_DEFINE_STEP(armed, int64_t)
 PCPU_FOLD_DEFINE_STEP(word, uint64_t)
 
 /*

@@ -171,6 +171,6 @@ void pcpu_slot_owner_fork_child(void)
 
 PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit)
 {
-	return __pcpu_cpu_add_pair_atomic(cpu0, amount, limit);
+	return __pcpu_cpu_add_pair_atomic(cpu0, amount, limit, PCPU_SLOT_ARMED);
 }
 #endif

@@ -2,14 +2,15 @@
 /*
  * The elastic per-CPU counter (see <percpu/counter.h>).
  *
- * The counter is the fold engine's 64-bit layout (lib/base/fold.h has the
+ * The counter is the fold engine's armed layout (lib/base/fold.h has the
  * glossary): one slot per CPU, a struct pcpu_slot {value, folded}, whose
- * folded is the engine's mark, and count is its central value. Only a
- * CPU's fast path writes its slot.value; everything else (the slow path,
- * limited adds, set) changes base and count together. The invariants are
- * docs/internals.md's: [exact-sum] (sum() = base + values), [central-marks]
- * (count = base + marks), [pending-bound] (error_bound() = possible CPUs *
- * thresh_max), [monotone-read].
+ * folded is the engine's mark (stored armed), and count is its central
+ * value. Only a CPU's fast path writes its slot.value; everything else
+ * (the slow path, limited adds, set) changes base and count together.
+ * Walks visit the armed CPUs only (armset). The invariants are
+ * docs/internals.md's: [armed], [exact-sum] (sum() = base + values),
+ * [central-marks] (count = base + marks), [pending-bound] (error_bound() =
+ * armed CPUs * thresh_max), [monotone-read].
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <percpu/registry.h>
 
 #include "arena/arena.h"
+#include "base/armset.h"
 #include "base/atomics.h"
 #include "counter_internal.h"
 #include "base/cpu_internal.h"
@@ -50,7 +52,9 @@ static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
 /*
  * Makes @thresh the threshold [publish-order]; one above thresh_max inside
  * the fold sequence, so that a limited add that decides from count and the
- * bound never reads them while the bound moves under it [seq-read].
+ * bound never reads them while the bound moves under it [seq-read]. The
+ * bound is armed * thresh_max, computed where it is read: no field of its
+ * own to publish.
  */
 static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 {
@@ -58,7 +62,7 @@ static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 
 	if (raise)
 		pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
-	pcpu_fold_publish(&c->thresh, sizeof(c->thresh), &c->thresh_max, &c->bound, cpu_possible(),
+	pcpu_fold_publish(&c->thresh, sizeof(c->thresh), &c->thresh_max, NULL, 0,
 			  (uint64_t)thresh);
 	if (raise)
 		pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
@@ -89,30 +93,45 @@ void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount)
 }
 
 /*
- * Folds @slot (the engine's step), inside the counter's fold sequence, so
- * that a limited add's far path never decides from a count that a fold has
- * half changed [seq-read]; a slot with nothing pending is left without
- * entering it.
+ * Arms CPU @cpu's slot (@snap: its snapshot), after the CPU joins the armed
+ * set and count, so that the bound counts it before the slot may hold
+ * anything the fast path put there, and walks see its value [armed].
  */
-static void fold_slot(struct pcpu_counter *c, struct pcpu_slot *slot)
+static void arm(struct pcpu_counter *c, unsigned int cpu, int64_t *snap)
 {
+	if (pcpu_armset_add(c->armset, cpu))
+		__atomic_add_fetch(&c->armed, 1, __ATOMIC_SEQ_CST);
+	pcpu_armed_arm(&slot_of(c, cpu)->value, snap);
+}
+
+/*
+ * Folds CPU @cpu's slot (the engine's step), inside the counter's fold
+ * sequence, so that a limited add's far path never decides from a count
+ * that a fold has half changed [seq-read]; arms it first if it is not
+ * armed; an armed slot with nothing pending is left without entering it.
+ */
+static void fold_cpu(struct pcpu_counter *c, unsigned int cpu)
+{
+	struct pcpu_slot *slot = slot_of(c, cpu);
 	int64_t snap[2];
 
-	pcpu_pair_snap(&slot->value, snap);
-	if (pcpu_pair_pending(snap) == 0)
+	pcpu_armed_snap(&slot->value, snap);
+	if (!pcpu_armed_armed(snap))
+		arm(c, cpu, snap);
+	if (pcpu_armed_pending(snap) == 0)
 		return;
 	pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
-	if (pcpu_fold_step_pair(&slot->value, snap, &c->count, 0, NULL))
+	if (pcpu_fold_step_armed(&slot->value, snap, &c->count, 0, NULL))
 		retune(c, LOAD(&c->count));
 	pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
 
 static void fold_all(struct pcpu_counter *c)
 {
-	unsigned int cpus = cpu_possible();
+	unsigned int cpu;
 
-	for (unsigned int cpu = 0; cpu < cpus; cpu++)
-		fold_slot(c, slot_of(c, cpu));
+	pcpu_armset_for_each(c->armset, cpu_possible(), cpu)
+		fold_cpu(c, cpu);
 }
 
 /*
@@ -144,8 +163,8 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 		/* the batch is covered now: the fast path's add, once more */
 		int added;
 
-		/* the bound first: by then error_bound() must cover it [publish-order] */
-		pcpu_fold_raise(&c->thresh_max, &c->bound, cpu_possible(), (uint64_t)thresh);
+		/* thresh_max first: by then error_bound() must cover it [publish-order] */
+		pcpu_fold_raise(&c->thresh_max, NULL, 0, (uint64_t)thresh);
 		added = pcpu_this_cpu_add_within(&c->slots->value, amount, (uint64_t)thresh,
 						 c->mode);
 		if (added > 0)
@@ -153,11 +172,31 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 		if (added < 0)
 			amount = 0; /* in the slot, past the batch: only its fold is left */
 	}
+	cpu = own_slot(c);
+	if (cpu >= 0 && !pcpu_armset_has(c->armset, (unsigned int)cpu)) {
+		/*
+		 * This CPU's first add: arm its slot (nothing moves), then the
+		 * fast path's add once more. An owner's amount is in the slot
+		 * already, all of its pending delta, checked within the threshold.
+		 */
+		int64_t snap[2];
+		int added = 1;
+
+		pcpu_armed_snap(&slot_of(c, (unsigned int)cpu)->value, snap);
+		arm(c, (unsigned int)cpu, snap);
+		if (amount)
+			added = pcpu_this_cpu_add_within(
+				&c->slots->value, amount,
+				(uint64_t)(thresh >= 0 ? thresh : LOAD(&c->thresh)), c->mode);
+		if (added > 0)
+			return;
+		if (added < 0)
+			amount = 0;
+	}
 	if (amount)
 		pcpu_counter_add_central(c, amount);
-	cpu = own_slot(c);
 	if (cpu >= 0)
-		fold_slot(c, slot_of(c, (unsigned int)cpu));
+		fold_cpu(c, (unsigned int)cpu);
 }
 
 PCPU_EXPORT size_t pcpu_registry_count(void)
@@ -210,9 +249,10 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 	c->base = value;
 	c->thresh = threshold_for(c, value);
 	c->thresh_max = (uint64_t)c->thresh;
-	c->bound = pcpu_policy_bound(c->thresh_max, cpu_possible());
-	slots = pcpu_arena_alloc(sizeof(struct pcpu_slot));
+	c->armset = pcpu_armset_new(cpu_possible());
+	slots = c->armset ? pcpu_arena_alloc(sizeof(struct pcpu_slot)) : NULL;
 	if (!slots) {
+		free(c->armset);
 		*c = (struct pcpu_counter){ 0 };
 		return -ENOMEM;
 	}
@@ -221,6 +261,7 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 	c->entry = pcpu_registry_add(&pcpu_counter_class, c);
 	if (!c->entry) {
 		pcpu_arena_free(slots, sizeof(struct pcpu_slot));
+		free(c->armset);
 		*c = (struct pcpu_counter){ 0 };
 		return -ENOMEM;
 	}
@@ -264,6 +305,7 @@ PCPU_EXPORT void pcpu_counter_destroy(struct pcpu_counter *c)
 		pcpu_registry_forget(c);
 	pcpu_registry_remove(c->entry);
 	pcpu_arena_free(c->slots, sizeof(struct pcpu_slot));
+	free(c->armset);
 	*c = (struct pcpu_counter){ 0 };
 }
 
@@ -279,17 +321,24 @@ PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c)
 {
 	if (!pcpu_counter_usable(c, __func__))
 		return 0;
-	return LOAD(&c->bound);
+	return __pcpu_counter_bound(c);
 }
 
+/*
+ * base plus the values of the armed CPUs' slots [exact-sum]: a slot not in
+ * the set holds 0, or an owner's add still in flight [armed].
+ */
 PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
 {
-	uint64_t base;
+	uint64_t sum;
+	unsigned int cpu;
 
 	if (!pcpu_counter_usable(c, __func__))
 		return 0;
-	base = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
-	return (int64_t)(base + pcpu_fold_sum_values(&c->slots->value, cpu_possible()));
+	sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
+	pcpu_armset_for_each(c->armset, cpu_possible(), cpu)
+		sum += (uint64_t)LOAD_ACQ(&slot_of(c, cpu)->value);
+	return (int64_t)sum;
 }
 
 PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t rhs)
@@ -309,15 +358,15 @@ PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t r
  */
 static uint64_t pending_magnitude(const struct pcpu_counter *c, int64_t *exact)
 {
-	unsigned int cpus = cpu_possible();
 	uint64_t magnitudes = 0, sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
+	unsigned int cpu;
 
-	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+	pcpu_armset_for_each(c->armset, cpu_possible(), cpu) {
 		int64_t snap[2];
 
-		pcpu_pair_snap(&slot_of(c, cpu)->value, snap);
+		pcpu_armed_snap(&slot_of(c, cpu)->value, snap);
 		sum += (uint64_t)snap[0];
-		magnitudes += pcpu_magnitude(pcpu_pair_pending(snap));
+		magnitudes += pcpu_magnitude(pcpu_armed_pending(snap));
 	}
 	*exact = (int64_t)sum;
 	return magnitudes;
@@ -352,10 +401,12 @@ static int64_t sync_sum(void *c, unsigned int item)
 PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta)
 {
 	static const struct pcpu_fold_sync ops = { sync_near, sync_fold, sync_sum };
+	int64_t read;
 
 	if (!pcpu_counter_usable(c, __func__))
 		return 0;
-	return pcpu_fold_sync(&ops, c, 0, delta, LOAD(&c->count), LOAD(&c->bound));
+	read = LOAD(&c->count);
+	return pcpu_fold_sync(&ops, c, 0, delta, read, __pcpu_counter_bound(c));
 }
 
 PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
@@ -373,14 +424,12 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 	__atomic_add_fetch(&c->base, adjust, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&c->count, adjust, __ATOMIC_SEQ_CST);
 	/*
-	 * Lower the bound, then thresh_max, then publish the new value's
-	 * threshold [publish-order]: a fold raising both in between leaves
-	 * thresh_max low (add_batch() then takes its slow path once more),
-	 * never the bound below thresh_max.
+	 * Lower thresh_max, then publish the new value's threshold
+	 * [publish-order]: a fold raising it in between leaves it low
+	 * (add_batch() then takes its slow path once more), never below the
+	 * threshold in force.
 	 */
 	thresh = threshold_for(c, value);
-	__atomic_store_n(&c->bound, pcpu_policy_bound((uint64_t)thresh, cpu_possible()),
-			 __ATOMIC_SEQ_CST);
 	__atomic_store_n(&c->thresh_max, (uint64_t)thresh, __ATOMIC_SEQ_CST);
 	publish_threshold(c, thresh);
 }
@@ -388,7 +437,7 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 void pcpu_counter_fold_cpu(struct pcpu_counter *c, int cpu)
 {
 	if (cpu >= 0)
-		fold_slot(c, slot_of(c, (unsigned int)cpu));
+		fold_cpu(c, (unsigned int)cpu);
 }
 
 PCPU_EXPORT void pcpu_counter_fold_this_cpu(struct pcpu_counter *c)
@@ -411,26 +460,32 @@ static void counter_fold(void *obj)
 /*
  * Only this thread survives a fork: a fold may have stopped between its
  * steps [central-marks], and an add on the atomic path between its add and
- * its check, leaving its slot past thresh_max [pending-bound], path 3.
+ * its check, leaving its slot past thresh_max [pending-bound], path 3, or
+ * in a slot not armed yet [armed]: such adds land, as in the parent.
  */
 static void counter_fork_child(void *obj)
 {
 	struct pcpu_counter *c = obj;
 	uint64_t count = (uint64_t)LOAD(&c->base);
-	unsigned int cpus = cpu_possible();
+	unsigned int cpus = cpu_possible(), cpu;
 
-	count += pcpu_fold_sum_marks(&c->slots->value, cpus);
+	pcpu_armset_for_each(c->armset, cpus, cpu)
+		count += (uint64_t)pcpu_armed_mark(LOAD(&slot_of(c, cpu)->folded));
 	STORE(&c->count, (int64_t)count);
 	/* no fold is in flight any more, nor a limited add holding the gate */
 	pcpu_fold_seq_fork_child(&c->seq, COUNTER_SEQ_GEN);
-	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
-		struct pcpu_slot *slot = slot_of(c, cpu);
+	pcpu_armset_for_each(c->armset, cpus, cpu) {
 		int64_t snap[2];
 
-		pcpu_pair_snap(&slot->value, snap);
-		if (pcpu_magnitude(pcpu_pair_pending(snap)) > LOAD(&c->thresh_max))
-			fold_slot(c, slot);
+		pcpu_armed_snap(&slot_of(c, cpu)->value, snap);
+		if (pcpu_magnitude(pcpu_armed_pending(snap)) > LOAD(&c->thresh_max))
+			fold_cpu(c, cpu);
 	}
+	/* only an owner adds to a slot that is not armed: the atomic path's */
+	if (c->mode != PCPU_CPU_RSEQ)
+		for (cpu = 0; cpu < cpus; cpu++)
+			if (!pcpu_armset_has(c->armset, cpu) && LOAD(&slot_of(c, cpu)->value))
+				fold_cpu(c, cpu);
 }
 
 const struct pcpu_class pcpu_counter_class = {

@@ -115,10 +115,11 @@ enum far_result {
 /* The sequence (arch/x86_64.h, arch/aarch64.h), over the counter's fields. */
 #define FAR_ASM(ROOM)                                                                      \
 	PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c, offsetof(struct pcpu_counter, count),           \
-				 offsetof(struct pcpu_counter, bound),                     \
+				 offsetof(struct pcpu_counter, armed),                     \
+				 offsetof(struct pcpu_counter, thresh_max),                \
 				 offsetof(struct pcpu_counter, seq), COUNTER_SEQ_GEN - 1, \
 				 &c->slots->value, limit, amount, thresh, offset, room, seq, \
-				 abort, unregistered, busy, no_room, full)
+				 bound, abort, unregistered, busy, no_room, full)
 
 /* The far path, for |amount| <= thresh, the counter's threshold. */
 static enum far_result far_add(struct pcpu_counter *c, int64_t limit, int64_t amount,
@@ -127,6 +128,7 @@ static enum far_result far_add(struct pcpu_counter *c, int64_t limit, int64_t am
 	long offset;
 	int64_t room;
 	uint32_t seq;
+	uint64_t bound;
 
 retry:
 	if (amount > 0)
@@ -194,8 +196,8 @@ static bool has_far_path(const struct pcpu_counter *c)
 static int verdict_from_count(const struct pcpu_counter *c, int64_t limit, int64_t amount)
 {
 	uint32_t before = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
-	int verdict = passes_limit(__atomic_load_n(&c->count, __ATOMIC_SEQ_CST),
-				   __atomic_load_n(&c->bound, __ATOMIC_SEQ_CST), limit, amount);
+	int64_t count = __atomic_load_n(&c->count, __ATOMIC_SEQ_CST);
+	int verdict = passes_limit(count, __pcpu_counter_bound(c), limit, amount);
 	uint32_t after = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
 
 	/* the gate moves only under the limit lock, which the callers hold */
@@ -228,7 +230,7 @@ static bool precise_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
 		pcpu_counter_add_central(c, amount);
 	/* far again, with room for the bound twice over: let the far path back in */
 	if (far && (LOAD(&c->seq) & COUNTER_SEQ_GATE) &&
-	    passes_limit(pcpu_counter_read(c), pcpu_policy_bound(LOAD(&c->bound), 2), limit,
+	    passes_limit(pcpu_counter_read(c), pcpu_policy_bound(__pcpu_counter_bound(c), 2), limit,
 			 amount) < 0 &&
 	    verdict_from_count(c, limit, amount) < 0)
 		__atomic_fetch_and(&c->seq, ~COUNTER_SEQ_GATE, __ATOMIC_SEQ_CST);

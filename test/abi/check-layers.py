@@ -42,7 +42,8 @@ UNITS = ('counter', 'stat', 'charge', 'shared')
 PUBLIC = {
     'common.h': (0, 'base'), 'arch.h': (0, 'base'), 'cpu.h': (0, 'base'), 'owner.h': (0, 'base'),
     'client.h': (2, 'registry'), 'registry.h': (2, 'registry'),
-    'counter.h': (3, 'counter'), 'percpu_counter.h': (3, 'counter'),
+    'counter.h': (3, 'counter'), 'counter_bound.h': (3, 'counter'),
+    'percpu_counter.h': (3, 'counter'),
     'stat.h': (3, 'stat'), 'charge.h': (3, 'charge'), 'shared.h': (3, 'shared'),
     'metrics.h': (4, 'metrics'), 'family.h': (4, 'metrics'), 'gauge.h': (4, 'metrics'),
     'histogram.h': (4, 'metrics'), 'metrics_http.h': (4, 'metrics'),

@@ -35,19 +35,20 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_counter, count, 0, 8)                                           \
 	X(pcpu_counter, thresh, 8, 8)                                          \
 	X(pcpu_counter, thresh_max, 16, 8)                                     \
-	X(pcpu_counter, bound, 24, 8)                                          \
-	X(pcpu_counter, slots, 32, 8)                                          \
-	X(pcpu_counter, mode, 40, 4)                                           \
-	X(pcpu_counter, flags, 44, 4)                                          \
+	X(pcpu_counter, slots, 24, 8)                                          \
+	X(pcpu_counter, mode, 32, 4)                                           \
+	X(pcpu_counter, flags, 36, 4)                                          \
+	X(pcpu_counter, armed, 40, 4)                                          \
+	X(pcpu_counter, seq, 44, 4)                                            \
 	X(pcpu_counter, base, 48, 8)                                           \
 	X(pcpu_counter, floor, 56, 8)                                          \
-	X(pcpu_counter, accuracy, 64, 4)                                       \
-	X(pcpu_counter, seq, 68, 4)                                            \
+	X(pcpu_counter, armset, 64, 8)                                         \
 	X(pcpu_counter, entry, 72, 8)                                          \
+	X(pcpu_counter, accuracy, 80, 4)                                       \
 	X(pcpu_counter_options, accuracy, 0, 4)                                \
 	X(pcpu_counter_options, floor, 8, 8)                                   \
 	X(pcpu_counter_options, batch, 16, 8)                                  \
-	X(percpu_counter, pcpu, 0, 80)                                         \
+	X(percpu_counter, pcpu, 0, 88)                                         \
 	X(pcpu_stat, words, 0, 8)                                              \
 	X(pcpu_stat, hot, 8, 8)                                                \
 	X(pcpu_stat, nr_items, 16, 4)                                          \
@@ -118,9 +119,9 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 
 #define SIZES(X)                                                               \
 	X(pcpu_slot, 16, 8)                                                    \
-	X(pcpu_counter, 80, 8)                                                 \
+	X(pcpu_counter, 88, 8)                                                 \
 	X(pcpu_counter_options, 24, 8)                                         \
-	X(percpu_counter, 80, 8)                                               \
+	X(percpu_counter, 88, 8)                                               \
 	X(pcpu_stat, 32, 8)                                                    \
 	X(pcpu_stat_hot, 8, 4)                                                 \
 	X(pcpu_stat_item, 40, 8)                                               \

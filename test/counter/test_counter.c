@@ -53,11 +53,27 @@ PCPU_TEST(counter, init_overwrites_garbage)
 	pcpu_test_assert_exact(&c, 12);
 }
 
-PCPU_TEST(counter, default_error_bound_is_possible_cpus_times_default_floor)
+/*
+ * Pins this thread to one CPU and arms that CPU's slot with an add of 0
+ * (nothing moves): error_bound() then counts one CPU.
+ */
+static void arm_one_cpu(struct pcpu_counter *k)
+{
+	uint64_t before = pcpu_counter_error_bound(k);
+
+	pcpu_test_pin_first();
+	pcpu_counter_add(k, 0);
+	cr_assert_eq(k->armed, 1, "%u CPUs armed", k->armed);
+	cr_assert_eq(before, 0, "a bound of %" PRIu64 " before any CPU added", before);
+	cr_assert_eq(pcpu_counter_read(k), pcpu_counter_sum(k), "arming moved something");
+}
+
+/* 0 before any add, then the default floor per CPU that added, not per possible CPU. */
+PCPU_TEST(counter, default_error_bound_is_armed_cpus_times_default_floor)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
-	cr_assert_eq(pcpu_counter_error_bound(&c),
-		     (uint64_t)pcpu_cpu_possible() * (uint64_t)pcpu_test_default_floor());
+	arm_one_cpu(&c);
+	cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)pcpu_test_default_floor());
 }
 
 PCPU_TEST(counter, init_opts_with_null_options_equals_init)
@@ -94,8 +110,9 @@ PCPU_TEST(counter, elastic_bound_of_a_big_value_is_about_value_over_64)
 		uint64_t want = pcpu_test_distance(values[i], 0) / 64, bound;
 
 		cr_assert_eq(pcpu_counter_init(&c, values[i]), 0);
-		bound = pcpu_counter_error_bound(&c);
-		/* possible * floor(|v| / (64 * possible)): at most |v|/64, off by < possible*1 */
+		arm_one_cpu(&c);
+		/* were every possible CPU armed: possible * floor(|v| / (64 * possible)) */
+		bound = pcpu_counter_error_bound(&c) * possible;
 		cr_assert_leq(bound, want, "bound %" PRIu64 " > |v|/64 = %" PRIu64, bound, want);
 		cr_assert_geq(bound + possible, want, "bound %" PRIu64 " << |v|/64 = %" PRIu64,
 			      bound, want);
@@ -106,11 +123,10 @@ PCPU_TEST(counter, elastic_bound_of_a_big_value_is_about_value_over_64)
 PCPU_TEST(counter, elastic_threshold_is_capped_at_the_largest_batch)
 {
 	cr_assert_eq(pcpu_counter_init(&c, INT64_MAX), 0);
-	cr_assert_eq(pcpu_counter_error_bound(&c),
-		     (uint64_t)pcpu_cpu_possible() * (uint64_t)PCPU_COUNTER_MAX_BATCH);
+	arm_one_cpu(&c);
+	cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)PCPU_COUNTER_MAX_BATCH);
 	pcpu_counter_set(&c, INT64_MIN);
-	cr_assert_eq(pcpu_counter_error_bound(&c),
-		     (uint64_t)pcpu_cpu_possible() * (uint64_t)PCPU_COUNTER_MAX_BATCH);
+	cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)PCPU_COUNTER_MAX_BATCH);
 }
 
 PCPU_TEST(counter, counter_near_zero_keeps_the_floor_bound)
@@ -119,10 +135,12 @@ PCPU_TEST(counter, counter_near_zero_keeps_the_floor_bound)
 
 	/* below 64 * possible * floor the elastic threshold is the floor */
 	cr_assert_eq(pcpu_counter_init(&c, 64 * (int64_t)floor_bound - 1), 0);
-	cr_assert_eq(pcpu_counter_error_bound(&c), floor_bound);
+	arm_one_cpu(&c);
+	cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)pcpu_test_default_floor());
 	pcpu_counter_destroy(&c);
 	cr_assert_eq(pcpu_counter_init(&c, -1000), 0);
-	cr_assert_eq(pcpu_counter_error_bound(&c), floor_bound);
+	arm_one_cpu(&c);
+	cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)pcpu_test_default_floor());
 }
 
 PCPU_TEST(counter, allocfree_pairs_on_a_gib_counter_never_fold)
@@ -174,7 +192,9 @@ PCPU_TEST(counter, init_opts_accuracy_sets_the_relative_bound)
 		uint64_t want = (uint64_t)v / (uint64_t)accuracies[i], bound;
 
 		cr_assert_eq(pcpu_counter_init_opts(&c, v, &o), 0);
-		bound = pcpu_counter_error_bound(&c);
+		arm_one_cpu(&c);
+		/* all CPUs together, were they all armed */
+		bound = pcpu_counter_error_bound(&c) * possible;
 		cr_assert_leq(bound, want, "accuracy %d: bound %" PRIu64 " > %" PRIu64,
 			      accuracies[i], bound, want);
 		cr_assert_geq(bound + possible * (uint64_t)pcpu_test_default_floor(), want,
@@ -192,8 +212,8 @@ PCPU_TEST(counter, init_opts_floor_sets_the_absolute_bound)
 		struct pcpu_counter_options o = { .floor = floors[i] };
 
 		cr_assert_eq(pcpu_counter_init_opts(&c, 0, &o), 0);
-		cr_assert_eq(pcpu_counter_error_bound(&c),
-			     (uint64_t)pcpu_cpu_possible() * (uint64_t)floors[i]);
+		arm_one_cpu(&c);
+		cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)floors[i]);
 		pcpu_counter_destroy(&c);
 	}
 }
@@ -203,11 +223,13 @@ PCPU_TEST(counter, floor_one_at_accuracy_one_tracks_the_value)
 	struct pcpu_counter_options o = { .accuracy = 1, .floor = 1 };
 
 	cr_assert_eq(pcpu_counter_init_opts(&c, 1000000, &o), 0);
-	cr_assert_leq(pcpu_counter_error_bound(&c), 1000000);
-	cr_assert_geq(pcpu_counter_error_bound(&c), 1000000 - pcpu_cpu_possible());
+	arm_one_cpu(&c);
+	cr_assert_leq(pcpu_counter_error_bound(&c) * pcpu_cpu_possible(), 1000000);
+	cr_assert_geq(pcpu_counter_error_bound(&c) * pcpu_cpu_possible(),
+		      1000000 - pcpu_cpu_possible());
 }
 
-PCPU_TEST(counter, fixed_batch_bound_is_possible_cpus_times_batch_minus_one)
+PCPU_TEST(counter, fixed_batch_bound_is_armed_cpus_times_batch_minus_one)
 {
 	static const int64_t batches[] = { 1, 2, 32, 100, 4096, PCPU_COUNTER_MAX_BATCH };
 	static const int64_t values[] = { 0, -5, GiB, 1024 * GiB };
@@ -217,8 +239,8 @@ PCPU_TEST(counter, fixed_batch_bound_is_possible_cpus_times_batch_minus_one)
 			struct pcpu_counter_options o = { .batch = batches[i] };
 
 			cr_assert_eq(pcpu_counter_init_opts(&c, values[j], &o), 0);
-			cr_assert_eq(pcpu_counter_error_bound(&c),
-				     (uint64_t)pcpu_cpu_possible() * (uint64_t)(batches[i] - 1),
+			arm_one_cpu(&c);
+			cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)(batches[i] - 1),
 				     "batch %" PRId64 " value %" PRId64, batches[i], values[j]);
 			pcpu_counter_destroy(&c);
 		}
@@ -230,8 +252,9 @@ PCPU_TEST(counter, fixed_batch_does_not_grow_with_the_value)
 	struct pcpu_counter_options o = { .batch = 100 };
 
 	cr_assert_eq(pcpu_counter_init_opts(&c, 0, &o), 0);
+	arm_one_cpu(&c);
 	pcpu_counter_add(&c, 1024 * GiB);
-	cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)pcpu_cpu_possible() * 99);
+	cr_assert_eq(pcpu_counter_error_bound(&c), 99);
 	pcpu_test_assert_exact(&c, 1024 * GiB);
 }
 
@@ -554,9 +577,11 @@ PCPU_TEST(counter, threshold_grows_as_the_value_grows)
 	uint64_t small, big;
 
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	arm_one_cpu(&c);
 	small = pcpu_counter_error_bound(&c);
 	pcpu_counter_add(&c, 64 * GiB);
-	big = pcpu_counter_error_bound(&c);
+	/* were every possible CPU armed */
+	big = pcpu_counter_error_bound(&c) * pcpu_cpu_possible();
 	cr_assert_gt(big, small);
 	cr_assert_geq(big, (uint64_t)GiB - pcpu_cpu_possible(), "bound %" PRIu64, big);
 	cr_assert_leq(big, (uint64_t)GiB + (uint64_t)GiB / 2 + pcpu_cpu_possible(),
@@ -674,15 +699,14 @@ PCPU_TEST(counter, add_batch_with_nonpositive_batch_folds_every_add)
 
 PCPU_TEST(counter, add_batch_raises_the_error_bound_to_cover_the_batch)
 {
-	uint64_t possible = pcpu_cpu_possible();
-
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	arm_one_cpu(&c);
 	pcpu_counter_add_batch(&c, 1, 100000);
-	cr_assert_geq(pcpu_counter_error_bound(&c), possible * 99999);
+	cr_assert_geq(pcpu_counter_error_bound(&c), 99999);
 	pcpu_test_assert_exact(&c, 1);
 	/* a huge batch is clamped, not overflowed */
 	pcpu_counter_add_batch(&c, 1, INT64_MAX);
-	cr_assert_geq(pcpu_counter_error_bound(&c), possible * (uint64_t)PCPU_COUNTER_MAX_BATCH);
+	cr_assert_geq(pcpu_counter_error_bound(&c), (uint64_t)PCPU_COUNTER_MAX_BATCH);
 	pcpu_test_assert_exact(&c, 2);
 }
 
@@ -1001,11 +1025,12 @@ PCPU_TEST(counter, set_drops_every_pending_delta)
 PCPU_TEST(counter, set_recomputes_the_bound_for_the_new_value)
 {
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	arm_one_cpu(&c);
 	pcpu_counter_set(&c, GiB);
-	cr_assert_geq(pcpu_counter_error_bound(&c), (uint64_t)GiB / 64 - pcpu_cpu_possible());
+	cr_assert_geq(pcpu_counter_error_bound(&c) * pcpu_cpu_possible(),
+		      (uint64_t)GiB / 64 - pcpu_cpu_possible());
 	pcpu_counter_set(&c, 0);
-	cr_assert_eq(pcpu_counter_error_bound(&c),
-		     (uint64_t)pcpu_cpu_possible() * (uint64_t)pcpu_test_default_floor());
+	cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)pcpu_test_default_floor());
 }
 
 PCPU_TEST(counter, set_to_the_extremes_is_exact)
@@ -1025,8 +1050,9 @@ PCPU_TEST(counter, set_keeps_the_fixed_batch)
 	struct pcpu_counter_options o = { .batch = 50 };
 
 	cr_assert_eq(pcpu_counter_init_opts(&c, 0, &o), 0);
+	arm_one_cpu(&c);
 	pcpu_counter_set(&c, 1024 * GiB);
-	cr_assert_eq(pcpu_counter_error_bound(&c), (uint64_t)pcpu_cpu_possible() * 49);
+	cr_assert_eq(pcpu_counter_error_bound(&c), 49);
 }
 
 /* ---- fold_this_cpu ------------------------------------------------------ */

@@ -107,7 +107,7 @@ static void child_main(enum race_folder folder)
 		_exit(10);
 	pcpu_counter_add(&c, 100); /* stays pending: the batch is 2^30 */
 	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++)
-		if (slot_of(cpu)->value != slot_of(cpu)->folded)
+		if (pcpu_test_slot_pending(slot_of(cpu)->value, slot_of(cpu)->folded) != 0)
 			slot = slot_of(cpu);
 	if (!slot || pcpu_counter_read(&c) != 0)
 		_exit(11);

@@ -3,10 +3,11 @@
  * The default floor at 1024 CPUs, through the library's CPU model (the
  * scale model's hook, lib/cpu_internal.h): this process's library believes
  * it has 1024 possible and 1024 online CPUs. The native default floor is
- * 32 whatever the CPU count, so a native counter, a stat item and a
- * shared-segment item at 0 report 1024 x 32, while the kernel drop-in keeps
- * the kernel's batch, max(32, 2 x online) = 2048. On a machine with at most
- * 16 online CPUs the two rules agree, so only the model tells them apart.
+ * 32 whatever the CPU count, so a stat item and a shared-segment item at 0
+ * report 1024 x 32, and a counter 32 per CPU that added to it (its armed
+ * CPUs, not the possible ones), while the kernel drop-in keeps the
+ * kernel's batch, max(32, 2 x online) = 2048. On a machine with at most 16
+ * online CPUs the two rules agree, so only the model tells them apart.
  */
 #include "pcpu_test.h" /* first: _GNU_SOURCE */
 
@@ -16,6 +17,7 @@
 #include <percpu/stat.h>
 
 #include "base/cpu_internal.h"
+#include "helpers.h"
 
 #define MODEL_CPUS 1024u
 
@@ -38,37 +40,63 @@ static void assert_model(void)
 	cr_assert_eq(pcpu_cpu_online(), MODEL_CPUS);
 }
 
+/*
+ * Adds 1 to @c from each of up to 4 CPUs this process may run on, pinned:
+ * returns how many, each of which must now be armed [armed].
+ */
+static unsigned int add_from_some_cpus(struct pcpu_counter *c)
+{
+	int cpus[4];
+	int n = pcpu_test_allowed_cpus(cpus, 4);
+
+	cr_assert_eq(pcpu_counter_error_bound(c), 0, "a bound before any CPU added");
+	for (int i = 0; i < n; i++) {
+		cr_assert(pcpu_test_pin(cpus[i]));
+		pcpu_counter_add(c, 1);
+	}
+	cr_assert_eq(c->armed, (uint32_t)n, "%u CPUs armed after adds from %d", c->armed, n);
+	return (unsigned int)n;
+}
+
 PCPU_TEST(floor_at_scale, native_default_floor_is_32_at_1024_online_cpus)
 {
 	assert_model();
 	cr_assert_eq(pcpu_counter_default_floor(), 32);
 }
 
-PCPU_TEST(floor_at_scale, native_counter_at_zero_is_bounded_by_1024_cpus_times_32)
+/* The container row: 1024 possible CPUs, a few that add; the kernel's own bound is batch x online. */
+PCPU_TEST(floor_at_scale, native_counter_near_zero_is_bounded_by_the_cpus_that_added_times_32)
 {
 	struct pcpu_counter c;
+	unsigned int n;
 
 	assert_model();
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
 	cr_assert_eq(c.thresh, 32);
-	cr_assert_eq(pcpu_counter_error_bound(&c), 1024u * 32u);
+	n = add_from_some_cpus(&c);
+	cr_assert_eq(pcpu_counter_error_bound(&c), n * 32u);
+	cr_assert_leq(pcpu_counter_error_bound(&c), 4u * 32u, "above the kernel's 32 x 4 online");
+	pcpu_test_assert_exact(&c, (int64_t)n);
 	pcpu_counter_destroy(&c);
 }
 
 PCPU_TEST(floor_at_scale, explicit_floor_stays_as_given)
 {
+	unsigned int n;
 	struct pcpu_counter c;
 	struct pcpu_counter_options o = { .floor = 3000 };
 
 	assert_model();
 	cr_assert_eq(pcpu_counter_init_opts(&c, 0, &o), 0);
-	cr_assert_eq(pcpu_counter_error_bound(&c), 1024u * 3000u);
+	n = add_from_some_cpus(&c);
+	cr_assert_eq(pcpu_counter_error_bound(&c), n * 3000u);
 	pcpu_counter_destroy(&c);
 }
 
 /* Above 64 x 1024 x 32 = 2 Mi the elastic threshold takes over, as before. */
 PCPU_TEST(floor_at_scale, elastic_threshold_takes_over_above_2_mi)
 {
+	unsigned int n;
 	struct pcpu_counter at, above;
 
 	assert_model();
@@ -76,7 +104,8 @@ PCPU_TEST(floor_at_scale, elastic_threshold_takes_over_above_2_mi)
 	cr_assert_eq(pcpu_counter_init(&above, INT64_C(1) << 30), 0);
 	cr_assert_eq(at.thresh, 32);
 	cr_assert_eq(above.thresh, (INT64_C(1) << 30) / (64 * 1024));
-	cr_assert_eq(pcpu_counter_error_bound(&above), (UINT64_C(1) << 30) / 64);
+	n = add_from_some_cpus(&above);
+	cr_assert_eq(pcpu_counter_error_bound(&above), n * ((UINT64_C(1) << 30) / (64 * 1024)));
 	pcpu_counter_destroy(&above);
 	pcpu_counter_destroy(&at);
 }
@@ -105,25 +134,29 @@ PCPU_TEST(floor_at_scale, stat_and_shared_items_at_zero_are_bounded_by_1024_cpus
 	pcpu_shared_close(sh);
 }
 
-/* The kernel's batch and bound: (batch - 1) x CPUs, 2047 x 1024. */
+/* The kernel's batch and bound: (batch - 1) x the CPUs that added, 2047 each. */
 PCPU_TEST(floor_at_scale, kernel_drop_in_keeps_the_kernel_batch_of_2048)
 {
+	unsigned int n;
 	struct percpu_counter fbc;
 
 	assert_model();
 	cr_assert_eq(percpu_counter_batch, 2 * (int)MODEL_CPUS);
 	cr_assert_eq(percpu_counter_init(&fbc, 0, GFP_KERNEL), 0);
-	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), 2047u * 1024u);
+	n = add_from_some_cpus(&fbc.pcpu);
+	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), n * 2047u);
 	percpu_counter_destroy(&fbc);
 }
 
 /* An elastic drop-in counter has the native counter's threshold (its header says so). */
 PCPU_TEST(floor_at_scale, elastic_drop_in_counter_has_the_native_floor)
 {
+	unsigned int n;
 	struct percpu_counter fbc;
 
 	assert_model();
 	cr_assert_eq(percpu_counter_init_elastic(&fbc, 0, GFP_KERNEL), 0);
-	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), 1024u * 32u);
+	n = add_from_some_cpus(&fbc.pcpu);
+	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), n * 32u);
 	percpu_counter_destroy(&fbc);
 }

@@ -253,7 +253,7 @@ static void check_at_quiescence(int64_t exact)
 	page->bound = pcpu_counter_error_bound(&c);
 	page->thresh_max = c.thresh_max;
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
-		uint64_t p = pcpu_test_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
+		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
 
 		if (p > page->max_pending) {
 			page->max_pending = p;
@@ -326,13 +326,13 @@ __attribute__((unused)) static void child_main(void)
 		if (cpu_r < 0 || !pcpu_test_on_cpu(cpu_r, add_t, NULL))
 			_exit(17);
 		pcpu_counter_add(&c, T);
-		if (slot_of((unsigned int)cpu_q)->value - slot_of((unsigned int)cpu_q)->folded != T ||
-		    slot_of((unsigned int)cpu_r)->value - slot_of((unsigned int)cpu_r)->folded != T ||
+		if (pcpu_test_slot_pending(slot_of((unsigned int)cpu_q)->value, slot_of((unsigned int)cpu_q)->folded) != T ||
+		    pcpu_test_slot_pending(slot_of((unsigned int)cpu_r)->value, slot_of((unsigned int)cpu_r)->folded) != T ||
 		    pcpu_counter_read(&c) != 0)
 			_exit(14);
 	} else {
 		pcpu_counter_add(&c, -T); /* pending -T on q: stays, |-T| <= T */
-		if (slot_of((unsigned int)cpu_q)->value - slot_of((unsigned int)cpu_q)->folded != -T ||
+		if (pcpu_test_slot_pending(slot_of((unsigned int)cpu_q)->value, slot_of((unsigned int)cpu_q)->folded) != -T ||
 		    pcpu_counter_read(&c) != 0)
 			_exit(14);
 	}

@@ -142,7 +142,7 @@ static void check_quiescent(struct verdict *v, int64_t exact)
 	int above, below;
 
 	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++) {
-		uint64_t p = pcpu_test_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
+		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
 
 		if (p > worst) {
 			worst = p;

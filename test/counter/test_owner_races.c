@@ -80,7 +80,7 @@ static uint64_t max_pending(void)
 	uint64_t worst = 0;
 
 	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++) {
-		uint64_t p = pcpu_test_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
+		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
 
 		if (p > worst)
 			worst = p;

@@ -144,59 +144,6 @@ PCPU_TEST(slot_owner, a_forked_child_keeps_only_the_forking_threads_slot)
 	free(t);
 }
 
-/*
- * Binaries built against 0.2's headers call __pcpu_cpu_add_checked_atomic()
- * on the atomic path, and their slow path when it returns 0: beside the
- * owner of the slot of the CPU they run on, they must lose nothing.
- */
-#define MIXED_ADDS 200000
-
-static void *owner_adds(void *arg)
-{
-	int cpu = *(int *)arg;
-
-	if (!pcpu_test_pin(cpu))
-		return (void *)1;
-	for (long i = 0; i < pcpu_test_iterations(MIXED_ADDS); i++)
-		pcpu_counter_add(&c, 1);
-	return NULL;
-}
-
-static void *adds_as_0_2_built_them(void *arg)
-{
-	int cpu = *(int *)arg;
-
-	if (!pcpu_test_pin(cpu))
-		return (void *)1;
-	for (long i = 0; i < pcpu_test_iterations(MIXED_ADDS); i++)
-		if (!__pcpu_cpu_add_checked_atomic(&c.slots->value, 1,
-						   (uint64_t)__atomic_load_n(&c.thresh,
-									     __ATOMIC_RELAXED)))
-			__pcpu_counter_add_slow(&c, 1, -1);
-	return NULL;
-}
-
-PCPU_TEST(slot_owner, adds_of_binaries_built_against_0_2_lose_nothing_beside_an_owner)
-{
-	int cpus[2];
-	pthread_t owner, old;
-	void *r1, *r2;
-
-	force_atomic_path();
-	if (pcpu_test_allowed_cpus(cpus, 2) < 2)
-		cr_skip_test("needs two CPUs");
-	/* this thread takes CPU 0's slot, so the owner pinned there takes CPU 1's */
-	cr_assert(pcpu_test_pin(cpus[0]));
-	pcpu_counter_add(&c, 1);
-	cr_assert_eq(pthread_create(&owner, NULL, owner_adds, &cpus[0]), 0);
-	cr_assert_eq(pthread_create(&old, NULL, adds_as_0_2_built_them, &cpus[1]), 0);
-	pthread_join(owner, &r1);
-	pthread_join(old, &r2);
-	cr_assert(r1 == NULL && r2 == NULL, "could not pin");
-	cr_assert_eq(pcpu_counter_sum(&c), 1 + 2 * pcpu_test_iterations(MIXED_ADDS));
-	pcpu_counter_destroy(&c);
-}
-
 #if !PCPU_ARCH_HAVE_CAS_PAIR
 #include "base/pair.h" /* pcpu_pair_debug_swap_hook */
 
@@ -245,7 +192,7 @@ PCPU_TEST(slot_owner, a_fold_under_a_lock_also_folds_adds_that_landed_inside_its
 		const struct pcpu_slot *s =
 			(const struct pcpu_slot *)(const void *)((const char *)c.slots +
 								  (size_t)cpu * PCPU_STRIDE);
-		uint64_t p = pcpu_test_distance(s->value, s->folded);
+		uint64_t p = pcpu_test_slot_distance(s->value, s->folded);
 
 		worst = p > worst ? p : worst;
 	}

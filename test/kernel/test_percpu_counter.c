@@ -247,14 +247,17 @@ PCPU_TEST(percpu_counter, init_many_gives_the_kernels_batch_too)
 }
 
 /*
- * The tight kernel bound, (batch - 1) per CPU, not the elastic one: compare
- * and limited_add go precise only that near.
+ * The tight kernel bound, (batch - 1) per CPU that added, not the elastic
+ * one: compare and limited_add go precise only that near.
  */
 PCPU_TEST(percpu_counter, error_bound_of_a_kernel_counter_is_the_batch_per_cpu)
 {
-	uint64_t tight = (uint64_t)(percpu_counter_batch - 1) * pcpu_cpu_possible();
+	uint64_t tight = (uint64_t)(percpu_counter_batch - 1);
 
 	cr_assert_eq(percpu_counter_init(&fbc, GiB, GFP_KERNEL), 0);
+	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), 0, "a bound before any CPU added");
+	pcpu_test_pin_first();
+	percpu_counter_add(&fbc, 0);
 	cr_assert_eq(pcpu_counter_error_bound(&fbc.pcpu), tight);
 	percpu_counter_add(&fbc, GiB);
 	percpu_counter_sub(&fbc, 12345);

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE /* before any system header: CPU_SET, sched_getcpu */
 #endif
 #include <criterion/criterion.h>
+#include <percpu/common.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -307,6 +308,23 @@ static inline bool pcpu_test_kernel_has_rseq(void)
 static inline uint64_t pcpu_test_distance(int64_t a, int64_t b)
 {
 	return a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
+}
+
+/*
+ * A counter slot's pending delta from its two fields: the mark is stored
+ * plus PCPU_SLOT_ARMED, and 0 while the slot is not armed (<percpu/common.h>).
+ */
+static inline int64_t pcpu_test_slot_pending(int64_t value, int64_t folded)
+{
+	uint64_t mark = folded ? (uint64_t)folded - PCPU_SLOT_ARMED : 0;
+
+	return (int64_t)((uint64_t)value - mark);
+}
+
+/* |pcpu_test_slot_pending()|. */
+static inline uint64_t pcpu_test_slot_distance(int64_t value, int64_t folded)
+{
+	return pcpu_test_distance(pcpu_test_slot_pending(value, folded), 0);
 }
 
 /* A small deterministic generator (PCG-style LCG, upper bits). */

@@ -157,7 +157,7 @@ static bool restart_add(enum restart_kind kind, int64_t *cpu0)
 	case RESTART_ADD:
 		return pcpu_arch_rseq_add(cpu0, 1) >= 0;
 	case RESTART_CHECKED:
-		return pcpu_arch_rseq_add_checked(cpu0, 1, 1000) == 1;
+		return pcpu_arch_rseq_add_checked(cpu0, 1, 1000, 0) == 1;
 	default:
 		return pcpu_arch_rseq_add32((uint64_t *)(void *)cpu0, 1, 1000) >= 0;
 	}

@@ -134,10 +134,12 @@ unregistered:
 
 /*
  * As in arch/x86_64.h: adds @amount to this CPU's {value, mark} pair unless
- * value - mark + amount leaves [-limit, limit]; 1 if it added, else 0.
+ * value - mark + amount leaves [-limit, limit], the mark stored plus
+ * @armed; 1 if it added, else 0.
  * %[offset] becomes the pair's address once the CPU is known.
  */
-PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
+					   uint64_t armed)
 {
 	long offset;
 	int64_t value;
@@ -158,7 +160,7 @@ retry:
 		PCPU_RSEQ_ASM_END
 		: [offset] "=&r"(offset), [value] "=&r"(value), [distance] "=&r"(distance)
 		: [rseq] "r"(PCPU_ARCH_RSEQ_AREA()), [cpu0] "r"(cpu0), [amount] "r"(amount),
-		  [bias] "r"((uint64_t)amount + limit), [span] "r"(2 * limit)
+		  [bias] "r"((uint64_t)amount + limit + armed), [span] "r"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return 1;
@@ -218,9 +220,9 @@ over:
  */
 #define PCPU_ARCH_GATED_ROOM_UP "negs %[room], %[room]\n\tb.vs %l[no_room]\n\t"
 #define PCPU_ARCH_GATED_ROOM_DOWN ""
-#define PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c_, count_off_, bound_off_, seq_off_, busy_, cpu0_,        \
-				 limit_, amount_, thresh_, offset_, room_, seq_, abort_,          \
-				 unregistered_, busy_label_, no_room_, full_)                     \
+#define PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c_, count_off_, armed_off_, max_off_, seq_off_, busy_,    \
+				 cpu0_, limit_, amount_, thresh_, offset_, room_, seq_, bound_,   \
+				 abort_, unregistered_, busy_label_, no_room_, full_)             \
 	do {                                                                              \
 		int64_t pcpu_value_;                                                      \
                                                                                           \
@@ -234,8 +236,10 @@ over:
 			"b.vs %l[no_room]\n\t"                                            \
 			ROOM                                                              \
 			"b.mi %l[no_room]\n\t"                                            \
-			"ldr %[value], [%[c], #%c[bound_off]]\n\t"                        \
-			"cmp %[room], %[value]\n\t"                                       \
+			"ldr %w[value], [%[c], #%c[armed_off]]\n\t"                       \
+			"ldr %[bound], [%[c], #%c[max_off]]\n\t"                          \
+			"mul %[bound], %[bound], %[value]\n\t"                            \
+			"cmp %[room], %[bound]\n\t"                                       \
 			"b.lo %l[no_room]\n\t"                                            \
 			/* the plain add's check: value - mark + amount within thresh */   \
 			"add %[offset], %[cpu0], %[offset]\n\t"                           \
@@ -253,12 +257,14 @@ over:
 			"str %[value], [%[offset]]\n\t"                                   \
 			PCPU_RSEQ_ASM_END                                                 \
 			: [offset] "=&r"(offset_), [room] "=&r"(room_), [seq] "=&r"(seq_), \
-			  [value] "=&r"(pcpu_value_)                                      \
+			  [value] "=&r"(pcpu_value_), [bound] "=&r"(bound_)               \
 			: [rseq] "r"(PCPU_ARCH_RSEQ_AREA()), [cpu0] "r"(cpu0_), [c] "r"(c_), \
 			  [seqp] "r"((const char *)(c_) + (seq_off_)),                   \
-			  [count_off] "i"(count_off_), [bound_off] "i"(bound_off_),       \
+			  [count_off] "i"(count_off_), [armed_off] "i"(armed_off_),       \
+			  [max_off] "i"(max_off_),                                        \
 			  [busy_bits] "K"(busy_), [limit] "r"(limit_),                    \
-			  [amount] "r"(amount_), [bias] "r"((uint64_t)(amount_) + (thresh_)), \
+			  [amount] "r"(amount_),                                          \
+			  [bias] "r"((uint64_t)(amount_) + (thresh_) + PCPU_SLOT_ARMED),  \
 			  [span] "r"(2 * (thresh_))                                       \
 			: "memory", "cc"                                                  \
 			: abort_, unregistered_, busy_label_, no_room_, full_);           \

@@ -25,9 +25,10 @@ PCPU_INLINE long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
 	return -1;
 }
 
-PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
+					   uint64_t armed)
 {
-	(void)cpu0, (void)amount, (void)limit;
+	(void)cpu0, (void)amount, (void)limit, (void)armed;
 	return 0;
 }
 

@@ -182,14 +182,17 @@ unregistered:
  * Adds @amount to the value of the pair {int64_t value; int64_t mark} at
  * cpu0 + cpu * PCPU_STRIDE, cpu being the CPU this thread runs on, unless
  * the new value would be more than @limit (< 2^62) away from the mark
- * (value - mark + amount outside [-limit, limit], modulo 2^64). The check
+ * (value - mark + amount outside [-limit, limit], modulo 2^64). The pair
+ * stores its mark plus @armed (a constant: 0, or PCPU_SLOT_ARMED for armed
+ * slots), which the bias takes back out at no cost inside the sequence. The check
  * and the committing addq are one restartable sequence: no other thread of
  * this CPU can add between them, and a remote folder that swaps value and
  * mark together cannot succeed on a value it read before the add. Returns
  * 1 if it added; 0 without adding if the limit would be passed or the
  * thread has no registered rseq area.
  */
-PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
+					   uint64_t armed)
 {
 	long offset;
 	uint64_t distance;
@@ -199,7 +202,7 @@ retry:
 		PCPU_RSEQ_ASM_CHECKED_ADD("q", "8")
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount),
-		  [bias] "r"((uint64_t)amount + limit), [span] "r"(2 * limit)
+		  [bias] "r"((uint64_t)amount + limit + armed), [span] "r"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return 1;
@@ -246,23 +249,25 @@ over:
  * Internal to the library: the limited add's far path (lib/counter_limited.c
  * says why it never overshoots), as one restartable sequence on this CPU:
  * reads the 32-bit seq word at @seq_off(@c) (busy if any of the bits
- * @busy is set), the int64_t count at @count_off(@c) and the uint64_t bound
- * at @bound_off(@c); checks that the room between count and @limit in the
+ * @busy is set), the int64_t count at @count_off(@c) and the bound, the
+ * uint32_t at @armed_off(@c) times the uint64_t at @max_off(@c) (a product
+ * below 2^63: the caller keeps the second below 2^40, and Linux's CPUs are
+ * fewer than 2^23); checks that the room between count and @limit in the
  * amount's direction (@ROOM: PCPU_ARCH_GATED_ROOM_UP for amounts above 0,
  * PCPU_ARCH_GATED_ROOM_DOWN below) is at least the bound; checks this CPU's
- * pair at @cpu0 as pcpu_arch_rseq_add_checked() does with @thresh; reads
+ * armed pair at @cpu0 as pcpu_arch_rseq_add_checked() does with @thresh; reads
  * the seq word again, last (unchanged: nothing it read was half folded),
  * and commits the add. Leaves by @abort (restart), @unregistered, @busy,
  * @no_room (overflow anywhere counts as no room) or @full (the pair's
  * check failed), or falls through having added. The offsets and @busy are
- * constant expressions; @offset, @room and @seq are the caller's
- * scratch variables (long, int64_t, uint32_t).
+ * constant expressions; @offset, @room, @seq and @bound are the caller's
+ * scratch variables (long, int64_t, uint32_t, uint64_t).
  */
 #define PCPU_ARCH_GATED_ROOM_UP "negq %[room]\n\tjo %l[no_room]\n\t"
 #define PCPU_ARCH_GATED_ROOM_DOWN ""
-#define PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c_, count_off_, bound_off_, seq_off_, busy_, cpu0_,        \
-				 limit_, amount_, thresh_, offset_, room_, seq_, abort_,          \
-				 unregistered_, busy_label_, no_room_, full_)                     \
+#define PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c_, count_off_, armed_off_, max_off_, seq_off_, busy_,    \
+				 cpu0_, limit_, amount_, thresh_, offset_, room_, seq_, bound_,   \
+				 abort_, unregistered_, busy_label_, no_room_, full_)             \
 	__asm__ __volatile__ goto(                                                        \
 		PCPU_RSEQ_ASM_BEGIN                                                       \
 		"movl %c[seq_off](%[c]), %k[seq]\n\t"                                     \
@@ -273,7 +278,9 @@ over:
 		"jo %l[no_room]\n\t"                                                      \
 		ROOM                                                                      \
 		"js %l[no_room]\n\t"                                                      \
-		"cmpq %c[bound_off](%[c]), %[room]\n\t"                                   \
+		"movl %c[armed_off](%[c]), %k[bound]\n\t"                               \
+		"imulq %c[max_off](%[c]), %[bound]\n\t"                                  \
+		"cmpq %[bound], %[room]\n\t"                                             \
 		"jb %l[no_room]\n\t"                                                      \
 		/* the plain add's check: value - mark + amount within thresh */           \
 		"movq (%[cpu0], %[offset]), %[room]\n\t"                                  \
@@ -286,11 +293,14 @@ over:
 		"jne %l[" #busy_label_ "]\n\t"                                             \
 		"addq %[amount], (%[cpu0], %[offset])\n\t"                                \
 		PCPU_RSEQ_ASM_END                                                         \
-		: [offset] "=&r"(offset_), [room] "=&r"(room_), [seq] "=&r"(seq_)         \
+		: [offset] "=&r"(offset_), [room] "=&r"(room_), [seq] "=&r"(seq_),       \
+		  [bound] "=&r"(bound_)                                                   \
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0_), [c] "r"(c_),         \
-		  [count_off] "i"(count_off_), [bound_off] "i"(bound_off_),               \
+		  [count_off] "i"(count_off_), [armed_off] "i"(armed_off_),               \
+		  [max_off] "i"(max_off_),                                                \
 		  [seq_off] "i"(seq_off_), [busy_bits] "i"(busy_), [limit] "r"(limit_),        \
-		  [amount] "r"(amount_), [bias] "r"((uint64_t)(amount_) + (thresh_)),     \
+		  [amount] "r"(amount_),                                                  \
+		  [bias] "r"((uint64_t)(amount_) + (thresh_) + PCPU_SLOT_ARMED),          \
 		  [span] "r"(2 * (thresh_))                                               \
 		: "memory", "cc"                                                          \
 		: abort_, unregistered_, busy_label_, no_room_, full_)

@@ -11,6 +11,8 @@
 #error "include <percpu/counter.h>, not <percpu/static/counter.h>"
 #endif
 
+#include <percpu/static/counter_bound.h>
+
 /*
  * The one out-of-line slow path of the inline
  * adds. @thresh is the caller's fixed threshold, or -1 for the counter's own.

@@ -14,13 +14,12 @@
 #include <percpu/static/owner.h>
 
 /*
- * The atomic path of pcpu_this_cpu_add_checked(), out of line so that the
- * rseq fast path needs no stack frame.
+ * The atomic path of pcpu_this_cpu_add_checked() and, where pairs are
+ * swapped under a lock, of pcpu_this_cpu_add_owned(), out of line so that
+ * the rseq fast path needs no stack frame. @armed: as the sequence's.
  */
-PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64_t limit);
-
-/* What 0.1's and 0.2's inline adds called (lib/base/cpu_atomic.c says what it does now). */
-PCPU_EXPORT int __pcpu_cpu_add_checked_atomic(int64_t *cpu0, int64_t amount, uint64_t limit);
+PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64_t limit,
+					   uint64_t armed);
 
 /* The atomic path of pcpu_this_cpu_add32(). */
 PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t limit);
@@ -40,16 +39,17 @@ PCPU_INLINE int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_
 					  unsigned int mode)
 {
 	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ))
-		return pcpu_arch_rseq_add_checked(cpu0, amount, limit);
-	return __pcpu_cpu_add_pair_atomic(cpu0, amount, limit);
+		return pcpu_arch_rseq_add_checked(cpu0, amount, limit, 0);
+	return __pcpu_cpu_add_pair_atomic(cpu0, amount, limit, 0);
 }
 
 /* The atomic path of pcpu_this_cpu_add_owned(), out of line: it claims. */
 PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit);
 
 /*
- * pcpu_this_cpu_add_checked() for pairs whose values nothing but these adds
- * writes (counters): on the atomic path it adds to the slot the calling
+ * pcpu_this_cpu_add_checked() for armed pairs (PCPU_SLOT_ARMED) whose
+ * values nothing but these adds writes (counters): a slot not armed yet
+ * fails the check. On the atomic path it adds to the slot the calling
  * thread owns while it lives, with no locked instruction, rather than to
  * its CPU's with a compare-and-swap; inline where the thread pointer is at
  * hand. The caller has checked |@amount| <= @limit. Returns 1 if it added
@@ -61,7 +61,7 @@ PCPU_INLINE int pcpu_this_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t 
 					unsigned int mode)
 {
 	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ))
-		return pcpu_arch_rseq_add_checked(cpu0, amount, limit);
+		return pcpu_arch_rseq_add_checked(cpu0, amount, limit, PCPU_SLOT_ARMED);
 #if PCPU_ARCH_HAVE_CAS_PAIR && PCPU_ARCH_HAVE_THREAD_POINTER
 	{
 		const char *tp = (const char *)__builtin_thread_pointer();

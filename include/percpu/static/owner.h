@@ -25,10 +25,11 @@ struct __pcpu_owner {
 PCPU_EXPORT extern long __pcpu_owner_offset;
 
 /*
- * The owner's add to the value of slot @slot of the pairs whose CPU-0 copy
- * is @cpu0: the add first, in one step no signal handler can split, then
- * the check of the new pending delta against +-@threshold. 1: within it; -1:
- * past it (the caller folds the slot, which holds the amount already).
+ * The owner's add to the value of slot @slot of the armed pairs whose CPU-0
+ * copy is @cpu0: the add first, in one step no signal handler can split,
+ * then the check of the new pending delta against +-@threshold. 1: within
+ * it; -1: past it, or the slot is not armed (the caller folds the slot,
+ * which holds the amount already, and a fold arms it).
  */
 PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, uint64_t threshold)
 {
@@ -36,7 +37,8 @@ PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, ui
 					    ((size_t)(uint32_t)slot << PCPU_STRIDE_SHIFT));
 	uint64_t value = (uint64_t)pcpu_arch_local_add(&pair[0], amount);
 	/* after the add: a fold under a lock checks the value after its mark (lib/fold.h) */
-	uint64_t pending = value - (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_SEQ_CST);
+	uint64_t pending = value - (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_SEQ_CST) +
+			   PCPU_SLOT_ARMED;
 
 	return pcpu_likely(__pcpu_within((int64_t)pending, threshold)) ? 1 : -1;
 }
