@@ -94,13 +94,19 @@ void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount)
 
 /*
  * Arms CPU @cpu's slot (@snap: its snapshot), after the CPU joins the armed
- * set and count, so that the bound counts it before the slot may hold
- * anything the fast path put there, and walks see its value [armed].
+ * count and set, in that order, so that the bound counts the CPU before a
+ * walk can see its value (an owner's add lands before its slot is armed)
+ * and before the slot may hold anything the fast path put there [armed].
+ * Of two threads that arm one CPU, the one that finds it in the set takes
+ * its count back: the count may run ahead of the set, never behind.
  */
 static void arm(struct pcpu_counter *c, unsigned int cpu, int64_t *snap)
 {
-	if (pcpu_armset_add(c->armset, cpu))
+	if (!pcpu_armset_has(c->armset, cpu)) {
 		__atomic_add_fetch(&c->armed, 1, __ATOMIC_SEQ_CST);
+		if (!pcpu_armset_add(c->armset, cpu))
+			__atomic_sub_fetch(&c->armed, 1, __ATOMIC_SEQ_CST);
+	}
 	pcpu_armed_arm(&slot_of(c, cpu)->value, snap);
 }
 
@@ -468,10 +474,15 @@ static void counter_fork_child(void *obj)
 	struct pcpu_counter *c = obj;
 	uint64_t count = (uint64_t)LOAD(&c->base);
 	unsigned int cpus = cpu_possible(), cpu;
+	uint32_t armed = 0;
 
-	pcpu_armset_for_each(c->armset, cpus, cpu)
+	pcpu_armset_for_each(c->armset, cpus, cpu) {
 		count += (uint64_t)pcpu_armed_mark(LOAD(&slot_of(c, cpu)->folded));
+		armed++;
+	}
 	STORE(&c->count, (int64_t)count);
+	/* an arming thread may have counted its CPU and not yet found it in the set */
+	STORE(&c->armed, armed);
 	/* no fold is in flight any more, nor a limited add holding the gate */
 	pcpu_fold_seq_fork_child(&c->seq, COUNTER_SEQ_GEN);
 	pcpu_armset_for_each(c->armset, cpus, cpu) {
