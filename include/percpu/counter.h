@@ -29,8 +29,19 @@
  * time, but not from a signal handler that interrupted this thread's own
  * call on a counter.
  *
- * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
- * [publish-order], [monotone-read], [exact-sum].
+ * Cost in CPUs and memory. Only the CPUs that have added to a counter
+ * (armed: a CPU's first add takes the slow path once to arm its slot)
+ * count: sum(), a precise compare(), sync_if_delta_above(), set() and
+ * every fold visit them, not the possible ones (plus one word per 64
+ * possible CPUs), and error_bound() counts them. Memory, with N possible
+ * and M used CPUs: the struct, N / 8 bytes of heap for the set of armed
+ * CPUs, and a 16-byte slot in each CPU's page of an arena chunk (256
+ * counters to a 4 KiB page); the pages of CPUs that never add are never
+ * written, so n counters cost about M * 16 * n bytes of RSS, not N * 16 * n.
+ * Destroy reads (does not write) every possible CPU's copy.
+ *
+ * Link: pkg-config percpu. Proofs: docs/internals.md [armed],
+ * [pending-bound], [publish-order], [monotone-read], [exact-sum].
  */
 #ifndef PERCPU_COUNTER_H
 #define PERCPU_COUNTER_H
@@ -118,9 +129,9 @@ struct pcpu_counter_options {
 /**
  * The default absolute per-CPU threshold floor of counters, stat set items
  * and shared segment items: 32, the kernel's smallest batch, whatever the
- * CPU count, so a counter near zero is within possible CPUs * 32 of exact
- * (the kernel drop-in's percpu_counter_batch is the kernel's batch
- * instead). Computing it does not choose the update path.
+ * CPU count, so a counter near zero is within 32 per CPU that added to
+ * it of exact (stat set and shared segment items: per possible CPU; the
+ * kernel drop-in's percpu_counter_batch is the kernel's batch instead). Computing it does not choose the update path.
  * @since 0.2 (32 whatever the CPUs since 0.3)
  */
 PCPU_EXPORT int64_t pcpu_counter_default_floor(void) PCPU_PURE;

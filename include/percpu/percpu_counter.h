@@ -10,7 +10,9 @@
  * - percpu_counter_init() and percpu_counter_init_many() give the kernel's
  *   fixed batch, percpu_counter_batch as it was at init:
  *   percpu_counter_read() is within (percpu_counter_batch - 1) * CPUs of
- *   exact, and compare() and limited_add() decide from that bound.
+ *   exact (the CPUs that added to it: the kernel's online ones, as it folds
+ *   a CPU that goes offline), and compare() and limited_add() decide from
+ *   that bound.
  * - percpu_counter_init_elastic() and percpu_counter_init_many_elastic()
  *   give the elastic threshold of <percpu/counter.h>, for code that asks
  *   compare(), limited_add() or sum() rather than trusting read().
@@ -19,7 +21,7 @@
  * Differences from the kernel, all on the safe side: an amount larger than
  * the batch goes to the central value with this CPU's pending delta (the
  * read is exact, not further off); compare() and limited_add() decide from
- * a true error bound (possible CPUs times the largest batch in force);
+ * a true error bound (the CPUs that added times the largest batch in force);
  * percpu_counter_sum() takes no lock and is exact at quiescence;
  * init_many() of 0 counters and init() of NULL return -EINVAL; the gfp
  * argument is ignored. Bad input otherwise as in <percpu/counter.h>.
