@@ -43,6 +43,19 @@ PCPU_INLINE int pcpu_this_cpu_add_checked(int64_t *cpu0, int64_t amount, uint64_
 	return __pcpu_cpu_add_pair_atomic(cpu0, amount, limit, 0);
 }
 
+/*
+ * pcpu_this_cpu_add_checked() for armed pairs (PCPU_SLOT_ARMED, no owners:
+ * shared segments): a slot not armed yet fails the check, and the caller's
+ * slow path arms it (docs/internals.md [armed]).
+ */
+PCPU_INLINE int pcpu_this_cpu_add_armed(int64_t *cpu0, int64_t amount, uint64_t limit,
+					unsigned int mode)
+{
+	if (PCPU_ARCH_HAVE_RSEQ_ADD && pcpu_likely(mode == PCPU_CPU_RSEQ))
+		return pcpu_arch_rseq_add_checked(cpu0, amount, limit, PCPU_SLOT_ARMED);
+	return __pcpu_cpu_add_pair_atomic(cpu0, amount, limit, PCPU_SLOT_ARMED);
+}
+
 /* The atomic path of pcpu_this_cpu_add_owned(), out of line: it claims. */
 PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit);
 
