@@ -79,4 +79,7 @@ static inline int __pcpu_within(int64_t delta, uint64_t threshold)
  */
 #define PCPU_SLOT_ARMED (UINT64_C(1) << 63)
 
+/* The same for a stat set's 32-bit word: the high half is the mark plus 2^31. */
+#define PCPU_WORD_ARMED (UINT32_C(1) << 31)
+
 #endif /* PERCPU_COMMON_H */

@@ -42,6 +42,16 @@ static inline bool pcpu_armset_has(const uint64_t *set, unsigned int cpu)
 	return __atomic_load_n(&set[cpu / 64], __ATOMIC_ACQUIRE) >> (cpu % 64) & 1;
 }
 
+/* How many CPUs @set holds, over @cpus CPUs. */
+static inline uint32_t pcpu_armset_count(const uint64_t *set, unsigned int cpus)
+{
+	uint32_t n = 0;
+
+	for (unsigned int w = 0; w < pcpu_armset_words(cpus); w++)
+		n += (uint32_t)__builtin_popcountll(__atomic_load_n(&set[w], __ATOMIC_ACQUIRE));
+	return n;
+}
+
 /*
  * for (each CPU @cpu in @set over @cpus CPUs): one acquire load per word of
  * 64 CPUs, then its bits in order. @cpu is an unsigned int of the caller's.

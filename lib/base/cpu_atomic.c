@@ -41,8 +41,8 @@ PCPU_EXPORT int __pcpu_cpu_add_pair_atomic(int64_t *cpu0, int64_t amount, uint64
 
 /*
  * The atomic path of pcpu_this_cpu_add32(): the word's low half is the
- * value, the high half a folded mark; the add lands only if the new pending
- * delta stays within +-@threshold, in one compare-and-swap.
+ * value, the high half the mark plus PCPU_WORD_ARMED; the add lands only if
+ * the new pending delta stays within +-@threshold, in one compare-and-swap.
  */
 PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, uint32_t threshold)
 {
@@ -56,7 +56,8 @@ PCPU_EXPORT uint64_t *__pcpu_cpu_add32_atomic(uint64_t *cpu0, int32_t amount, ui
 	do {
 		uint32_t value = (uint32_t)old + (uint32_t)amount;
 
-		if ((uint32_t)(value - (uint32_t)(old >> 32)) + threshold > 2 * threshold)
+		if ((uint32_t)(value - (uint32_t)(old >> 32) + PCPU_WORD_ARMED) + threshold >
+		    2 * threshold)
 			return NULL;
 		word = (old & ~(uint64_t)UINT32_MAX) | value;
 	} while (!__atomic_compare_exchange_n(copy, &old, word, true, __ATOMIC_SEQ_CST,

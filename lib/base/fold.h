@@ -176,7 +176,25 @@ static inline bool pcpu_armed_settled(const int64_t *slot, int64_t *snap)
 #endif
 }
 
-/* The 32-bit layout: one uint64_t, value in the low half, mark in the high half. */
+/*
+ * The 32-bit layout (stat sets): one uint64_t, value in the low half, the
+ * mark plus PCPU_WORD_ARMED in the high half, 0 while not armed: the armed
+ * layout's rules, modulo 2^32 [armed]. A value wraps every 2^32 adds, so a
+ * fold meets a value of -PCPU_WORD_ARMED as a matter of course: it marks
+ * one less, and 1 stays pending.
+ */
+static inline uint32_t pcpu_word_mark(uint64_t word)
+{
+	uint32_t stored = (uint32_t)(word >> 32);
+
+	return stored ? stored - PCPU_WORD_ARMED : 0;
+}
+
+static inline bool pcpu_word_armed(const uint64_t *snap)
+{
+	return *snap >> 32 != 0;
+}
+
 static inline void pcpu_word_snap(const uint64_t *slot, uint64_t *snap)
 {
 	*snap = LOAD(slot);
@@ -184,16 +202,27 @@ static inline void pcpu_word_snap(const uint64_t *slot, uint64_t *snap)
 
 static inline int64_t pcpu_word_pending(const uint64_t *snap)
 {
-	return (int32_t)((uint32_t)*snap - (uint32_t)(*snap >> 32));
+	return (int32_t)((uint32_t)*snap - pcpu_word_mark(*snap));
 }
 
 static inline bool pcpu_word_swap(uint64_t *slot, uint64_t *snap)
 {
-	uint32_t value = (uint32_t)*snap;
+	uint32_t value = (uint32_t)*snap, stored = value + PCPU_WORD_ARMED;
 
 	/* the low half is left as found: a fold never writes a value */
-	return __atomic_compare_exchange_n(slot, snap, (uint64_t)value << 32 | value, true,
-					   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(slot, snap,
+					   (uint64_t)(stored ? stored : UINT32_MAX) << 32 | value,
+					   true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
+/* Arms @slot (snapshot @snap): its mark, 0, stored armed; nothing moves. */
+static inline void pcpu_word_arm(uint64_t *slot, uint64_t *snap)
+{
+	while (!pcpu_word_armed(snap) &&
+	       !__atomic_compare_exchange_n(slot, snap,
+					    (uint64_t)PCPU_WORD_ARMED << 32 | (uint32_t)*snap, true,
+					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		;
 }
 
 /* A word's swap is one compare-and-swap: always whole. */

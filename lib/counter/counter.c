@@ -474,15 +474,12 @@ static void counter_fork_child(void *obj)
 	struct pcpu_counter *c = obj;
 	uint64_t count = (uint64_t)LOAD(&c->base);
 	unsigned int cpus = cpu_possible(), cpu;
-	uint32_t armed = 0;
 
-	pcpu_armset_for_each(c->armset, cpus, cpu) {
+	pcpu_armset_for_each(c->armset, cpus, cpu)
 		count += (uint64_t)pcpu_armed_mark(LOAD(&slot_of(c, cpu)->folded));
-		armed++;
-	}
 	STORE(&c->count, (int64_t)count);
 	/* an arming thread may have counted its CPU and not yet found it in the set */
-	STORE(&c->armed, armed);
+	STORE(&c->armed, pcpu_armset_count(c->armset, cpus));
 	/* no fold is in flight any more, nor a limited add holding the gate */
 	pcpu_fold_seq_fork_child(&c->seq, COUNTER_SEQ_GEN);
 	pcpu_armset_for_each(c->armset, cpus, cpu) {

@@ -86,6 +86,7 @@ static void free_set(struct stat_set *s)
 {
 	if (s->pub.words)
 		pcpu_arena_free(s->pub.words, s->words_bytes);
+	free(s->armset);
 	free(s->pub.hot);
 	free(s->central);
 	free(s->lines);
@@ -139,7 +140,8 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 	s->lines = calloc(nr_lines, sizeof(*s->lines));
 	s->items = calloc(n, sizeof(*s->items));
 	s->names = malloc(names_bytes);
-	if (!s->pub.hot || !s->central || !s->lines || !s->items || !s->names)
+	s->armset = pcpu_armset_new(cpu_possible());
+	if (!s->pub.hot || !s->central || !s->lines || !s->items || !s->names || !s->armset)
 		goto nomem;
 	s->pub.words = pcpu_arena_alloc(s->words_bytes);
 	if (!s->pub.words)

@@ -64,17 +64,40 @@ static void retune_line(struct stat_set *s, uint32_t line, uint32_t changed)
 			retune(s, ln->item[k], LOAD(&values_of(s, line)[k]));
 }
 
-/* Folds every CPU's pending deltas of the items of @line. */
+/* Folds every armed CPU's pending deltas of the items of @line. */
 void pcpu_stat_fold_line(struct stat_set *s, uint32_t line)
 {
-	unsigned int cpus = cpu_possible();
 	uint32_t changed = 0;
+	unsigned int cpu;
 
 	fold_enter(s, line);
-	for (unsigned int cpu = 0; cpu < cpus; cpu++)
+	pcpu_armset_for_each(s->armset, cpu_possible(), cpu)
 		changed |= fold_cpu_line(s, line, cpu, UINT32_MAX, 0);
 	fold_leave(s, line);
 	retune_line(s, line, changed);
+}
+
+/*
+ * Arms every word of CPU @cpu, as a counter arms its slot: the count, the
+ * set, then the words (each mark 0 stored armed: nothing moves) [armed].
+ * True if the caller should try the fast path once more.
+ */
+static bool arm_cpu(struct stat_set *s, unsigned int cpu)
+{
+	uint64_t *w = words_of(s, cpu);
+
+	if (pcpu_armset_has(s->armset, cpu))
+		return false;
+	__atomic_add_fetch(&s->armed, 1, __ATOMIC_SEQ_CST);
+	if (!pcpu_armset_add(s->armset, cpu))
+		__atomic_sub_fetch(&s->armed, 1, __ATOMIC_SEQ_CST);
+	for (uint32_t k = 0; k < s->pub.nr_items; k++) {
+		uint64_t snap;
+
+		pcpu_word_snap(&w[k], &snap);
+		pcpu_word_arm(&w[k], &snap);
+	}
+	return true;
 }
 
 PCPU_EXPORT void __pcpu_stat_add_slow(struct pcpu_stat *pub, unsigned int item, int64_t amount)
@@ -88,6 +111,15 @@ PCPU_EXPORT void __pcpu_stat_add_slow(struct pcpu_stat *pub, unsigned int item, 
 	s = set_of(pub);
 	line = s->items[item].line;
 	cpu = pcpu_cpu_current();
+	if (cpu >= 0 && arm_cpu(s, (unsigned int)cpu)) {
+		/* this CPU's first add: the fast path's add, once more */
+		uint32_t threshold = LOAD(&pub->hot[item].thresh);
+
+		if (__pcpu_within(amount, threshold) &&
+		    pcpu_this_cpu_add32(pub->words + pub->hot[item].slot, (int32_t)amount,
+					threshold, pub->mode))
+			return;
+	}
 	if (cpu < 0 || !fold_try_enter(s, line)) {
 		/* no CPU, or a reader froze the line: the central value takes it */
 		if (amount)
@@ -168,6 +200,8 @@ static void set_fork_child(void *obj)
 
 	for (uint32_t l = 0; l < s->nr_lines; l++)
 		pcpu_fold_seq_fork_child(seq_of(s, l), STAT_SEQ_GEN);
+	/* an arming thread may have counted its CPU and not yet found it in the set */
+	STORE(&s->armed, pcpu_armset_count(s->armset, cpu_possible()));
 }
 
 static void set_fold(void *obj)

@@ -6,15 +6,17 @@
  * engine of lib/base/fold.h, stat_read.c has the exact readers and names.
  *
  * Memory: the fold engine's 32-bit layout (lib/base/fold.h has the glossary). Per
- * CPU, one uint64_t word (the item's slot: value in the low half, mark in the
- * high half) per item, in layout order: the items of central line 0, then of
+ * CPU, one uint64_t word (the item's slot: value in the low half, mark plus
+ * 2^31 in the high half, 0 until the CPU's first add arms its words) per
+ * item, in layout order: the items of central line 0, then of
  * line 1, ... so a CPU's words of one line are contiguous. Centrally, lines
  * of 8 int64_t: word 0 is the line's fold sequence, words 1-7 the central
  * values of its items. Per item, a read-mostly pcpu_stat_hot (slot and
  * threshold, read by every add) and a cold struct item.
  *
  * Invariants: docs/internals.md. exact_i = central_i + the sum over CPUs
- * of (int32_t)(value - mark) [exact-sum], which sum() and snapshot() read
+ * of (int32_t)(value - mark) over the armed CPUs [exact-sum] [armed], which
+ * sum() and snapshot() read
  * against the line's fold sequence, freezing it after OPTIMISTIC_TRIES
  * failed tries [seq-read]; a 32-bit pending delta stays within
  * PCPU_STAT_MAX_THRESH = 2^29 - 1 [pending-bound]. Every write to a word
@@ -32,6 +34,7 @@
 
 #include <percpu/stat.h>
 
+#include "base/armset.h"
 #include "base/atomics.h"
 #include "base/cpu_internal.h"
 #include "base/fold.h"
@@ -98,6 +101,8 @@ struct stat_set {
 	struct item *items;
 	char *names;
 	size_t words_bytes;
+	uint64_t *armset; /* the CPUs whose words are armed [armed] */
+	uint32_t armed;   /* how many: the count runs ahead of the set, never behind */
 	uint32_t nr_lines;
 	struct pcpu_registry_entry *entry; /* in the registry of live objects */
 };

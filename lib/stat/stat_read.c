@@ -29,14 +29,20 @@ PCPU_EXPORT int64_t pcpu_stat_read(const struct pcpu_stat *pub, unsigned int ite
 
 PCPU_EXPORT uint64_t pcpu_stat_error_bound(const struct pcpu_stat *pub, unsigned int item)
 {
+	uint32_t armed;
+
 	if (!usable(pub, item, __func__))
 		return 0;
-	return pcpu_policy_bound(LOAD(&set_of(pub)->items[item].thresh_max), cpu_possible());
+	/* both only grow: loaded after a read, they cover it [armed] */
+	armed = __atomic_load_n(&set_of(pub)->armed, __ATOMIC_SEQ_CST);
+	return pcpu_policy_bound(__atomic_load_n(&set_of(pub)->items[item].thresh_max,
+						 __ATOMIC_SEQ_CST),
+				 armed);
 }
 
 PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 {
-	unsigned int cpus = cpu_possible(), spins = 0;
+	unsigned int cpus = cpu_possible(), spins = 0, cpu;
 	struct stat_set *s;
 	uint32_t line, slot;
 	uint64_t *seq;
@@ -61,7 +67,7 @@ PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *pub, unsigned int item)
 			continue;
 		}
 		total = (uint64_t)LOAD_ACQ(&s->central[s->items[item].word]);
-		for (unsigned int cpu = 0; cpu < cpus; cpu++)
+		pcpu_armset_for_each(s->armset, cpus, cpu)
 			total += (uint64_t)(int64_t)pending_of(LOAD_ACQ(&words_of(s, cpu)[slot]));
 		/* the loads above are acquire: this one cannot pass them */
 		after = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
@@ -82,7 +88,7 @@ struct snap_line {
 
 PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint64_t *bounds)
 {
-	unsigned int cpus = cpu_possible();
+	unsigned int cpus = cpu_possible(), cpu;
 	struct snap_line stack[64], *st = stack;
 	unsigned int spins = 0;
 	struct stat_set *s;
@@ -119,8 +125,8 @@ PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint6
 			for (uint32_t k = 0; k < ln->nr; k++)
 				values[ln->item[k]] = LOAD_ACQ(&s->central[s->items[ln->item[k]].word]);
 		}
-		/* one walk over the CPUs */
-		for (unsigned int cpu = 0; cpu < cpus; cpu++) {
+		/* one walk over the armed CPUs */
+		pcpu_armset_for_each(s->armset, cpus, cpu) {
 			const uint64_t *w = words_of(s, cpu);
 
 			for (uint32_t l = 0; l < s->nr_lines; l++) {

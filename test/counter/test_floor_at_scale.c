@@ -117,7 +117,7 @@ PCPU_TEST(floor_at_scale, elastic_threshold_takes_over_above_2_mi)
 	pcpu_counter_destroy(&at);
 }
 
-PCPU_TEST(floor_at_scale, stat_and_shared_items_at_zero_are_bounded_by_1024_cpus_times_32)
+PCPU_TEST(floor_at_scale, stat_items_per_armed_cpu_and_shared_items_per_possible_cpu_near_zero)
 {
 	struct pcpu_stat_item items[] = { { .name = "dflt" }, { .name = "given", .floor = 100 } };
 	struct pcpu_stat_desc d = { items, 2, 0 };
@@ -127,8 +127,12 @@ PCPU_TEST(floor_at_scale, stat_and_shared_items_at_zero_are_bounded_by_1024_cpus
 	assert_model();
 	s = pcpu_stat_create(&d);
 	cr_assert_not_null(s);
-	cr_assert_eq(pcpu_stat_error_bound(s, 0), 1024u * 32u);
-	cr_assert_eq(pcpu_stat_error_bound(s, 1), 1024u * 100u);
+	cr_assert_eq(pcpu_stat_error_bound(s, 0), 0, "a bound before any CPU added");
+	pcpu_test_pin_first();
+	pcpu_stat_add(s, 0, 1); /* one CPU: its words are armed */
+	cr_assert_eq(pcpu_stat_error_bound(s, 0), 32u);
+	cr_assert_eq(pcpu_stat_error_bound(s, 1), 100u);
+	cr_assert_eq(pcpu_stat_sum(s, 0), 1);
 	pcpu_stat_destroy(s);
 
 	/* shared segments need a lock-free pair swap: refused on i386 and armhf */

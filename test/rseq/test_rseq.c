@@ -172,6 +172,11 @@ static void restart_child(struct restart_page *page, enum restart_kind kind)
 	if (posix_memalign((void **)&cpu0, PCPU_STRIDE, cpus * PCPU_STRIDE) != 0)
 		_exit(12);
 	memset(cpu0, 0, cpus * PCPU_STRIDE);
+	/* a 32-bit word's mark is stored armed (docs/internals.md [armed]) */
+	if (kind == RESTART_ADD32)
+		for (size_t cpu = 0; cpu < cpus; cpu++)
+			*(uint64_t *)(void *)((char *)cpu0 + cpu * PCPU_STRIDE) =
+				(uint64_t)PCPU_WORD_ARMED << 32;
 	page->rseq_cs_addr = (uintptr_t)__builtin_thread_pointer() +
 			     (uintptr_t)__pcpu_rseq_offset + PCPU_RSEQ_CS_OFFSET;
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)

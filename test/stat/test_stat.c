@@ -303,7 +303,12 @@ PCPU_TEST(stat, default_threshold_is_the_counter_floor)
 	int64_t floor = 32; /* at any CPU count (test_floor_at_scale.c has 1024) */
 
 	cr_assert_eq(s->hot[0].thresh, (uint32_t)floor);
-	cr_assert_eq(pcpu_stat_error_bound(s, 0), (uint64_t)floor * pcpu_cpu_possible());
+	cr_assert_eq(pcpu_stat_error_bound(s, 0), 0, "a bound before any CPU added");
+	pcpu_test_pin_first();
+	pcpu_stat_add(s, 1, 0); /* arms this CPU's words: the bound counts one CPU */
+	cr_assert_eq(pcpu_stat_error_bound(s, 0), (uint64_t)floor);
+	cr_assert_eq(pcpu_stat_sum(s, 0), 0);
+	cr_assert_eq(pcpu_stat_sum(s, 1), 0);
 	pcpu_stat_destroy(s);
 }
 
@@ -424,16 +429,17 @@ PCPU_TEST(stat, threshold_is_elastic_and_capped)
 	int64_t value = (INT64_C(1) << 29) * (int64_t)cpus;
 
 	cr_assert_not_null(s);
+	pcpu_test_pin_first(); /* one armed CPU: the bound is the largest threshold */
 	for (unsigned int i = 0; i < 3; i++)
 		pcpu_stat_add(s, i, value);
 	cr_assert_eq(s->hot[0].thresh, (uint32_t)((uint64_t)value / (64 * cpus)));
 	cr_assert_eq(s->hot[1].thresh, PCPU_STAT_MAX_THRESH, "capped at 2^29 - 1");
 	cr_assert_eq(s->hot[2].thresh, (uint32_t)((uint64_t)value / ((1u << 20) * cpus)));
-	cr_assert_eq(pcpu_stat_error_bound(s, 1), (uint64_t)PCPU_STAT_MAX_THRESH * cpus);
+	cr_assert_eq(pcpu_stat_error_bound(s, 1), (uint64_t)PCPU_STAT_MAX_THRESH);
 	/* the threshold follows the value down; the bound never shrinks */
 	pcpu_stat_add(s, 0, -value);
 	cr_assert_lt(s->hot[0].thresh, (uint32_t)((uint64_t)value / (64 * cpus)) / 8);
-	cr_assert_eq(pcpu_stat_error_bound(s, 0), (uint64_t)value / (64 * cpus) * cpus);
+	cr_assert_eq(pcpu_stat_error_bound(s, 0), (uint64_t)value / (64 * cpus));
 	stat_test_assert_exact(s, (int64_t[]){ 0, value, value });
 	pcpu_stat_destroy(s);
 }

@@ -173,7 +173,7 @@ over:
 
 /*
  * As in arch/x86_64.h: the 32-bit {value, mark} word (value in the low
- * half), modulo 2^32; cpu * PCPU_STRIDE, -1 (no rseq area) or -2 (over).
+ * half, the mark stored plus PCPU_WORD_ARMED), modulo 2^32; cpu * PCPU_STRIDE, -1 (no rseq area) or -2 (over).
  */
 PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
 {
@@ -197,7 +197,7 @@ retry:
 		: [offset] "=&r"(offset), [word] "=&r"(word), [value] "=&r"(value),
 		  [distance] "=&r"(distance)
 		: [rseq] "r"(PCPU_ARCH_RSEQ_AREA()), [cpu0] "r"(cpu0), [amount] "r"(amount),
-		  [bias] "r"((uint32_t)amount + limit), [span] "r"(2 * limit)
+		  [bias] "r"((uint32_t)amount + limit + PCPU_WORD_ARMED), [span] "r"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return offset;

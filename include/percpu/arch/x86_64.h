@@ -215,7 +215,8 @@ over:
 
 /*
  * The 32-bit sibling, for words whose low half is a value and whose high half
- * a mark (little-endian: the value at +0, the mark at +4): adds @amount to
+ * a mark plus PCPU_WORD_ARMED (little-endian: the value at +0, the mark at
+ * +4; a high half of 0, not armed, fails every check): adds @amount to
  * the value of the word at cpu0 + cpu * PCPU_STRIDE unless the new value
  * would be more than @limit (< 2^31) away from the mark, modulo 2^32. The
  * check and the committing addl are one restartable sequence, so the value
@@ -233,7 +234,7 @@ retry:
 		PCPU_RSEQ_ASM_CHECKED_ADD("l", "4")
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "ir"(amount),
-		  [bias] "ir"((uint32_t)amount + limit), [span] "ir"(2 * limit)
+		  [bias] "ir"((uint32_t)amount + limit + PCPU_WORD_ARMED), [span] "ir"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return offset;

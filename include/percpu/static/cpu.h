@@ -102,8 +102,9 @@ PCPU_INLINE int pcpu_this_cpu_add_within(int64_t *cpu0, int64_t amount, uint64_t
 }
 
 /*
- * The 32-bit sibling, for words whose low 32 bits
- * are a value and whose high 32 bits a mark: adds @amount to the value of
+ * The 32-bit sibling, for words whose low 32 bits are a value and whose
+ * high 32 bits a mark plus PCPU_WORD_ARMED (0: not armed, which fails the
+ * check; docs/internals.md [armed]): adds @amount to the value of
  * this CPU's copy of the uint64_t whose CPU-0 copy is @cpu0, unless the new
  * value would be more than @limit (below 2^31) away from the mark, modulo
  * 2^32; a restartable sequence committed by a plain 32-bit store, or a
