@@ -14,7 +14,8 @@
  * Setup: the traced thread pinned to CPU a, the racer to CPU b, which has
  * added BEFORE (its slot armed, the amount pending). The traced call adds
  * 1 on a, whose slot no add has reached. On the atomic path (forced) the
- * slots are the two threads' own.
+ * slots are the two threads' own. The same sweeps run on a stat set's item,
+ * whose first add on a CPU arms all of that CPU's words.
  *
  * The driver is test/lib/race_sweep.h's. Skipped under valgrind, off
  * x86_64 (the registers), and with fewer than two CPUs.
@@ -27,6 +28,7 @@
 
 #include <percpu/counter.h>
 #include <percpu/registry.h>
+#include <percpu/stat.h>
 
 TestSuite(arm_races, .timeout = 240);
 
@@ -35,7 +37,12 @@ TestSuite(arm_races, .timeout = 240);
 
 enum racer_fold {
 	FOLD_ALL,  /* pcpu_registry_fold_all(): the refresher's pass */
-	FOLD_SYNC, /* pcpu_counter_sync_if_delta_above(c, 0) */
+	FOLD_SYNC, /* sync_if_delta_above(0) */
+};
+
+enum unit {
+	UNIT_COUNTER, /* a counter */
+	UNIT_STAT,    /* item 0 of a stat set of two */
 };
 
 /* What the child reports through a shared page. */
@@ -53,8 +60,41 @@ struct arm_page {
 
 static struct arm_page *page;
 static enum racer_fold racer_fold;
+static enum unit unit;
 static struct pcpu_counter c;
+static struct pcpu_stat *set;
 static int cpu_a, cpu_b;
+
+static void unit_add(int64_t amount)
+{
+	if (unit == UNIT_COUNTER)
+		pcpu_counter_add(&c, amount);
+	else
+		pcpu_stat_add(set, 0, amount);
+}
+
+static int64_t unit_read(void)
+{
+	return unit == UNIT_COUNTER ? pcpu_counter_read(&c) : pcpu_stat_read(set, 0);
+}
+
+static int64_t unit_sum(void)
+{
+	return unit == UNIT_COUNTER ? pcpu_counter_sum(&c) : pcpu_stat_sum(set, 0);
+}
+
+static uint64_t unit_bound(void)
+{
+	return unit == UNIT_COUNTER ? pcpu_counter_error_bound(&c) : pcpu_stat_error_bound(set, 0);
+}
+
+static void unit_sync(void)
+{
+	if (unit == UNIT_COUNTER)
+		(void)pcpu_counter_sync_if_delta_above(&c, 0);
+	else
+		(void)pcpu_stat_sync_if_delta_above(set, 0, 0);
+}
 
 static struct pcpu_slot *slot_of(unsigned int cpu)
 {
@@ -64,8 +104,8 @@ static struct pcpu_slot *slot_of(unsigned int cpu)
 /* Read, sum and bound, in that order, at the stop: within the bound, and either tally. */
 static void racer_check(const char *when)
 {
-	int64_t read = pcpu_counter_read(&c), sum = pcpu_counter_sum(&c);
-	uint64_t bound = pcpu_counter_error_bound(&c);
+	int64_t read = unit_read(), sum = unit_sum();
+	uint64_t bound = unit_bound();
 
 	if (page->racer_broke[0])
 		return;
@@ -83,13 +123,13 @@ static void *racer(void *arg)
 	(void)arg;
 	if (!pcpu_test_pin(cpu_b))
 		page->pin_failed = 1;
-	pcpu_counter_add(&c, BEFORE);
+	unit_add(BEFORE);
 	pcpu_race_racer_ready(&page->race);
 	racer_check("before the fold");
 	if (racer_fold == FOLD_ALL)
 		pcpu_registry_fold_all();
 	else
-		(void)pcpu_counter_sync_if_delta_above(&c, 0);
+		unit_sync();
 	racer_check("after the fold");
 	pcpu_race_racer_done(&page->race);
 	return NULL;
@@ -97,7 +137,7 @@ static void *racer(void *arg)
 
 __attribute__((noinline, noipa, unused)) static void traced_call(void)
 {
-	pcpu_counter_add(&c, TRACED);
+	unit_add(TRACED);
 }
 
 __attribute__((noinline, noipa, unused)) static void traced_done(void)
@@ -113,7 +153,12 @@ __attribute__((unused)) static void child_main(void)
 	uint32_t in_set = 0;
 	pthread_t t;
 
+	static const struct pcpu_stat_item items[] = { { .name = "a" }, { .name = "b" } };
+
 	if (pcpu_counter_init(&c, 0) != 0)
+		_exit(12);
+	set = pcpu_stat_create(&(struct pcpu_stat_desc){ .items = items, .nr_items = 2 });
+	if (!set)
 		_exit(12);
 	page->race.mode = c.mode;
 	if (!pcpu_test_pin(cpu_a))
@@ -123,9 +168,17 @@ __attribute__((unused)) static void child_main(void)
 
 	/* quiescence: the racer is joined */
 	page->race.exact = BEFORE + TRACED;
-	page->sum = pcpu_counter_sum(&c);
-	page->read = pcpu_counter_read(&c);
-	page->bound = pcpu_counter_error_bound(&c);
+	page->sum = unit_sum();
+	page->read = unit_read();
+	page->bound = unit_bound();
+	if (unit == UNIT_STAT) {
+		/* two CPUs armed, at the threshold near zero: 2 x 32 */
+		page->thresh_max = BEFORE;
+		page->armed = page->in_set = (uint32_t)(page->bound / BEFORE);
+		page->traced_armed = 1;
+		page->race.child_ok = 1;
+		_exit(0);
+	}
 	page->thresh_max = c.thresh_max;
 	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++) {
 		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
@@ -181,7 +234,7 @@ static void assert_mode(void)
 	pcpu_race_assert_mode(page->race.mode);
 }
 
-static void sweep(const char *name, enum racer_fold fold)
+static void sweep(const char *name, enum unit what, enum racer_fold fold)
 {
 #if PCPU_RACE_HAVE_STEPS
 	struct pcpu_race_totals t;
@@ -192,6 +245,7 @@ static void sweep(const char *name, enum racer_fold fold)
 	cpu_a = allowed[0];
 	cpu_b = allowed[1];
 	racer_fold = fold;
+	unit = what;
 	race = (struct pcpu_race){ .name = name, .page = (void **)&page,
 				   .page_size = sizeof(*page), .child = child_main,
 				   .call = traced_call, .done = traced_done, .at_stop = at_stop,
@@ -202,6 +256,7 @@ static void sweep(const char *name, enum racer_fold fold)
 	pcpu_race_end(&race);
 #else
 	(void)name;
+	(void)what;
 	(void)fold;
 	cr_skip_test("reads the instruction pointer of x86_64 only");
 #endif
@@ -209,10 +264,20 @@ static void sweep(const char *name, enum racer_fold fold)
 
 PCPU_TEST(arm_races, reads_and_the_refreshers_pass_anywhere_in_a_cpus_first_add)
 {
-	sweep("first add(1) / read, fold_all, read", FOLD_ALL);
+	sweep("first add(1) / read, fold_all, read", UNIT_COUNTER, FOLD_ALL);
 }
 
 PCPU_TEST(arm_races, reads_and_a_folding_sync_anywhere_in_a_cpus_first_add)
 {
-	sweep("first add(1) / read, sync(0), read", FOLD_SYNC);
+	sweep("first add(1) / read, sync(0), read", UNIT_COUNTER, FOLD_SYNC);
+}
+
+PCPU_TEST(arm_races, reads_and_the_refreshers_pass_anywhere_in_a_cpus_first_stat_add)
+{
+	sweep("stat: first add(1) / read, fold_all, read", UNIT_STAT, FOLD_ALL);
+}
+
+PCPU_TEST(arm_races, reads_and_a_folding_sync_anywhere_in_a_cpus_first_stat_add)
+{
+	sweep("stat: first add(1) / read, sync(0), read", UNIT_STAT, FOLD_SYNC);
 }
