@@ -163,7 +163,9 @@ PCPU_EXPORT int64_t pcpu_stat_read(const struct pcpu_stat *s, unsigned int item)
 
 /**
  * A bound that is always true at quiescence: |read - exact| <= error_bound.
- * Possible CPUs times the largest threshold of the item since creation.
+ * The CPUs that have added to the set (not the possible ones: a CPU's
+ * first add arms its words) times the largest threshold of the item since
+ * creation; 0 before any add.
  * O(1). @since 0.1
  */
 PCPU_EXPORT uint64_t pcpu_stat_error_bound(const struct pcpu_stat *s, unsigned int item);
