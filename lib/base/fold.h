@@ -418,12 +418,15 @@ static inline bool pcpu_fold_retune(uint64_t now, int64_t central, uint64_t divi
 /*
  * What a unit's sync_if_delta_above() supplies to pcpu_fold_sync(), for
  * its @unit and @item: a read-only walk that may show @read within @delta
- * (NULL: none), the fold of what read() depends on, and sum().
+ * (NULL: none), the fold of what read() depends on, and sum(); or, in
+ * their place, one walk that folds and returns what sum() would
+ * (@fold_sum; NULL: fold, then sum).
  */
 struct pcpu_fold_sync {
 	bool (*near)(void *unit, unsigned int item, int64_t read, uint64_t delta);
 	void (*fold)(void *unit, unsigned int item);
 	int64_t (*sum)(void *unit, unsigned int item);
+	int64_t (*fold_sum)(void *unit, unsigned int item);
 };
 
 /*
@@ -435,6 +438,8 @@ static inline int64_t pcpu_fold_sync(const struct pcpu_fold_sync *ops, void *uni
 {
 	if (bound <= delta || (ops->near && ops->near(unit, item, read, delta)))
 		return read;
+	if (ops->fold_sum)
+		return ops->fold_sum(unit, item);
 	ops->fold(unit, item);
 	/* exact, even if another thread's fold has yet to reach central */
 	return ops->sum(unit, item);

@@ -132,12 +132,38 @@ static void fold_cpu(struct pcpu_counter *c, unsigned int cpu)
 	pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
 
-static void fold_all(struct pcpu_counter *c)
+/*
+ * Folds every armed CPU's slot, as fold_cpu() does, inside one fold section
+ * (one locked instruction per CPU with nothing pending fewer: the enter and
+ * leave), and returns base plus the values the walk saw, which is what
+ * sum() would return [exact-sum]: a folding sync is one walk [sync].
+ */
+static int64_t fold_all(struct pcpu_counter *c)
 {
+	uint64_t sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
+	bool entered = false, moved = false;
 	unsigned int cpu;
 
-	pcpu_armset_for_each(c->armset, cpu_possible(), cpu)
-		fold_cpu(c, cpu);
+	pcpu_armset_for_each(c->armset, cpu_possible(), cpu) {
+		struct pcpu_slot *slot = slot_of(c, cpu);
+		int64_t snap[2];
+
+		pcpu_armed_snap(&slot->value, snap);
+		if (!pcpu_armed_armed(snap))
+			arm(c, cpu, snap);
+		if (pcpu_armed_pending(snap) != 0) {
+			if (!entered)
+				pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
+			entered = true;
+			moved |= pcpu_fold_step_armed(&slot->value, snap, &c->count, 0, NULL) != 0;
+		}
+		sum += (uint64_t)snap[0];
+	}
+	if (entered)
+		pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
+	if (moved)
+		retune(c, LOAD(&c->count));
+	return (int64_t)sum;
 }
 
 /*
@@ -392,21 +418,15 @@ static bool sync_near(void *c, unsigned int item, int64_t read, uint64_t delta)
 	       pcpu_magnitude((int64_t)((uint64_t)exact - (uint64_t)read)) <= delta;
 }
 
-static void sync_fold(void *c, unsigned int item)
+static int64_t sync_fold_sum(void *c, unsigned int item)
 {
 	(void)item;
-	fold_all(c);
-}
-
-static int64_t sync_sum(void *c, unsigned int item)
-{
-	(void)item;
-	return pcpu_counter_sum(c);
+	return fold_all(c);
 }
 
 PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uint64_t delta)
 {
-	static const struct pcpu_fold_sync ops = { sync_near, sync_fold, sync_sum };
+	static const struct pcpu_fold_sync ops = { .near = sync_near, .fold_sum = sync_fold_sum };
 	int64_t read;
 
 	if (!pcpu_counter_usable(c, __func__))
@@ -460,7 +480,7 @@ static void counter_fold(void *obj)
 
 	/* init stored slots with release: fold only what is ready */
 	if (__atomic_load_n(&c->slots, __ATOMIC_ACQUIRE))
-		fold_all(c);
+		(void)fold_all(c);
 }
 
 /*
