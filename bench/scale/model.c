@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One CPU count of the scale model (see main.c): the library is told it has
- * N possible CPUs (pcpu_cpu_model()), so every chunk of the arena has N
- * strides and every loop over the CPUs walks N of them, while the threads
- * still run on the machine's real CPUs. Every CPU's slot is then filled
- * directly with a pending delta, as a busy machine leaves them: between 1
- * and the threshold in force, so that |pending| <= threshold holds on every
- * CPU and every bound the library reports stays true. The measured reads
- * and folds then visit N real slots on N distinct pages.
+ * N possible CPUs of which M run (pcpu_cpu_model()), so every chunk of the
+ * arena has N strides, while the threads still run on the machine's real
+ * CPUs. The M running CPUs' slots are then filled directly as their adds
+ * would leave them on a busy machine: armed, as lib/counter/counter.c's
+ * arm() does (the CPU in the counter's armed set and count, the mark
+ * stored plus PCPU_SLOT_ARMED), with a pending delta between 1 and the
+ * threshold in force, so that every bound the library reports stays true;
+ * the other N - M slots stay zero-filled, not armed. The counters' walks
+ * then visit M real slots on M distinct pages. Stat sets and shared
+ * segments do not arm their slots yet: every possible CPU's slot of theirs
+ * is filled, and their walks visit all N.
  *
  * What the model cannot reproduce: on a real machine the other CPUs' slots
  * sit in those CPUs' caches, so a walk takes a coherence miss per CPU. Two
@@ -35,7 +39,9 @@
 
 #include "arena/arena.h"
 #include "counter/counter_internal.h"
+#include "base/armset.h"
 #include "base/cpu_internal.h"
+#include "base/fold.h"
 #include "base/pair.h"
 #include "base/policy.h"
 #include "shared/shared_internal.h"
@@ -77,17 +83,43 @@ static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
 	return cpu_copy(c->slots, cpu);
 }
 
-/* Every CPU's pending delta of @c becomes pending_for(): value = folded + it. */
+/* The @i-th of the nr_online running CPUs, spread over the possible ones. */
+static unsigned int running_cpu(unsigned int i)
+{
+	return i * (nr_cpus / nr_online);
+}
+
+/*
+ * CPU @cpu's slot of @c as that CPU's adds leave it with @pending pending:
+ * armed first if it is not, as counter.c's arm() does (the set, then the
+ * count, then the mark 0 stored armed), then value = mark + @pending.
+ */
+static void set_pending(struct pcpu_counter *c, unsigned int cpu, int64_t pending)
+{
+	struct pcpu_slot *s = slot_of(c, cpu);
+	int64_t snap[2];
+
+	pcpu_armed_snap(&s->value, snap);
+	if (!pcpu_armed_armed(snap)) {
+		if (pcpu_armset_add(c->armset, cpu))
+			__atomic_add_fetch(&c->armed, 1, __ATOMIC_SEQ_CST);
+		pcpu_armed_arm(&s->value, snap);
+		pcpu_armed_snap(&s->value, snap);
+	}
+	__atomic_store_n(&s->value,
+			 (int64_t)((uint64_t)pcpu_armed_mark(snap[1]) + (uint64_t)pending),
+			 __ATOMIC_RELAXED);
+}
+
+/* Each running CPU's pending delta of @c becomes pending_for(). */
 static void fill_counter(struct pcpu_counter *c, unsigned int salt)
 {
 	uint64_t thresh = (uint64_t)__atomic_load_n(&c->thresh, __ATOMIC_RELAXED);
 
-	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
-		struct pcpu_slot *s = slot_of(c, cpu);
-		int64_t folded = __atomic_load_n(&s->folded, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < nr_online; i++) {
+		unsigned int cpu = running_cpu(i);
 
-		__atomic_store_n(&s->value, folded + pending_for(cpu, salt, thresh),
-				 __ATOMIC_RELAXED);
+		set_pending(c, cpu, pending_for(cpu, salt, thresh));
 	}
 }
 
@@ -310,9 +342,13 @@ static void flush_counters(void *ctx)
 {
 	struct counters *cs = ctx;
 
-	for (unsigned int i = 0; i < cs->n; i++)
-		for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
-			bench_flush_line(slot_of(&cs->c[i * cs->step], cpu));
+	for (unsigned int i = 0; i < cs->n; i++) {
+		struct pcpu_counter *c = &cs->c[i * cs->step];
+		unsigned int cpu;
+
+		pcpu_armset_for_each(c->armset, nr_cpus, cpu)
+			bench_flush_line(slot_of(c, cpu));
+	}
 	bench_flush_done();
 }
 
@@ -330,7 +366,10 @@ static void run_sum(void *ctx, unsigned int i)
 	sink = pcpu_counter_sum(&cs->c[(i % cs->n) * cs->step]);
 }
 
-/* pcpu_counter_sum()'s loop, prefetching PREFETCH_AHEAD strides ahead. */
+/*
+ * 0.3's pcpu_counter_sum() loop over every possible CPU (a slot not armed
+ * holds 0), prefetching PREFETCH_AHEAD strides ahead.
+ */
 static int64_t sum_prefetch(const struct pcpu_counter *c)
 {
 	uint64_t sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
@@ -351,43 +390,15 @@ static void run_sum_prefetch(void *ctx, unsigned int i)
 }
 
 /*
- * A summary bitmap of the CPUs that ever held a pending delta (the design
- * proposal): a sum walks N / 64 words and the touched CPUs' slots only.
- */
-struct touched {
-	struct pcpu_counter *c;
-	uint64_t *bits;
-};
-
-static int64_t sum_touched(const struct touched *t)
-{
-	uint64_t sum = (uint64_t)__atomic_load_n(&t->c->base, __ATOMIC_ACQUIRE);
-
-	for (unsigned int w = 0; w < (nr_cpus + 63) / 64; w++)
-		for (uint64_t bits = __atomic_load_n(&t->bits[w], __ATOMIC_ACQUIRE); bits;
-		     bits &= bits - 1) {
-			unsigned int cpu = w * 64 + (unsigned int)__builtin_ctzll(bits);
-
-			sum += (uint64_t)__atomic_load_n(&slot_of(t->c, cpu)->value,
-							 __ATOMIC_ACQUIRE);
-		}
-	return (int64_t)sum;
-}
-
-static void run_sum_touched(void *ctx, unsigned int i)
-{
-	(void)i;
-	sink = sum_touched(ctx);
-}
-
-/*
- * Replicas of lib/counter.c's fold of every CPU, for the cost of its atomic
- * operations only: today's enters the counter's fold sequence around each
- * CPU's fold (4 locked operations per CPU with something pending: seq,
- * pair swap, count, seq); the proposal enters it once around the walk (2
- * per CPU). Both add what each CPU held to count at once, as today: adding
- * it up and adding once at the end would let read() drift up to twice the
- * bound during the walk. Single-threaded here, so touching seq is safe.
+ * Replicas of lib/counter/counter.c's fold of the armed CPUs (the armed
+ * layout of lib/base/fold.h), for the cost of its atomic operations only:
+ * today's enters the counter's fold sequence around each CPU's fold (4
+ * locked operations per CPU with something pending: seq, pair swap, count,
+ * seq); the proposal enters it once around the walk (2 per CPU). Both add
+ * what each CPU held to count at once, as today: adding it up and adding
+ * once at the end would let read() drift up to twice the bound during the
+ * walk. Single-threaded here, so touching seq is safe; every slot walked
+ * is armed (fill_counter()).
  */
 static void republish(struct pcpu_counter *c, int64_t count)
 {
@@ -400,18 +411,14 @@ static void republish(struct pcpu_counter *c, int64_t count)
 
 static int64_t fold_one(struct pcpu_counter *c, unsigned int cpu, bool seq)
 {
-	int64_t pair[2], moved;
+	int64_t snap[2], moved;
 
-	pcpu_pair_load(&slot_of(c, cpu)->value, pair);
-	if (pair[0] == pair[1])
+	pcpu_armed_snap(&slot_of(c, cpu)->value, snap);
+	if (pcpu_armed_pending(snap) == 0)
 		return 0;
 	if (seq)
 		__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
-	do {
-		moved = (int64_t)((uint64_t)pair[0] - (uint64_t)pair[1]);
-		if (moved == 0)
-			break;
-	} while (!pcpu_pair_cas(&slot_of(c, cpu)->value, pair, pair[0], pair[0]));
+	moved = pcpu_fold_take_armed(&slot_of(c, cpu)->value, snap);
 	if (moved)
 		republish(c, __atomic_add_fetch(&c->count, moved, __ATOMIC_SEQ_CST));
 	if (seq)
@@ -423,8 +430,9 @@ static void run_fold_walk(void *ctx, unsigned int i)
 {
 	struct counters *cs = ctx;
 	struct pcpu_counter *c = &cs->c[(i % cs->n) * cs->step];
+	unsigned int cpu;
 
-	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+	pcpu_armset_for_each(c->armset, nr_cpus, cpu)
 		fold_one(c, cpu, true);
 }
 
@@ -432,9 +440,10 @@ static void run_fold_walk_seq_once(void *ctx, unsigned int i)
 {
 	struct counters *cs = ctx;
 	struct pcpu_counter *c = &cs->c[(i % cs->n) * cs->step];
+	unsigned int cpu;
 
 	__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
-	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++)
+	pcpu_armset_for_each(c->armset, nr_cpus, cpu)
 		fold_one(c, cpu, false);
 	__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
 }
@@ -617,7 +626,8 @@ destroy:
 /*
  * The model is what it claims: the library counts N and M CPUs, will not
  * change them now, and the filled counters keep their promise
- * |sum - read| <= error_bound with a pending delta on every CPU.
+ * |sum - read| <= error_bound with a pending delta of at least 1 on each
+ * of the M running CPUs, which alone are armed.
  */
 static int check_filled(struct pcpu_counter *c, unsigned int n, unsigned int step)
 {
@@ -631,10 +641,11 @@ static int check_filled(struct pcpu_counter *c, unsigned int n, unsigned int ste
 		int64_t sum = pcpu_counter_sum(ci), read = pcpu_counter_read(ci);
 		uint64_t error = sum > read ? (uint64_t)(sum - read) : (uint64_t)(read - sum);
 
-		if (error > pcpu_counter_error_bound(ci) || error < nr_cpus) {
-			fprintf(stderr, "percpu-bench-scale: counter %u: |sum - read| = %llu, bound %llu\n",
+		if (error > pcpu_counter_error_bound(ci) || error < nr_online ||
+		    ci->armed != nr_online) {
+			fprintf(stderr, "percpu-bench-scale: counter %u: |sum - read| = %llu, bound %llu, %u armed\n",
 				i, (unsigned long long)error,
-				(unsigned long long)pcpu_counter_error_bound(ci));
+				(unsigned long long)pcpu_counter_error_bound(ci), ci->armed);
 			return -EPROTO;
 		}
 	}
@@ -645,17 +656,15 @@ static int check_filled(struct pcpu_counter *c, unsigned int n, unsigned int ste
 static int measure_counter(double *row)
 {
 	unsigned int n = COLD_COUNTERS * SPACING;
-	struct pcpu_counter *c = calloc(n + 1, sizeof(*c)), *t = &c[n];
+	struct pcpu_counter *c = calloc(n, sizeof(*c));
 	struct counters one = { c, 1, 1 }, cold = { c, COLD_COUNTERS, SPACING };
-	uint64_t bits[1024 / 64] = { 0 };
-	unsigned int touched[4] = { 0, 1, nr_cpus / 3, nr_cpus - 1 };
 	struct remote remote;
 	cpu_set_t saved;
 	int err;
 
 	if (!c)
 		return -ENOMEM;
-	err = pcpu_counter_init_many(c, 0, n + 1);
+	err = pcpu_counter_init_many(c, 0, n);
 	if (err)
 		goto out;
 	fill_counters(c, COLD_COUNTERS, SPACING);
@@ -663,7 +672,7 @@ static int measure_counter(double *row)
 	if (err)
 		goto destroy;
 
-	measure_pair(&(struct op){ NULL, run_sum, &one, batch_for(nr_cpus) },
+	measure_pair(&(struct op){ NULL, run_sum, &one, batch_for(nr_online) },
 		     &(struct op){ NULL, run_sum_prefetch, &one, batch_for(nr_cpus) },
 		     &row[SCALE_sum_warm], &row[SCALE_sum_pf_warm]);
 	if (bench_can_flush())
@@ -677,7 +686,7 @@ static int measure_counter(double *row)
 		remote_stop(&remote, &saved);
 	}
 	row[SCALE_compare_precise] =
-		measure(&(struct op){ NULL, run_compare, &one, batch_for(nr_cpus) });
+		measure(&(struct op){ NULL, run_compare, &one, batch_for(nr_online) });
 	row[SCALE_sync_fold] =
 		measure(&(struct op){ refill_counters, run_sync, &cold, COLD_COUNTERS });
 	for (unsigned int i = 0; i < COLD_COUNTERS; i++)
@@ -696,22 +705,8 @@ static int measure_counter(double *row)
 			err = -EPROTO;
 			goto destroy;
 		}
-
-	/* four touched CPUs: the real ones and two far away */
-	for (unsigned int i = 0; i < 4; i++) {
-		struct pcpu_slot *s = slot_of(t, touched[i]);
-
-		__atomic_store_n(&s->value, s->folded + 1 + i, __ATOMIC_RELAXED);
-		bits[touched[i] / 64] |= UINT64_C(1) << (touched[i] % 64);
-	}
-	if (sum_touched(&(struct touched){ t, bits }) != pcpu_counter_sum(t)) {
-		fprintf(stderr, "percpu-bench-scale: the touched-bitmap sum disagrees\n");
-		err = -EPROTO;
-	}
-	row[SCALE_sum_touched4] = measure(
-		&(struct op){ NULL, run_sum_touched, &(struct touched){ t, bits }, batch_for(64) });
 destroy:
-	pcpu_counter_destroy_many(c, n + 1);
+	pcpu_counter_destroy_many(c, n);
 out:
 	free(c);
 	return err;
@@ -730,18 +725,28 @@ static void run_add1(void *ctx, unsigned int i)
 	pcpu_counter_add(ctx, 1);
 }
 
+/* Each running CPU of @c makes an add of 1, as far as its slot and the bound go. */
+static void add1_running(struct pcpu_counter *c)
+{
+	for (unsigned int i = 0; i < nr_online; i++)
+		set_pending(c, running_cpu(i), 1);
+}
+
 /*
- * The bounds at 0 and at 1 GiB as the library reports them, beside 0.2's
+ * The bounds at 0 and at 1 GiB as the library reports them once each
+ * running CPU made an add (0 before: no CPU is armed), beside 0.2's
  * default floor (the kernel's batch, max(32, 2 x online)), which the model
- * computes, and the touched-CPU proposal. And what the lower floor costs: a
- * fold every 32 adds of a CPU near zero instead of every 2 x online,
- * measured as adds of 1 with each floor, alternately.
+ * computes. The bound at 0 must be at most the kernel's, batch x online,
+ * whatever the possible count. And what the lower floor costs: a fold
+ * every 32 adds of a CPU near zero instead of every 2 x online, measured as
+ * adds of 1 with each floor, alternately.
  */
 static int measure_bounds(double *row)
 {
 	struct pcpu_counter zero, big, dropin, old;
-	double touched = nr_cpus < 4 ? nr_cpus : 4; /* CPUs that ever held a delta */
 	double floor_0_2 = (double)pcpu_policy_kernel_batch(nr_online);
+	double kernel_bound = floor_0_2 * nr_online;
+	uint64_t before;
 	double accuracy = PCPU_POLICY_ACCURACY;
 	/* as percpu_counter_init() makes it (not linked: its constructor reads the CPUs) */
 	struct pcpu_counter_options fixed = { .batch = pcpu_policy_kernel_batch(nr_online) };
@@ -760,6 +765,11 @@ static int measure_bounds(double *row)
 	err = pcpu_counter_init_opts(&old, 0, &floor_old);
 	if (err)
 		goto dropin;
+	before = pcpu_counter_error_bound(&zero) | pcpu_counter_error_bound(&big) |
+		 pcpu_counter_error_bound(&dropin);
+	add1_running(&zero);
+	add1_running(&big);
+	add1_running(&dropin);
 	row[SCALE_bound_zero_0_2] = floor_0_2 * nr_cpus;
 	row[SCALE_bound_zero] = (double)pcpu_counter_error_bound(&zero);
 	row[SCALE_bound_1g] = (double)pcpu_counter_error_bound(&big);
@@ -767,15 +777,20 @@ static int measure_bounds(double *row)
 	/* the threshold is |value| / (accuracy x possible) once that is above the floor */
 	row[SCALE_elastic_from_0_2] = accuracy * nr_cpus * floor_0_2;
 	row[SCALE_elastic_from] = accuracy * nr_cpus * (double)pcpu_counter_default_floor();
-	/* bound = possible CPUs x thresh_max: the proposal changes the factor */
-	row[SCALE_bound_touched4_zero] = touched * (double)zero.thresh_max;
-	row[SCALE_bound_touched4_1g] = touched * (double)big.thresh_max;
 	row[SCALE_counter_bytes] = (double)(sizeof(struct pcpu_slot) * nr_cpus +
-					    sizeof(struct pcpu_counter));
-	if (row[SCALE_bound_zero] != nr_cpus * (double)pcpu_counter_default_floor() ||
-	    row[SCALE_dropin_bound_zero] != (floor_0_2 - 1) * nr_cpus) {
-		fprintf(stderr, "percpu-bench-scale: bound at 0 %.0f, drop-in's %.0f\n",
-			row[SCALE_bound_zero], row[SCALE_dropin_bound_zero]);
+					    sizeof(struct pcpu_counter) +
+					    sizeof(uint64_t) * pcpu_armset_words(nr_cpus));
+	/* bound = armed CPUs x thresh_max, and the running CPUs alone are armed */
+	if (before != 0 || row[SCALE_bound_zero] != nr_online * (double)zero.thresh_max ||
+	    zero.thresh_max != (uint64_t)pcpu_counter_default_floor() ||
+	    row[SCALE_bound_1g] != nr_online * (double)big.thresh_max ||
+	    row[SCALE_dropin_bound_zero] != (floor_0_2 - 1) * nr_online ||
+	    row[SCALE_bound_zero] > kernel_bound) {
+		fprintf(stderr,
+			"percpu-bench-scale: bound before any add %llu; at 0 %.0f (kernel's %.0f),"
+			" at 1 GiB %.0f, drop-in's %.0f\n",
+			(unsigned long long)before, row[SCALE_bound_zero], kernel_bound,
+			row[SCALE_bound_1g], row[SCALE_dropin_bound_zero]);
 		err = -EPROTO;
 	}
 	measure_pair(&(struct op){ run_set_zero, run_add1, &old, adds },
@@ -899,8 +914,6 @@ int scale_model_run(unsigned int possible, unsigned int online, enum scale_mode 
 		possible = pcpu_cpu_possible();
 		online = pcpu_cpu_online();
 	}
-	if (possible > 1024)
-		return -EINVAL; /* the touched bitmap's size */
 	nr_cpus = possible;
 	nr_online = online;
 	mode = m;
