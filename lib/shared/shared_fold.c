@@ -173,7 +173,7 @@ static int64_t sync_sum(void *s, unsigned int item)
 PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsigned int item,
 						    uint64_t delta)
 {
-	static const struct pcpu_fold_sync ops = { NULL, sync_fold, sync_sum };
+	static const struct pcpu_fold_sync ops = { .fold = sync_fold, .sum = sync_sum };
 
 	if (!shared_usable(s, item, "pcpu_shared_sync_if_delta_above"))
 		return 0;

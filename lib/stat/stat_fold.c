@@ -144,7 +144,7 @@ static int64_t sync_sum(void *pub, unsigned int item)
 PCPU_EXPORT int64_t pcpu_stat_sync_if_delta_above(struct pcpu_stat *pub, unsigned int item,
 						  uint64_t delta)
 {
-	static const struct pcpu_fold_sync ops = { NULL, sync_fold, sync_sum };
+	static const struct pcpu_fold_sync ops = { .fold = sync_fold, .sum = sync_sum };
 
 	if (!usable(pub, item, __func__))
 		return 0;

@@ -30,6 +30,8 @@
 #include <percpu/registry.h>
 #include <percpu/stat.h>
 
+#include "base/armset.h"
+
 TestSuite(arm_races, .timeout = 240);
 
 #define BEFORE INT64_C(32) /* the racer's add, before the traced one: its whole threshold */
@@ -184,8 +186,8 @@ __attribute__((unused)) static void child_main(void)
 		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
 
 		worst = p > worst ? p : worst;
-		in_set += (uint32_t)(c.armset[cpu / 64] >> (cpu % 64) & 1);
-		if (slot_of(cpu)->folded && !(c.armset[cpu / 64] >> (cpu % 64) & 1))
+		in_set += pcpu_armset_has(c.armset, cpu);
+		if (slot_of(cpu)->folded && !pcpu_armset_has(c.armset, cpu))
 			_exit(16); /* armed, not in the set */
 	}
 	page->max_pending = worst;
