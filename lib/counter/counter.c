@@ -384,38 +384,31 @@ PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t r
 }
 
 /*
- * One walk over the CPUs for sync: returns the sum of the magnitudes of
- * every CPU's pending delta (|read - exact| <= it), and stores in @exact
- * what sum() would return.
+ * [sync]'s read-only walk: is @read within @delta, by the sum of the
+ * magnitudes of the armed CPUs' pending deltas and by |sum - read|? Both:
+ * pending deltas alone miss a fold between its two steps (nothing pending,
+ * count not yet added to); read against sum alone misses pending deltas
+ * that a fold in flight happens to offset. It stops at the first CPU that
+ * takes the magnitudes past @delta, so that a sync that must fold walks
+ * the CPUs about once.
  */
-static uint64_t pending_magnitude(const struct pcpu_counter *c, int64_t *exact)
+static bool sync_near(void *counter, unsigned int item, int64_t read, uint64_t delta)
 {
+	const struct pcpu_counter *c = counter;
 	uint64_t magnitudes = 0, sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
 	unsigned int cpu;
 
+	(void)item;
 	pcpu_armset_for_each(c->armset, cpu_possible(), cpu) {
 		int64_t snap[2];
 
 		pcpu_armed_snap(&slot_of(c, cpu)->value, snap);
 		sum += (uint64_t)snap[0];
 		magnitudes += pcpu_magnitude(pcpu_armed_pending(snap));
+		if (magnitudes > delta)
+			return false;
 	}
-	*exact = (int64_t)sum;
-	return magnitudes;
-}
-
-/*
- * [sync]'s read-only walk: pending deltas alone miss a fold between its two
- * steps (nothing pending, count not yet added to); read against sum alone
- * misses pending deltas that a fold in flight happens to offset.
- */
-static bool sync_near(void *c, unsigned int item, int64_t read, uint64_t delta)
-{
-	int64_t exact;
-
-	(void)item;
-	return pending_magnitude(c, &exact) <= delta &&
-	       pcpu_magnitude((int64_t)((uint64_t)exact - (uint64_t)read)) <= delta;
+	return pcpu_magnitude((int64_t)(sum - (uint64_t)read)) <= delta;
 }
 
 static int64_t sync_fold_sum(void *c, unsigned int item)
