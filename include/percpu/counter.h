@@ -251,7 +251,8 @@ static inline int64_t pcpu_counter_read(const struct pcpu_counter *c)
 PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c);
 
 /**
- * The exact value: the base plus every CPU's slot, read-only, O(CPUs).
+ * The exact value: the base plus every armed CPU's slot, read-only,
+ * O(armed CPUs).
  * Exact at quiescence; while updates run it returns a value between the
  * total of updates completed before the call and that of updates started
  * before it returned, and never counts a fold twice or misses one.
@@ -260,10 +261,11 @@ PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c);
 PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c);
 
 /**
- * Returns read() when error_bound() <= @p delta. Otherwise reads every
- * CPU's pending delta (O(CPUs) loads, no writes): if their magnitudes add
- * up to at most @p delta, returns read(); else folds every CPU's pending
- * delta into the central value and returns it. Either way the result is
+ * Returns read() when error_bound() <= @p delta. Otherwise reads the armed
+ * CPUs' pending deltas (no writes; it stops once they add up to more than
+ * @p delta): if their magnitudes add up to at most @p delta, returns
+ * read(); else folds every CPU's pending delta into the central value, in
+ * one walk that also sums the slots, and returns the exact value it read. Either way the result is
  * within @p delta of exact at quiescence, and so is read() afterwards until
  * the next update. @since 0.1
  */

@@ -171,11 +171,12 @@ PCPU_EXPORT int64_t pcpu_stat_read(const struct pcpu_stat *s, unsigned int item)
 PCPU_EXPORT uint64_t pcpu_stat_error_bound(const struct pcpu_stat *s, unsigned int item);
 
 /**
- * The exact value of item @p item: its central value plus every CPU's
- * pending delta, validated against concurrent folds; O(CPUs). Exact at
- * quiescence; while updates run it returns a value between the total of
- * updates completed before the call and that of updates started before it
- * returned, and never counts a fold twice or misses one. @since 0.1
+ * The exact value of item @p item: its central value plus every armed
+ * CPU's pending delta, validated against concurrent folds; O(armed CPUs).
+ * Exact at quiescence; while updates run it returns a value between the
+ * total of updates completed before the call and that of updates started
+ * before it returned, and never counts a fold twice or misses one.
+ * @since 0.1
  */
 PCPU_EXPORT int64_t pcpu_stat_sum(struct pcpu_stat *s, unsigned int item);
 
