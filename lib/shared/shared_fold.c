@@ -65,9 +65,9 @@ static void arm(struct shared_handle *h, unsigned int item, unsigned int row)
 	int64_t *slot = shared_pair(h, item, row), snap[2];
 
 	if (!shared_row_armed(h, row)) {
-		__atomic_add_fetch(&h->armed->count, 1, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&h->armed->nr, 1, __ATOMIC_SEQ_CST);
 		if (!pcpu_armset_add(h->armed->bits, row))
-			__atomic_sub_fetch(&h->armed->count, 1, __ATOMIC_SEQ_CST);
+			__atomic_sub_fetch(&h->armed->nr, 1, __ATOMIC_SEQ_CST);
 	}
 	pcpu_armed_snap(slot, snap);
 	pcpu_armed_arm(slot, snap);
@@ -101,7 +101,7 @@ static void recover(struct shared_handle *h)
 			pcpu_armset_add(h->armed->bits, row);
 		count += shared_row_armed(h, row);
 	}
-	__atomic_store_n(&h->armed->count, count, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&h->armed->nr, count, __ATOMIC_SEQ_CST);
 	for (unsigned int item = 0; item < h->nr_items; item++) {
 		uint64_t central = 0;
 

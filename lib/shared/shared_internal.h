@@ -102,7 +102,7 @@ struct shared_item {
  * the set (a death between the two), never behind; bits are never cleared.
  */
 struct shared_armed {
-	uint64_t count;
+	uint64_t nr;     /* the count of armed rows */
 	uint64_t bits[]; /* (rows + 63) / 64 words */
 };
 
@@ -198,7 +198,7 @@ static inline bool shared_row_armed(const struct shared_handle *h, unsigned int 
 /* Rows the error bound counts: the armed count, never more than the rows. */
 static inline uint32_t shared_armed_rows(const struct shared_handle *h)
 {
-	uint64_t n = __atomic_load_n(&h->armed->count, __ATOMIC_SEQ_CST);
+	uint64_t n = __atomic_load_n(&h->armed->nr, __ATOMIC_SEQ_CST);
 
 	return n < h->rows ? (uint32_t)n : h->rows;
 }

@@ -316,7 +316,7 @@ static int check_armed(const struct shared_handle *h)
 			return -EBADMSG;
 		set += (uint64_t)__builtin_popcountll(bits);
 	}
-	count = __atomic_load_n(&h->armed->count, __ATOMIC_SEQ_CST);
+	count = __atomic_load_n(&h->armed->nr, __ATOMIC_SEQ_CST);
 	return count < set || count > h->rows ? -EBADMSG : 0;
 }
 

@@ -160,7 +160,7 @@ __attribute__((unused)) static void child_main(void)
 		page->written_outside |= !in && (pair[0] || pair[1]);
 	}
 	page->max_pending = worst;
-	page->count = h->armed->count;
+	page->count = h->armed->nr;
 	page->in_set = set;
 	page->race.child_ok = 1;
 	_exit(0);

@@ -192,7 +192,7 @@ static long counted_not_set, set_not_armed;
 static void arming_leaves_a_readable_set(struct pcpu_shared *s, long k, int64_t exact)
 {
 	struct shared_handle *h = shared_handle(s);
-	uint64_t count = __atomic_load_n(&h->armed->count, __ATOMIC_SEQ_CST), set = 0;
+	uint64_t count = __atomic_load_n(&h->armed->nr, __ATOMIC_SEQ_CST), set = 0;
 	unsigned int row;
 	struct pcpu_shared *r;
 
@@ -216,7 +216,7 @@ static void arming_leaves_a_readable_set(struct pcpu_shared *s, long k, int64_t 
 	set = 0;
 	shared_for_each_armed(h, row)
 		set++;
-	cr_assert_eq(__atomic_load_n(&h->armed->count, __ATOMIC_SEQ_CST), set, "step %ld", k);
+	cr_assert_eq(__atomic_load_n(&h->armed->nr, __ATOMIC_SEQ_CST), set, "step %ld", k);
 	cr_assert_eq(pcpu_shared_read(s, 0), exact, "step %ld: not repaired", k);
 }
 

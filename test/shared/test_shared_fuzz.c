@@ -381,13 +381,13 @@ ParameterizedTest(struct hostile_case *c, shared_fuzz, each_new_field_is_validat
 		if (rows % 64 == 0)
 			cr_skip_test("no bit past %u rows", rows);
 		armed->bits[rows / 64] |= UINT64_C(1) << (rows % 64);
-		armed->count = rows; /* the count is not what refuses it */
+		armed->nr = rows; /* the count is not what refuses it */
 		break;
 	case H_ARMED_COUNT_LOW:
-		cr_assert_geq(armed->count, 1, "the image's adds armed a row");
-		armed->count = 0;
+		cr_assert_geq(armed->nr, 1, "the image's adds armed a row");
+		armed->nr = 0;
 		break;
-	case H_ARMED_COUNT_HIGH: armed->count = rows + 1; break;
+	case H_ARMED_COUNT_HIGH: armed->nr = rows + 1; break;
 	case H_ARMED_OFF: hdr->armed.off = hdr->cpus.off; break;
 	case H_ARMED_LEN: hdr->armed.len += 8; break;
 	}
@@ -431,14 +431,14 @@ PCPU_TEST(shared_fuzz, an_armed_set_changed_after_open_is_read_safely)
 	/* every bit set, past the rows too, and a count past them */
 	for (unsigned int k = 0; k < words; k++)
 		__atomic_store_n(&h->armed->bits[k], ~UINT64_C(0), __ATOMIC_SEQ_CST);
-	__atomic_store_n(&h->armed->count, UINT64_MAX, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&h->armed->nr, UINT64_MAX, __ATOMIC_SEQ_CST);
 	cr_assert_eq(pcpu_shared_sum(r, 0), 5, "the other rows hold 0");
 	cr_assert_eq(pcpu_shared_snapshot(r, values, NULL), 0);
 	cr_assert_eq(values[0], 5);
 	cr_assert_eq(pcpu_shared_error_bound(r, 0), rows * thresh_max, "the count is capped");
 	cr_assert_eq(pcpu_shared_sync_if_delta_above(r, 0, 0), 5);
 	/* and a count below the bits: a bound that lies, never a fault */
-	__atomic_store_n(&h->armed->count, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&h->armed->nr, 0, __ATOMIC_SEQ_CST);
 	cr_assert_eq(pcpu_shared_error_bound(r, 0), 0);
 	cr_assert_eq(pcpu_shared_sum(r, 0), 5);
 	pcpu_shared_close(r);
