@@ -33,7 +33,7 @@
  * async-signal-safe).
  *
  * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
- * [exact-sum], [segment-recovery].
+ * [exact-sum], [segment-recovery], [armed-segment].
  */
 #ifndef PERCPU_SHARED_H
 #define PERCPU_SHARED_H
