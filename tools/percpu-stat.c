@@ -31,12 +31,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,12 +174,62 @@ static void on_sigbus(int sig)
 	_exit(1);
 }
 
-/* Why @name could not be attached: errno @err. */
-static const char *attach_error(int err)
+/*
+ * The segment layout this program reads (lib/shared/shared_internal.h's
+ * SHARED_VERSION; test/fuzz/fuzz_shared.c checks that they agree). Every
+ * layout starts with the magic and then the version, at these offsets.
+ */
+#define STAT_LAYOUT 3u
+#ifndef PERCPU_VERSION
+#define PERCPU_VERSION "(unknown version)" /* as stat_args.c */
+#endif
+#define STAT_MAGIC "percpuSH"
+#define STAT_VERSION_AT 8
+
+/* Which percpu made a segment of layout @v. */
+static const char *layout_maker(uint32_t v)
 {
+	return v == 1 ? "percpu 0.2" : v == 2 ? "percpu 0.3" : "another percpu";
+}
+
+/*
+ * A segment refused as not ours: is it one of another layout? Then says
+ * which into @buf and returns it; NULL if not (or it cannot tell).
+ */
+static const char *other_layout(const char *name, char *buf, size_t size)
+{
+	unsigned char head[STAT_VERSION_AT + 4];
+	uint32_t version;
+	int fd = shm_open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	n = pread(fd, head, sizeof(head), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(head) || memcmp(head, STAT_MAGIC, 8) != 0)
+		return NULL;
+	memcpy(&version, head + STAT_VERSION_AT, sizeof(version));
+	if (version == STAT_LAYOUT)
+		return NULL; /* ours, and corrupt */
+	snprintf(buf, size,
+		 "a percpu shared segment of layout %" PRIu32 " (made by %s); this percpu-stat "
+		 "(%s) reads layout %u only: read it with the percpu-stat of the release "
+		 "that made it",
+		 version, layout_maker(version), PERCPU_VERSION, STAT_LAYOUT);
+	return buf;
+}
+
+/* Why @name could not be attached: errno @err. */
+static const char *attach_error(const char *name, int err)
+{
+	static char buf[256];
+	const char *other;
+
 	switch (err) {
 	case EBADMSG:
-		return "not a percpu shared segment (or a corrupt one)";
+		other = other_layout(name, buf, sizeof(buf));
+		return other ? other : "not a percpu shared segment (or a corrupt one)";
 	case EAGAIN:
 		return "not ready after 2 s: its creator has not finished making it, died "
 		       "doing so, or it is not a percpu shared segment";
@@ -267,7 +319,7 @@ int main(int argc, char **argv)
 	sigaction(SIGBUS, &sa, NULL);
 	s = attach(name);
 	if (!s) {
-		fprintf(stderr, "percpu-stat: %s: %s\n", name, attach_error(errno));
+		fprintf(stderr, "percpu-stat: %s: %s\n", name, attach_error(name, errno));
 		free(name);
 		return 1;
 	}

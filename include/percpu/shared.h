@@ -33,7 +33,7 @@
  * async-signal-safe).
  *
  * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
- * [exact-sum], [segment-recovery].
+ * [exact-sum], [segment-recovery], [armed-segment].
  */
 #ifndef PERCPU_SHARED_H
 #define PERCPU_SHARED_H
@@ -167,12 +167,16 @@ PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
  *           creator died making it: bound the retries;
  *         - EBADMSG: not a percpu segment: not a regular file (a FIFO, a
  *           socket, a directory, a symbolic link, a device), or its magic,
- *           layout version or ready mark wrong (a segment of 0.2, layout
- *           1, read by 0.3, or one of 0.3, layout 2, read by 0.2), or its
- *           item table, strings, labels or bounds corrupt (help or a label
- *           value that is not UTF-8, a label name out of the grammar or out
- *           of order, bounds not strictly ascending, buckets or bounds
- *           that do not add up to the segment's);
+ *           layout version or ready mark wrong (every release reads its
+ *           own layout only: 0.4 reads layout 3, and refuses one of 0.3,
+ *           layout 2, or of 0.2, layout 1; 0.3 and 0.2 refuse layout 3;
+ *           percpu-stat names the layout it found), or its item table,
+ *           strings, labels or bounds corrupt (help or a label value that
+ *           is not UTF-8, a label name out of the grammar or out of order,
+ *           bounds not strictly ascending, buckets or bounds that do not
+ *           add up to the segment's), or, since 0.4, its set of armed rows
+ *           (a bit past the last row, an armed count below the set's size
+ *           or above the rows);
  *         - EINVAL: a NULL name or a bad flag; a name shm_open() refuses
  *           (glibc's says so of a directory opened for writing); a
  *           truncated segment (a size, offset or length that does not
@@ -216,8 +220,8 @@ PCPU_INLINE void pcpu_shared_add(struct pcpu_shared *s, unsigned int item, int64
 		goto slow;
 	limit = __atomic_load_n(&s->thresh[item], __ATOMIC_RELAXED);
 	if (pcpu_likely(__pcpu_within(amount, limit) &&
-			pcpu_this_cpu_add_checked(s->pairs + 2 * (uintptr_t)item, amount, limit,
-						  s->mode)))
+			pcpu_this_cpu_add_armed(s->pairs + 2 * (uintptr_t)item, amount, limit,
+						s->mode)))
 		return;
 slow:
 	__pcpu_shared_add_slow(s, item, amount);
@@ -232,13 +236,16 @@ slow:
 PCPU_EXPORT int64_t pcpu_shared_read(const struct pcpu_shared *s, unsigned int item);
 
 /**
- * Possible CPUs (the segment's) times the largest threshold of the item
- * since creation. O(1), one load. @since 0.2
+ * The segment's armed rows (CPUs, of any process, that ever added to it,
+ * and the row of threads without a CPU number if one did) times the
+ * largest threshold of the item since creation; 0 before any add. O(1),
+ * two loads. Since 0.4 (before: possible CPUs times it). @since 0.2
  */
 PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsigned int item);
 
 /**
- * The exact value of item @p item: the sum of every CPU's value; O(CPUs),
+ * The exact value of item @p item: the sum of every armed row's value
+ * (rows where a CPU ever added; since 0.4); O(armed rows),
  * wait-free, read-only. Exact at quiescence; while updates run, between
  * the total of the adds completed before the call and that of those
  * started before it returned. Monotone while every update has one sign.
@@ -260,7 +267,7 @@ PCPU_EXPORT int64_t pcpu_shared_sync_if_delta_above(struct pcpu_shared *s, unsig
 						    uint64_t delta);
 
 /**
- * Every item at once, in one walk over the CPUs: values[i] is what sum()
+ * Every item at once, in one walk over the armed rows: values[i] is what sum()
  * returns, bounds[i] (if @p bounds is not NULL) error_bound(). Each array
  * holds pcpu_shared_count() elements.
  * @return 0; -EINVAL if @p s or @p values is NULL; -ENXIO on a read-only

@@ -137,7 +137,10 @@ static void lay_out(struct shared_header *hdr, uint32_t nr_items, const struct d
 	hdr->central = (struct shared_range){ at, size->slots * sizeof(struct shared_central) };
 	at = align_up(at + hdr->central.len, SHARED_LINE);
 	hdr->thresh = (struct shared_range){ at, size->slots * sizeof(uint64_t) };
-	at = align_up(at + hdr->thresh.len, PCPU_STRIDE);
+	at = align_up(at + hdr->thresh.len, SHARED_LINE);
+	/* zeros: no row armed, and every pair's stored mark 0, not armed */
+	hdr->armed = (struct shared_range){ at, shared_armed_len((uint64_t)possible + 1) };
+	at = align_up(at + hdr->armed.len, PCPU_STRIDE);
 	hdr->cpus = (struct shared_range){ at, ((uint64_t)possible + 1) * PCPU_STRIDE };
 	hdr->total_size = at + hdr->cpus.len;
 }

@@ -3,10 +3,11 @@
  * Folds of a shared segment (see <percpu/shared.h>), and the slow path of
  * the add.
  *
- * A segment is the fold engine's process-shared layout (lib/base/fold.h
- * has the glossary): per row, one 64-bit slot {value, mark} per item.
- * exact = sum of the values [exact-sum], central = sum of the marks at
- * every unlock [central-marks]. Marks, centrals, thresholds and their
+ * A segment is the fold engine's armed layout, process-shared
+ * (lib/base/fold.h has the glossary): per row, one 64-bit slot {value,
+ * mark} per item, the mark stored armed. Walks visit the armed rows
+ * [armed-segment]: exact = sum of their values [exact-sum], central = sum
+ * of their marks at every unlock [central-marks]. Marks, centrals, thresholds and their
  * maxima are written only under the segment's lock, a process-shared
  * robust mutex; values never by a fold. A process that dies anywhere
  * loses no completed add, and the next locker repairs what it left
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "base/armset.h"
 #include "base/atomics.h"
 #include "base/cpu_internal.h"
 #include "base/fold.h"
@@ -39,23 +41,74 @@ static void retune(struct shared_handle *h, unsigned int item)
 				  &h->central[item].thresh_max, NULL, 0, want);
 }
 
-/* Under the lock: folds the slot of @item in @row; true if it moved any. */
+/*
+ * Folds the slot of @item in @row (under the lock; a slot not armed is
+ * armed by it, [armed]); true if it moved any.
+ */
 static bool fold_row(struct shared_handle *h, unsigned int item, unsigned int row)
 {
 	int64_t *slot = shared_pair(h, item, row), snap[2];
 
-	pcpu_pair_snap(slot, snap);
-	return pcpu_fold_step_pair(slot, snap, &h->central[item].value, 0, pcpu_shared_fold_hook);
+	pcpu_armed_snap(slot, snap);
+	return pcpu_fold_step_armed(slot, snap, &h->central[item].value, 0, pcpu_shared_fold_hook);
 }
 
-/* Under the lock, after a holder died [segment-recovery]. */
-static void recover(struct shared_handle *h)
+/*
+ * Puts @row in the armed set, if it is not there, and arms the slot of
+ * @item in it: the count first, then the row's bit (a second armer that
+ * finds it set takes its count back), then the slot's compare-and-swap,
+ * which moves nothing [armed-segment]. Under the lock but where it cannot
+ * be had: a walk that sees the row's values finds the count covering it.
+ */
+static void arm(struct shared_handle *h, unsigned int item, unsigned int row)
+{
+	int64_t *slot = shared_pair(h, item, row), snap[2];
+
+	if (!shared_row_armed(h, row)) {
+		__atomic_add_fetch(&h->armed->nr, 1, __ATOMIC_SEQ_CST);
+		if (!pcpu_armset_add(h->armed->bits, row))
+			__atomic_sub_fetch(&h->armed->nr, 1, __ATOMIC_SEQ_CST);
+	}
+	pcpu_armed_snap(slot, snap);
+	pcpu_armed_arm(slot, snap);
+}
+
+/* Is anything stored in @row (a value or a mark of any slot)? */
+static bool row_used(const struct shared_handle *h, unsigned int row)
 {
 	for (unsigned int item = 0; item < h->nr_items; item++) {
-		uint64_t central = pcpu_fold_sum_marks(shared_pair(h, item, 0), h->rows);
+		const int64_t *slot = shared_pair(h, item, row);
 
+		if (LOAD(&slot[0]) || LOAD(&slot[1]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Under the lock, after a holder died [segment-recovery]: it may have
+ * added to a row it had not yet put in the set, or counted a row it did
+ * not put there. Every row is looked at (O(possible CPUs), only after a
+ * death): a used row joins the set, then the count is the set's size.
+ */
+static void recover(struct shared_handle *h)
+{
+	uint64_t count = 0;
+	unsigned int row;
+
+	for (row = 0; row < h->rows; row++) {
+		if (!shared_row_armed(h, row) && row_used(h, row))
+			pcpu_armset_add(h->armed->bits, row);
+		count += shared_row_armed(h, row);
+	}
+	__atomic_store_n(&h->armed->nr, count, __ATOMIC_SEQ_CST);
+	for (unsigned int item = 0; item < h->nr_items; item++) {
+		uint64_t central = 0;
+
+		shared_for_each_armed(h, row)
+			central += (uint64_t)pcpu_armed_mark(LOAD(&shared_pair(h, item, row)[1]));
 		__atomic_store_n(&h->central[item].value, (int64_t)central, __ATOMIC_SEQ_CST);
-		for (unsigned int row = 0; row < h->rows; row++)
+		shared_for_each_armed(h, row)
 			fold_row(h, item, row);
 		retune(h, item);
 	}
@@ -83,23 +136,33 @@ static void unlock(struct shared_handle *h)
 static void fold_item(struct shared_handle *h, unsigned int item)
 {
 	bool moved = false;
+	unsigned int row;
 
-	for (unsigned int row = 0; row < h->rows; row++)
+	shared_for_each_armed(h, row)
 		moved |= fold_row(h, item, row);
 	if (moved)
 		retune(h, item);
 }
 
+/* The row this thread's next add goes to, as far as it can tell. */
+static unsigned int current_row(const struct shared_handle *h)
+{
+	int cpu = pcpu_cpu_current();
+
+	return cpu < 0 ? h->rows - 1 : (unsigned int)cpu;
+}
+
 /*
  * Adds @amount to this CPU's value of @item without a check; returns the
- * row it landed on. A thread without a CPU number (no rseq area, or
- * sched_getcpu() failing) adds atomically to the last row, which no rseq
- * add ever writes.
+ * row it landed on. On the atomic path that is @row (every add to a pair
+ * there is atomic, so any row will do: the caller's, armed already); on
+ * the rseq path this CPU's, which may differ from @row after a migration.
+ * A thread without a CPU number (no rseq area, or sched_getcpu() failing)
+ * adds atomically to the last row, which no rseq add ever writes.
  */
-static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, int64_t amount)
+static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, int64_t amount,
+				  unsigned int row)
 {
-	int cpu;
-
 	if (h->pub.mode == PCPU_CPU_RSEQ) {
 		long offset = pcpu_arch_rseq_add(shared_pair(h, item, 0), amount);
 
@@ -107,24 +170,23 @@ static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, in
 			return (unsigned int)(offset >> PCPU_STRIDE_SHIFT);
 		/* no area yet (lib/rseq_area.c): this add goes to the last row */
 		pcpu_rseq_area_register();
-		cpu = -1;
-	} else {
-		cpu = pcpu_cpu_current();
+		row = h->rows - 1;
 	}
-	if (cpu < 0)
-		cpu = (int)h->rows - 1;
-	__atomic_add_fetch(shared_pair(h, item, (unsigned int)cpu), amount, __ATOMIC_SEQ_CST);
-	return (unsigned int)cpu;
+	__atomic_add_fetch(shared_pair(h, item, row), amount, __ATOMIC_SEQ_CST);
+	return row;
 }
 
 /*
  * The fast path refused: the amount is over the threshold, this CPU's
- * pending delta would pass it, or the thread has no CPU number. Under the
- * lock, the amount goes to this CPU's value, then that pair is folded.
- * Between the two the pending delta may pass the threshold: taking the lock
- * first makes a death there one the next locker repairs [pending-bound],
- * path 5. The cost: an add that waits for the lock is not in sum() until
- * it has it.
+ * pending delta would pass it, its slot is not armed yet (this CPU's first
+ * add of the item), or the thread has no CPU number. Under the lock: the
+ * row this CPU adds to is armed if it is not, so that the add lands in a
+ * row that walks visit [armed-segment]; the amount goes to this CPU's
+ * value; a row it landed on after a migration is armed too; then that pair
+ * is folded. Between the add and the fold the pending delta may pass the
+ * threshold: taking the lock first makes a death there one the next
+ * locker repairs [pending-bound], path 5. The cost: an add that waits for
+ * the lock is not in sum() until it has it.
  */
 PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item, int64_t amount)
 {
@@ -142,14 +204,16 @@ PCPU_EXPORT void __pcpu_shared_add_slow(struct pcpu_shared *s, unsigned int item
 /* The above past its checks, for any slot (a histogram's buckets too). */
 void pcpu_shared_add_locked(struct shared_handle *h, unsigned int item, int64_t amount)
 {
-	unsigned int row;
+	bool locked = lock(h);
+	unsigned int row = current_row(h), landed;
 
-	if (!lock(h)) {
-		add_unchecked(h, item, amount); /* the next fold moves it */
-		return;
-	}
-	row = add_unchecked(h, item, amount);
-	if (fold_row(h, item, row))
+	arm(h, item, row);
+	landed = add_unchecked(h, item, amount, row);
+	if (landed != row)
+		arm(h, item, landed);
+	if (!locked)
+		return; /* the next fold moves it */
+	if (fold_row(h, item, landed))
 		retune(h, item);
 	unlock(h);
 }

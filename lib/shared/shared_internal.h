@@ -11,6 +11,8 @@
  *   bounds   every histogram's bounds (int64_t), in the order of the items
  *   central  nr_slots struct shared_central, written by folders (under the lock)
  *   thresh   nr_slots uint64_t, read by every add: apart from the central lines
+ *   armed    struct shared_armed: the count of armed rows, then a bitmap of
+ *            them, one bit per row in words of 64 [armed-segment]
  *   cpus     (possible + 1) strides of PCPU_STRIDE bytes: per CPU, nr_slots
  *            pairs {value, mark}; the extra last stride is the row of a thread
  *            with no CPU number, which only atomic adds write
@@ -20,6 +22,10 @@
  * counted, so that they cannot disagree: open() checks that the counts add
  * up to nr_slots and to the bounds' length.
  *
+ * Layout 3 (0.4) stores every pair armed (its mark plus PCPU_SLOT_ARMED,
+ * 0: not armed) and adds the armed region; a reader of 0.3 finds version 3
+ * where it loads 2 and refuses it with EBADMSG, and so does this one a
+ * segment of layout 2, whose zero-filled pairs it would read as armed.
  * Layout 2 (0.3) added labels, histograms, nr_slots and the bounds after
  * every field of layout 1 that a reader of 0.2 loads before the version
  * (ready stays where it was), so that reader refuses it with EBADMSG.
@@ -42,7 +48,7 @@
 #include "base/misuse.h"
 
 #define SHARED_MAGIC "percpuSH"
-#define SHARED_VERSION 2u
+#define SHARED_VERSION 3u
 /* set last by the creator; every byte non-zero, so no single flip makes it 0 */
 #define SHARED_READY 0x59444552u
 /* more possible CPUs than a header may claim (the kernel's NR_CPUS is at most 8192) */
@@ -69,6 +75,7 @@ struct shared_header {
 	struct shared_range bounds;  /* layout 2 */
 	uint32_t nr_slots;       /* counters: nr_items, then the histograms' buckets */
 	uint32_t reserved;
+	struct shared_range armed;   /* layout 3: struct shared_armed */
 	/* taken by every fold, by every process; robust [segment-recovery] */
 	_Alignas(SHARED_LINE) pthread_mutex_t lock;
 };
@@ -88,6 +95,22 @@ struct shared_item {
 	uint32_t reserved;
 	int64_t scale;               /* a histogram's, >= 1; else 1 */
 };
+
+/*
+ * The rows that hold anything (docs/internals.md [armed-segment]): count
+ * first, then the row's bit, then its slots are armed. count runs ahead of
+ * the set (a death between the two), never behind; bits are never cleared.
+ */
+struct shared_armed {
+	uint64_t nr;     /* the count of armed rows */
+	uint64_t bits[]; /* (rows + 63) / 64 words */
+};
+
+/* The armed region's length for @rows rows. */
+static inline uint64_t shared_armed_len(uint64_t rows)
+{
+	return sizeof(struct shared_armed) + (rows + 63) / 64 * sizeof(uint64_t);
+}
 
 /* What a process made of an item at open: pointers into its own copies. */
 struct shared_meta {
@@ -114,6 +137,7 @@ struct shared_handle {
 	uint32_t rows;                  /* possible CPUs + the row without a CPU */
 	struct shared_central *central; /* in the mapping */
 	uint64_t *thresh;               /* in the mapping */
+	struct shared_armed *armed;     /* in the mapping */
 	struct shared_item *items;      /* validated copies, process-local, per slot */
 	char *strings;
 	struct shared_meta *meta;       /* per item */
@@ -141,6 +165,42 @@ static inline int64_t *shared_pair(const struct shared_handle *h, unsigned int i
 {
 	return (int64_t *)(void *)((char *)h->pub.pairs + ((size_t)row << PCPU_STRIDE_SHIFT)) +
 	       2 * (size_t)item;
+}
+
+/*
+ * Word @w of the armed set, without the bits past the last row: another
+ * process may have set them, and a walk must not leave the mapping.
+ */
+static inline uint64_t shared_armed_word(const struct shared_handle *h, unsigned int w)
+{
+	uint64_t bits = __atomic_load_n(&h->armed->bits[w], __ATOMIC_ACQUIRE);
+	unsigned int past = (w + 1) * 64 > h->rows ? (w + 1) * 64 - h->rows : 0;
+
+	return past ? bits & (~UINT64_C(0) >> past) : bits;
+}
+
+static inline bool shared_row_armed(const struct shared_handle *h, unsigned int row)
+{
+	return shared_armed_word(h, row / 64) >> (row % 64) & 1;
+}
+
+/*
+ * for (each armed row @row of @h): one acquire load per word of 64 rows,
+ * then its bits in order. @row is an unsigned int of the caller's.
+ */
+#define shared_for_each_armed(h, row)                                                              \
+	for (unsigned int shared_w_ = 0; shared_w_ < ((h)->rows + 63) / 64; shared_w_++)            \
+		for (uint64_t shared_bits_ = shared_armed_word((h), shared_w_);                    \
+		     shared_bits_ &&                                                               \
+		     ((row) = shared_w_ * 64 + (unsigned int)__builtin_ctzll(shared_bits_), 1);   \
+		     shared_bits_ &= shared_bits_ - 1)
+
+/* Rows the error bound counts: the armed count, never more than the rows. */
+static inline uint32_t shared_armed_rows(const struct shared_handle *h)
+{
+	uint64_t n = __atomic_load_n(&h->armed->nr, __ATOMIC_SEQ_CST);
+
+	return n < h->rows ? (uint32_t)n : h->rows;
 }
 
 /*

@@ -18,8 +18,8 @@ static void add_slot(struct shared_handle *h, unsigned int slot, int64_t amount)
 	uint64_t limit = __atomic_load_n(&h->thresh[slot], __ATOMIC_RELAXED);
 
 	if (pcpu_likely(__pcpu_within(amount, limit) &&
-			pcpu_this_cpu_add_checked(h->pub.pairs + 2 * (uintptr_t)slot, amount, limit,
-						  h->pub.mode)))
+			pcpu_this_cpu_add_armed(h->pub.pairs + 2 * (uintptr_t)slot, amount, limit,
+						h->pub.mode)))
 		return;
 	pcpu_shared_add_locked(h, slot, amount);
 }

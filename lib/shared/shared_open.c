@@ -55,7 +55,8 @@ static bool packed(const struct shared_header *hdr)
 	       hdr->bounds.off == align_up(hdr->strings.off + hdr->strings.len, sizeof(int64_t)) &&
 	       hdr->central.off == align_up(hdr->bounds.off + hdr->bounds.len, SHARED_LINE) &&
 	       hdr->thresh.off == align_up(hdr->central.off + hdr->central.len, SHARED_LINE) &&
-	       hdr->cpus.off == align_up(hdr->thresh.off + hdr->thresh.len, PCPU_STRIDE);
+	       hdr->armed.off == align_up(hdr->thresh.off + hdr->thresh.len, SHARED_LINE) &&
+	       hdr->cpus.off == align_up(hdr->armed.off + hdr->armed.len, PCPU_STRIDE);
 }
 
 /*
@@ -95,7 +96,9 @@ static int check_header(const struct shared_header *hdr, uint32_t ready, uint64_
 	    hdr->central.len != hdr->nr_slots * sizeof(struct shared_central) ||
 	    !range_ok(&hdr->thresh, hdr->central.off + hdr->central.len, size, SHARED_LINE) ||
 	    hdr->thresh.len != hdr->nr_slots * sizeof(uint64_t) ||
-	    !range_ok(&hdr->cpus, hdr->thresh.off + hdr->thresh.len, size, PCPU_STRIDE) ||
+	    !range_ok(&hdr->armed, hdr->thresh.off + hdr->thresh.len, size, SHARED_LINE) ||
+	    hdr->armed.len != shared_armed_len((uint64_t)hdr->possible + 1) ||
+	    !range_ok(&hdr->cpus, hdr->armed.off + hdr->armed.len, size, PCPU_STRIDE) ||
 	    hdr->cpus.len != ((uint64_t)hdr->possible + 1) * PCPU_STRIDE ||
 	    hdr->cpus.off + hdr->cpus.len != size || !packed(hdr))
 		return -EINVAL;
@@ -294,6 +297,29 @@ static int check_items(struct shared_handle *h, const struct shared_header *hdr,
 	return slot == hdr->nr_slots && bound == nr_bounds ? 0 : -EBADMSG;
 }
 
+/*
+ * The armed set as found (live: other processes arm rows meanwhile): no
+ * bit past the last row, and a count of at least the bits and at most
+ * the rows. The bits are loaded first: bits are never cleared and the
+ * count never falls below them, so a count loaded after them covers them
+ * [armed-segment]. -EBADMSG if not.
+ */
+static int check_armed(const struct shared_handle *h)
+{
+	unsigned int words = (h->rows + 63) / 64, past = words * 64 - h->rows;
+	uint64_t set = 0, count;
+
+	for (unsigned int w = 0; w < words; w++) {
+		uint64_t bits = __atomic_load_n(&h->armed->bits[w], __ATOMIC_ACQUIRE);
+
+		if (w == words - 1 && past && bits >> (64 - past))
+			return -EBADMSG;
+		set += (uint64_t)__builtin_popcountll(bits);
+	}
+	count = __atomic_load_n(&h->armed->nr, __ATOMIC_SEQ_CST);
+	return count < set || count > h->rows ? -EBADMSG : 0;
+}
+
 static void free_handle(struct shared_handle *h)
 {
 	free(h->items);
@@ -361,10 +387,17 @@ struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable,
 	h->rows = hdr.possible + 1;
 	h->central = (void *)((char *)base + hdr.central.off);
 	h->thresh = (void *)((char *)base + hdr.thresh.off);
+	h->armed = (void *)((char *)base + hdr.armed.off);
 	h->pub.pairs = (void *)((char *)base + hdr.cpus.off);
 	h->pub.thresh = h->thresh;
 	h->pub.add_items = writable ? hdr.nr_items : 0;
 	h->pub.mode = hdr.update_path;
+	err = check_armed(h);
+	if (err) {
+		free_handle(h);
+		errno = -err;
+		return NULL;
+	}
 	return h;
 }
 

@@ -3,7 +3,9 @@
  * Reads of a shared segment (see <percpu/shared.h>): loads only, so that
  * they work on a read-only mapping and never wait. sum() adds up values,
  * which only adds change, so no fold, live or dead, can make it count
- * anything twice or miss it.
+ * anything twice or miss it. Walks visit the armed rows [armed-segment]:
+ * a row outside the set holds nothing, or a slow path's add still in
+ * flight, whose row is counted before any walk can see it.
  *
  * A segment cut short: sum() and snapshot() load from every CPU's row, the
  * pages furthest into the file, so on a read-only handle they first see
@@ -44,7 +46,7 @@ PCPU_EXPORT int64_t pcpu_shared_read(const struct pcpu_shared *s, unsigned int i
 static uint64_t bound_of(const struct shared_handle *h, unsigned int item)
 {
 	return pcpu_policy_bound(__atomic_load_n(&h->central[item].thresh_max, __ATOMIC_SEQ_CST),
-				 h->rows - 1);
+				 shared_armed_rows(h));
 }
 
 PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsigned int item)
@@ -52,6 +54,17 @@ PCPU_EXPORT uint64_t pcpu_shared_error_bound(const struct pcpu_shared *s, unsign
 	if (!shared_usable(s, item, "pcpu_shared_error_bound"))
 		return 0;
 	return bound_of(shared_handle(s), item);
+}
+
+/* The values of @item's slots in the armed rows [exact-sum]. */
+static uint64_t sum_armed(const struct shared_handle *h, unsigned int item)
+{
+	uint64_t sum = 0;
+	unsigned int row;
+
+	shared_for_each_armed(h, row)
+		sum += (uint64_t)LOAD_ACQ(shared_pair(h, item, row));
+	return sum;
 }
 
 PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int item)
@@ -66,19 +79,20 @@ PCPU_EXPORT int64_t pcpu_shared_sum(const struct pcpu_shared *s, unsigned int it
 		errno = -err;
 		return 0;
 	}
-	return (int64_t)pcpu_fold_sum_values(shared_pair(h, item, 0), h->rows);
+	return (int64_t)sum_armed(h, item);
 }
 
 /* The exact values of every slot (nr_items of them) into @values: 0 or -ENXIO. */
 static int snapshot_slots(const struct shared_handle *h, int64_t *values)
 {
 	int err = pcpu_shared_intact(h);
+	unsigned int row;
 
 	if (err)
 		return err;
 	memset(values, 0, h->nr_items * sizeof(*values));
 	/* row by row: each CPU's page once */
-	for (unsigned int row = 0; row < h->rows; row++)
+	shared_for_each_armed(h, row)
 		for (unsigned int slot = 0; slot < h->nr_items; slot++)
 			values[slot] = (int64_t)((uint64_t)values[slot] +
 						 (uint64_t)LOAD(shared_pair(h, slot, row)));
@@ -212,13 +226,8 @@ PCPU_EXPORT int pcpu_shared_histogram(const struct pcpu_shared *s, unsigned int 
 	err = pcpu_shared_intact(h);
 	if (err)
 		return err;
-	for (uint32_t b = 0; b <= m->nr_bounds; b++) {
-		uint64_t n = 0;
-
-		for (unsigned int row = 0; row < h->rows; row++)
-			n += (uint64_t)LOAD(shared_pair(h, m->bucket + b, row));
-		buckets[b] = n;
-	}
+	for (uint32_t b = 0; b <= m->nr_bounds; b++)
+		buckets[b] = sum_armed(h, m->bucket + b);
 	if (sum)
 		*sum = pcpu_shared_sum(s, item);
 	return 0;

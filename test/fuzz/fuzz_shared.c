@@ -35,6 +35,8 @@ int percpu_stat_main(int argc, char **argv);
 #include "../../tools/percpu-stat.c"
 #undef main
 
+_Static_assert(STAT_LAYOUT == SHARED_VERSION, "percpu-stat names another layout than it reads");
+
 #define MAX_SEGMENT (1u << 20)
 
 static char seg[64];

@@ -5,12 +5,14 @@
  * histograms with bounds and a scale; one name with several label sets;
  * the most items), each as fuzz_shared.c reads them (flags: expanded, with
  * 64 bytes of row, groups changed too; the head without its trailing zeros,
- * then the first 64 bytes of CPU 0's row). Also two cut short, not expanded.
+ * then the first 64 bytes of CPU 0's row, made on CPU 0 where it may run,
+ * so that the armed set names that row). Also two cut short, not expanded.
  * Usage: fuzz-gen-seeds DIR (test/fuzz/corpus/shared).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -85,6 +87,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[1];
+	/*
+	 * On CPU 0 if it may: row 0's 64 bytes are what a seed keeps of the
+	 * rows, and the armed set (layout 3) then names row 0.
+	 */
+	{
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		(void)sched_setaffinity(0, sizeof(one), &one);
+	}
 
 	d = (struct pcpu_shared_desc){ .nr_items = 3, .items = (const struct pcpu_stat_item[]){
 		{ .name = "requests", .help = "Requests served." },

@@ -7,8 +7,8 @@
 # installed), repeated expositions each whole, --listen scraped over HTTP
 # (with python3), its errors and exit codes, a name of 255 bytes, and what a
 # hostile or unlucky /dev/shm holds: a FIFO at the name, a segment still
-# being made (zeros), one that is never finished, one cut short while
-# percpu-stat -i reads it.
+# being made (zeros), one that is never finished, one of an older layout
+# (0.3's), one cut short while percpu-stat -i reads it.
 # usage: percpu-stat-test.sh PERCPU-STAT SHARED-PEER
 set -u
 stat=$1
@@ -114,6 +114,17 @@ head -c 8192 /dev/urandom > /dev/shm/pcpu-stat-junk-$$ 2>/dev/null &&
 	[ $rc -eq 1 ] || fail "a foreign segment: exit $rc"
 	grep -q 'not a percpu shared segment' "$tmp/err" || fail "a foreign segment: message"
 }
+# a segment of 0.3 (layout 2: a real segment with its version set to 2):
+# refused, naming the layout found and the one this percpu-stat reads
+if [ -w /dev/shm ] && cp "/dev/shm${name}" /dev/shm/pcpu-stat-old-$$ 2>/dev/null; then
+	printf '\002' | dd of=/dev/shm/pcpu-stat-old-$$ bs=1 seek=8 conv=notrunc 2>/dev/null
+	"$stat" /pcpu-stat-old-$$ 2> "$tmp/err"; rc=$?
+	rm -f /dev/shm/pcpu-stat-old-$$
+	cat "$tmp/err"
+	[ $rc -eq 1 ] || fail "a layout-2 segment: exit $rc"
+	grep -q 'of layout 2 (made by percpu 0.3).*reads layout 3 only' "$tmp/err" ||
+		fail "a layout-2 segment: message"
+fi
 "$stat" -i 0 "$name" 2>/dev/null; [ $? -eq 2 ] || fail "-i 0: exit 2"
 "$stat" 2>/dev/null; [ $? -eq 2 ] || fail "no NAME: exit 2"
 "$stat" --help | grep -q '^usage: percpu-stat' || fail "--help"

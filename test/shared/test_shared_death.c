@@ -13,7 +13,10 @@
  *   (beyond what the death itself left stale): the dead writer never
  *   leaves a threshold above the bound's maximum;
  * - the next fold by any writer, a slow-path add of another item, repairs
- *   the dead writer's item to within error_bound(), as the header says.
+ *   the dead writer's item to within error_bound(), as the header says;
+ * - the add is the writer's first to the segment, so it arms its row
+ *   (count, bit, slot): a reader's open accepts the set a death leaves,
+ *   sum() never sees the add outside it, and the next locker recounts it.
  * The writer is shared-peer (exec'd, its own address space), single-stepped
  * by ptrace from its stop before the add.
  *
@@ -32,6 +35,9 @@ TestSuite(shared_death, .timeout = 240);
 
 /* What the peer adds to item 0: never fast, and a threshold of the cap after it. */
 static const int64_t big = 2 * PCPU_SHARED_MAX_THRESH;
+
+/* The segment's name in the sweep under way, for checks that open it again. */
+static const char *sweep_name;
 
 /* What one sweep saw, over its kills. */
 struct sweep {
@@ -71,6 +77,7 @@ static struct sweep sweep(const char *tag,
 	setenv("PCPU_FORCE_FALLBACK", "1", 1); /* before the first pcpu_cpu_setup() */
 	cr_assert_eq(pcpu_cpu_setup(), PCPU_CPU_ATOMIC, "the update path was chosen earlier");
 	shared_test_name(name, sizeof(name), tag);
+	sweep_name = name;
 	if (stride < 1)
 		stride = 1;
 	if (pcpu_test_small())
@@ -171,4 +178,51 @@ PCPU_TEST(shared_death, the_next_fold_by_any_writer_repairs_a_dead_writers_item)
 	struct sweep sw = sweep("stale", next_fold_of_another_item_repairs);
 
 	cr_assert_gt(sw.stale, 0, "no kill left read() stale: the test proves nothing");
+}
+
+/* What the arming sweep saw: kills between the count and the bit, the bit and the slot. */
+static long counted_not_set, set_not_armed;
+
+/*
+ * After a kill in the writer's first add (its row's arming): the set a
+ * reader opens is valid (the count covers the bits, within the rows), a
+ * read-only open accepts it, and the next locker recounts the set exactly
+ * [armed-segment].
+ */
+static void arming_leaves_a_readable_set(struct pcpu_shared *s, long k, int64_t exact)
+{
+	struct shared_handle *h = shared_handle(s);
+	uint64_t count = __atomic_load_n(&h->armed->nr, __ATOMIC_SEQ_CST), set = 0;
+	unsigned int row;
+	struct pcpu_shared *r;
+
+	shared_for_each_armed(h, row) {
+		set++;
+		if (__atomic_load_n(&shared_pair(h, 0, row)[1], __ATOMIC_SEQ_CST) == 0)
+			set_not_armed++;
+	}
+	counted_not_set += count > set;
+	cr_assert(count >= set && count <= h->rows, "step %ld: count %" PRIu64 ", %" PRIu64 " set",
+		  k, count, set);
+	cr_assert(exact == 0 || set >= 1, "step %ld: sum() saw the add outside the set", k);
+	cr_assert_leq(set, 1, "step %ld: one writer armed %" PRIu64 " rows", k, set);
+	/* a reader's open checks the set: it must accept what a death leaves */
+	r = pcpu_shared_open(sweep_name, PCPU_SHARED_RDONLY);
+	cr_assert_not_null(r, "step %ld: a reader refused it: errno %d", k, errno);
+	cr_assert_eq(pcpu_shared_sum(r, 0), exact, "step %ld", k);
+	pcpu_shared_close(r);
+	/* the next locker (any fold) recovers: the count is the set's size again */
+	pcpu_shared_fold_all(s);
+	set = 0;
+	shared_for_each_armed(h, row)
+		set++;
+	cr_assert_eq(__atomic_load_n(&h->armed->nr, __ATOMIC_SEQ_CST), set, "step %ld", k);
+	cr_assert_eq(pcpu_shared_read(s, 0), exact, "step %ld: not repaired", k);
+}
+
+PCPU_TEST(shared_death, a_writer_killed_arming_its_row_leaves_a_set_readers_trust)
+{
+	sweep("arm", arming_leaves_a_readable_set);
+	cr_assert_gt(counted_not_set, 0, "no kill between the count and the bit: proves nothing");
+	cr_assert_gt(set_not_armed, 0, "no kill between the bit and the slot: proves nothing");
 }

@@ -286,7 +286,8 @@ PCPU_TEST(shared_fuzz, help_that_is_not_utf8_is_refused)
 enum hostile { H_LABEL_UTF8, H_LABEL_NAME, H_LABEL_ORDER, H_LABEL_NUL, H_LABEL_PAST, H_LABEL_COUNT,
 	       H_LABEL_SHORT, H_SAME_TUPLE, H_BOUNDS_DOWN, H_BUCKETS_MORE, H_BUCKETS_NONE,
 	       H_BOUNDS_ON_COUNTER, H_ITEM_RESERVED, H_VERSION_1, H_HEADER_RESERVED, H_BOUNDS_LEN,
-	       H_SLOTS, H_SCALE_ZERO, H_SCALE_ON_COUNTER };
+	       H_SLOTS, H_SCALE_ZERO, H_SCALE_ON_COUNTER, H_VERSION_2, H_ARMED_PAST_ROWS,
+	       H_ARMED_COUNT_LOW, H_ARMED_COUNT_HIGH, H_ARMED_OFF, H_ARMED_LEN };
 
 struct hostile_case {
 	const char *what;
@@ -316,6 +317,12 @@ ParameterizedTestParameters(shared_fuzz, each_new_field_is_validated_at_open)
 		{ "counters fewer than the items", H_SLOTS, EINVAL },
 		{ "a histogram's scale 0", H_SCALE_ZERO, EBADMSG },
 		{ "a scale on a counter", H_SCALE_ON_COUNTER, EBADMSG },
+		{ "layout 2 (a segment of 0.3)", H_VERSION_2, EBADMSG },
+		{ "an armed bit past the last row", H_ARMED_PAST_ROWS, EBADMSG },
+		{ "an armed count below the armed bits", H_ARMED_COUNT_LOW, EBADMSG },
+		{ "an armed count above the rows", H_ARMED_COUNT_HIGH, EBADMSG },
+		{ "the armed set where the rows start", H_ARMED_OFF, EINVAL },
+		{ "the armed set a word too long", H_ARMED_LEN, EINVAL },
 	};
 
 	return cr_make_param_array(struct hostile_case, cases, sizeof(cases) / sizeof(cases[0]));
@@ -338,6 +345,8 @@ ParameterizedTest(struct hostile_case *c, shared_fuzz, each_new_field_is_validat
 	/* item 0: code="200",method="get"; item 1: code="500",method="get" */
 	char *labels0 = strings + items[LAB_GET_200].labels_off;
 	char *labels1 = strings + items[LAB_GET_500].labels_off;
+	struct shared_armed *armed = (void *)(im.bytes + im.hdr.armed.off);
+	unsigned int rows = im.hdr.possible + 1;
 
 	shared_test_name(fname, sizeof(fname), "hostile-f");
 	put_segment(fname, im.bytes, im.size);
@@ -367,6 +376,20 @@ ParameterizedTest(struct hostile_case *c, shared_fuzz, each_new_field_is_validat
 	case H_SLOTS: hdr->nr_slots = LAB_ITEMS - 1; break;
 	case H_SCALE_ZERO: items[LAB_LAT_ROOT].scale = 0; break;
 	case H_SCALE_ON_COUNTER: items[LAB_GET_200].scale = 1000; break;
+	case H_VERSION_2: hdr->version = 2; break;
+	case H_ARMED_PAST_ROWS:
+		if (rows % 64 == 0)
+			cr_skip_test("no bit past %u rows", rows);
+		armed->bits[rows / 64] |= UINT64_C(1) << (rows % 64);
+		armed->nr = rows; /* the count is not what refuses it */
+		break;
+	case H_ARMED_COUNT_LOW:
+		cr_assert_geq(armed->nr, 1, "the image's adds armed a row");
+		armed->nr = 0;
+		break;
+	case H_ARMED_COUNT_HIGH: armed->nr = rows + 1; break;
+	case H_ARMED_OFF: hdr->armed.off = hdr->cpus.off; break;
+	case H_ARMED_LEN: hdr->armed.len += 8; break;
 	}
 	put_segment(fname, im.bytes, im.size);
 	cr_assert_eq(open_errno(fname), c->err, "%s", c->what);
@@ -375,6 +398,52 @@ ParameterizedTest(struct hostile_case *c, shared_fuzz, each_new_field_is_validat
 	cr_assert_eq(errno, c->err, "%s: errno %d for writing", c->what, errno);
 	pcpu_shared_unlink(fname);
 	free(im.bytes);
+}
+
+/*
+ * The armed set is live: a writer arms rows after a reader's open, so the
+ * reader cannot refuse what a hostile writer stores there later. It must
+ * read it safely: no walk past the last row (bits there are ignored), a
+ * count past the rows bounds as the rows, a count below the bits as is
+ * (a loose bound of a lying writer, never a fault) [armed-segment].
+ */
+PCPU_TEST(shared_fuzz, an_armed_set_changed_after_open_is_read_safely)
+{
+	char name[64];
+	struct pcpu_shared *w = pcpu_shared_create(shared_test_name(name, sizeof(name), "armlie"),
+						   &(struct pcpu_shared_desc){
+							   .items = shared_test_items,
+							   .nr_items = 3 });
+	struct pcpu_shared *r;
+	struct shared_handle *h;
+	unsigned int rows, words;
+	int64_t values[3];
+	uint64_t thresh_max;
+
+	cr_assert_not_null(w);
+	pcpu_shared_add(w, 0, 5);
+	r = pcpu_shared_open(name, PCPU_SHARED_RDONLY);
+	cr_assert_not_null(r, "errno %d", errno);
+	h = shared_handle(w);
+	rows = h->rows;
+	words = (rows + 63) / 64;
+	thresh_max = h->central[0].thresh_max;
+	/* every bit set, past the rows too, and a count past them */
+	for (unsigned int k = 0; k < words; k++)
+		__atomic_store_n(&h->armed->bits[k], ~UINT64_C(0), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&h->armed->nr, UINT64_MAX, __ATOMIC_SEQ_CST);
+	cr_assert_eq(pcpu_shared_sum(r, 0), 5, "the other rows hold 0");
+	cr_assert_eq(pcpu_shared_snapshot(r, values, NULL), 0);
+	cr_assert_eq(values[0], 5);
+	cr_assert_eq(pcpu_shared_error_bound(r, 0), rows * thresh_max, "the count is capped");
+	cr_assert_eq(pcpu_shared_sync_if_delta_above(r, 0, 0), 5);
+	/* and a count below the bits: a bound that lies, never a fault */
+	__atomic_store_n(&h->armed->nr, 0, __ATOMIC_SEQ_CST);
+	cr_assert_eq(pcpu_shared_error_bound(r, 0), 0);
+	cr_assert_eq(pcpu_shared_sum(r, 0), 5);
+	pcpu_shared_close(r);
+	pcpu_shared_close(w);
+	pcpu_shared_unlink(name);
 }
 
 /* ---- what is at the name is not a file ------------------------------------- */
