@@ -158,17 +158,30 @@ static void fill_stat(struct pcpu_stat *pub)
 	}
 }
 
+/*
+ * Each running CPU's row of a segment, armed as lib/shared/shared_fold.c
+ * arms a row (counted, in the set, every pair's mark stored armed), then
+ * each value becomes mark + pending.
+ */
 static void fill_shared(struct pcpu_shared *s)
 {
 	const struct shared_handle *h = shared_handle(s);
 
-	for (unsigned int row = 0; row < h->rows; row++)
-		for (unsigned int i = 0; i < h->nr_items; i++) {
-			int64_t *pair = shared_pair(h, i, row);
+	for (unsigned int r = 0; r < nr_online; r++) {
+		unsigned int row = running_cpu(r);
 
-			__atomic_store_n(&pair[0], pair[1] + pending_for(row, i, h->thresh[i]),
+		if (shared_armed_add(h, row))
+			__atomic_add_fetch(&h->armed->nr, 1, __ATOMIC_SEQ_CST);
+		for (unsigned int i = 0; i < h->nr_items; i++) {
+			int64_t *pair = shared_pair(h, i, row), snap[2];
+
+			pcpu_armed_snap(pair, snap);
+			pcpu_armed_arm(pair, snap);
+			__atomic_store_n(&pair[0],
+					 pcpu_armed_mark(pair[1]) + pending_for(row, i, h->thresh[i]),
 					 __ATOMIC_RELAXED);
 		}
+	}
 }
 
 /* The kernel port folds at |slot| >= batch: a slot holds at most batch - 1. */
@@ -867,13 +880,17 @@ static int measure_stat(double *row)
 		goto out;
 	}
 	row[SCALE_shared_item_bytes] = 16.0 * (nr_cpus + 1);
+	if (pcpu_shared_error_bound(sc->sh, 0) != 0) {
+		fprintf(stderr, "percpu-bench-scale: a shared bound before any add\n");
+		err = -EPROTO;
+	}
+	fill_shared(sc->sh); /* the running CPUs' rows armed, each item pending on each */
 	row[SCALE_shared_bound_zero] = (double)pcpu_shared_error_bound(sc->sh, 0);
-	fill_shared(sc->sh);
 	row[SCALE_shared_snapshot_64] = measure(
-		&(struct op){ NULL, run_shared_snapshot, sc, batch_for(nr_cpus * STAT_ITEMS) });
+		&(struct op){ NULL, run_shared_snapshot, sc, batch_for(nr_online * STAT_ITEMS) });
 	for (unsigned int i = 0; i < STAT_ITEMS; i++)
 		if (sc->values[i] != pcpu_shared_sum(sc->sh, i) ||
-		    sc->values[i] - pcpu_shared_read(sc->sh, i) < (int64_t)nr_cpus) {
+		    sc->values[i] - pcpu_shared_read(sc->sh, i) < (int64_t)nr_online) {
 			fprintf(stderr, "percpu-bench-scale: shared item %u: snapshot %lld\n", i,
 				(long long)sc->values[i]);
 			err = -EPROTO;

@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "base/armset.h"
 #include "base/atomics.h"
 #include "base/cpu_internal.h"
 #include "base/fold.h"
@@ -66,7 +65,7 @@ static void arm(struct shared_handle *h, unsigned int item, unsigned int row)
 
 	if (!shared_row_armed(h, row)) {
 		__atomic_add_fetch(&h->armed->nr, 1, __ATOMIC_SEQ_CST);
-		if (!pcpu_armset_add(h->armed->bits, row))
+		if (!shared_armed_add(h, row))
 			__atomic_sub_fetch(&h->armed->nr, 1, __ATOMIC_SEQ_CST);
 	}
 	pcpu_armed_snap(slot, snap);
@@ -98,7 +97,7 @@ static void recover(struct shared_handle *h)
 
 	for (row = 0; row < h->rows; row++) {
 		if (!shared_row_armed(h, row) && row_used(h, row))
-			pcpu_armset_add(h->armed->bits, row);
+			shared_armed_add(h, row);
 		count += shared_row_armed(h, row);
 	}
 	__atomic_store_n(&h->armed->nr, count, __ATOMIC_SEQ_CST);

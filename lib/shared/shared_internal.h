@@ -185,6 +185,18 @@ static inline bool shared_row_armed(const struct shared_handle *h, unsigned int 
 }
 
 /*
+ * Sets @row's bit in the armed set: true if this call set it. (Not
+ * lib/base/armset.h's: a segment's set is part of its layout, one bit per
+ * row and no summary word.)
+ */
+static inline bool shared_armed_add(const struct shared_handle *h, unsigned int row)
+{
+	uint64_t bit = UINT64_C(1) << (row % 64);
+
+	return !(__atomic_fetch_or(&h->armed->bits[row / 64], bit, __ATOMIC_SEQ_CST) & bit);
+}
+
+/*
  * for (each armed row @row of @h): one acquire load per word of 64 rows,
  * then its bits in order. @row is an unsigned int of the caller's.
  */

@@ -117,7 +117,7 @@ PCPU_TEST(floor_at_scale, elastic_threshold_takes_over_above_2_mi)
 	pcpu_counter_destroy(&at);
 }
 
-PCPU_TEST(floor_at_scale, stat_items_per_armed_cpu_and_shared_items_per_possible_cpu_near_zero)
+PCPU_TEST(floor_at_scale, stat_and_shared_items_near_zero_are_bounded_by_the_cpus_that_added_times_32)
 {
 	struct pcpu_stat_item items[] = { { .name = "dflt" }, { .name = "given", .floor = 100 } };
 	struct pcpu_stat_desc d = { items, 2, 0 };
@@ -140,8 +140,13 @@ PCPU_TEST(floor_at_scale, stat_items_per_armed_cpu_and_shared_items_per_possible
 		return;
 	sh = pcpu_shared_create(NULL, &(struct pcpu_shared_desc){ .items = items, .nr_items = 2 });
 	cr_assert_not_null(sh, "pcpu_shared_create: %s", strerror(errno));
-	cr_assert_eq(pcpu_shared_error_bound(sh, 0), 1024u * 32u);
-	cr_assert_eq(pcpu_shared_error_bound(sh, 1), 1024u * 100u);
+	/* the bound counts armed rows (none yet); the thresholds stay 32 and 100 at 1024 CPUs */
+	cr_assert_eq(pcpu_shared_error_bound(sh, 0), 0);
+	cr_assert_eq(sh->thresh[0], 32);
+	cr_assert_eq(sh->thresh[1], 100);
+	pcpu_shared_add(sh, 0, 1); /* arms this thread's row (pinned above: one) */
+	cr_assert_eq(pcpu_shared_error_bound(sh, 0), 32u);
+	cr_assert_eq(pcpu_shared_error_bound(sh, 1), 100u);
 	pcpu_shared_close(sh);
 }
 
