@@ -36,9 +36,9 @@
  *   maximum    the largest threshold ever published (thresh_max).
  *   armed      a slot whose mark is stored armed, and a CPU whose slots
  *              are: a unit's armed set and count [armed].
- *   bound      armed CPUs * maximum (counters, stat sets), possible CPUs
- *              * maximum (shared segments), saturated (pcpu_policy_bound()):
- *              |read() - exact| <= bound at quiescence.
+ *   bound      armed CPUs (a segment's rows) * maximum, saturated
+ *              (pcpu_policy_bound()): |read() - exact| <= bound at
+ *              quiescence.
  *   publish    make a threshold the one in force: pcpu_fold_publish()
  *              [publish-order]; when: pcpu_fold_retune() [republish].
  *   sequence   a unit's fold sequence word (seq): folds in progress in the
