@@ -133,10 +133,12 @@ static void fold_cpu(struct pcpu_counter *c, unsigned int cpu)
 }
 
 /*
- * Folds every armed CPU's slot, as fold_cpu() does, inside one fold section
- * (one locked instruction per CPU with nothing pending fewer: the enter and
- * leave), and returns base plus the values the walk saw, which is what
- * sum() would return [exact-sum]: a folding sync is one walk [sync].
+ * Folds every armed CPU's slot, as fold_cpu() does, but inside one fold
+ * section for the whole walk (two locked instructions per folded CPU, the
+ * swap and the credit, instead of four), and returns base plus the values
+ * the walk saw, which is what sum() would return [exact-sum]: a folding
+ * sync is one walk [sync]. Each CPU's amount still reaches count at once,
+ * so read() never lags by more than one CPU's fold.
  */
 static int64_t fold_all(struct pcpu_counter *c)
 {
