@@ -160,7 +160,7 @@ retry:
 		PCPU_RSEQ_ASM_END
 		: [offset] "=&r"(offset), [value] "=&r"(value), [distance] "=&r"(distance)
 		: [rseq] "r"(PCPU_ARCH_RSEQ_AREA()), [cpu0] "r"(cpu0), [amount] "r"(amount),
-		  [bias] "r"((uint64_t)amount + limit + armed), [span] "r"(2 * limit)
+		  [bias] "r"(((uint64_t)amount + limit) ^ armed), [span] "r"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return 1;
@@ -197,7 +197,7 @@ retry:
 		: [offset] "=&r"(offset), [word] "=&r"(word), [value] "=&r"(value),
 		  [distance] "=&r"(distance)
 		: [rseq] "r"(PCPU_ARCH_RSEQ_AREA()), [cpu0] "r"(cpu0), [amount] "r"(amount),
-		  [bias] "r"((uint32_t)amount + limit + PCPU_WORD_ARMED), [span] "r"(2 * limit)
+		  [bias] "r"(((uint32_t)amount + limit) ^ PCPU_WORD_ARMED), [span] "r"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return offset;
@@ -264,7 +264,7 @@ over:
 			  [max_off] "i"(max_off_),                                        \
 			  [busy_bits] "K"(busy_), [limit] "r"(limit_),                    \
 			  [amount] "r"(amount_),                                          \
-			  [bias] "r"((uint64_t)(amount_) + (thresh_) + PCPU_SLOT_ARMED),  \
+			  [bias] "r"(((uint64_t)(amount_) + (thresh_)) ^ PCPU_SLOT_ARMED), \
 			  [span] "r"(2 * (thresh_))                                       \
 			: "memory", "cc"                                                  \
 			: abort_, unregistered_, busy_label_, no_room_, full_);           \

@@ -184,7 +184,8 @@ unregistered:
  * the new value would be more than @limit (< 2^62) away from the mark
  * (value - mark + amount outside [-limit, limit], modulo 2^64). The pair
  * stores its mark plus @armed (a constant: 0, or PCPU_SLOT_ARMED for armed
- * slots), which the bias takes back out at no cost inside the sequence. The check
+ * slots), which the bias takes back out before the sequence: adding 2^63
+ * is flipping the top bit, one btc. The check
  * and the committing addq are one restartable sequence: no other thread of
  * this CPU can add between them, and a remote folder that swaps value and
  * mark together cannot succeed on a value it read before the add. Returns
@@ -202,7 +203,7 @@ retry:
 		PCPU_RSEQ_ASM_CHECKED_ADD("q", "8")
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount),
-		  [bias] "r"((uint64_t)amount + limit + armed), [span] "r"(2 * limit)
+		  [bias] "r"(((uint64_t)amount + limit) ^ armed), [span] "r"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return 1;
@@ -234,7 +235,7 @@ retry:
 		PCPU_RSEQ_ASM_CHECKED_ADD("l", "4")
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "ir"(amount),
-		  [bias] "ir"((uint32_t)amount + limit + PCPU_WORD_ARMED), [span] "ir"(2 * limit)
+		  [bias] "ir"(((uint32_t)amount + limit) ^ PCPU_WORD_ARMED), [span] "ir"(2 * limit)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return offset;
@@ -301,7 +302,7 @@ over:
 		  [max_off] "i"(max_off_),                                                \
 		  [seq_off] "i"(seq_off_), [busy_bits] "i"(busy_), [limit] "r"(limit_),        \
 		  [amount] "r"(amount_),                                                  \
-		  [bias] "r"((uint64_t)(amount_) + (thresh_) + PCPU_SLOT_ARMED),          \
+		  [bias] "r"(((uint64_t)(amount_) + (thresh_)) ^ PCPU_SLOT_ARMED),        \
 		  [span] "r"(2 * (thresh_))                                               \
 		: "memory", "cc"                                                          \
 		: abort_, unregistered_, busy_label_, no_room_, full_)
