@@ -224,6 +224,11 @@ int32_t pcpu_stat_debug_pending(const struct pcpu_stat *pub, unsigned int item, 
 	return pending_of(LOAD(&words_of(set_of(pub), cpu)[pub->hot[item].slot]));
 }
 
+uint32_t pcpu_stat_debug_armed(const struct pcpu_stat *pub)
+{
+	return LOAD(&set_of(pub)->armed);
+}
+
 unsigned int pcpu_stat_debug_line(const struct pcpu_stat *pub, unsigned int item)
 {
 	return set_of(pub)->items[item].line;

@@ -228,6 +228,9 @@ extern const struct pcpu_class pcpu_stat_class;
 /* Test-only: the pending delta of @item on @cpu (value - mark). */
 int32_t pcpu_stat_debug_pending(const struct pcpu_stat *s, unsigned int item, unsigned int cpu);
 
+/* Test-only: the set's count of armed CPUs [armed]. */
+uint32_t pcpu_stat_debug_armed(const struct pcpu_stat *s);
+
 /* Test-only: the central line that holds @item. */
 unsigned int pcpu_stat_debug_line(const struct pcpu_stat *s, unsigned int item);
 
