@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <percpu/counter.h>
 #include <percpu/metrics.h>
@@ -46,6 +48,13 @@
 #include "base/policy.h"
 #include "shared/shared_internal.h"
 #include "stat/stat_internal.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define PCPU_SCALE_VALGRIND 1
+#endif
+#endif
 
 #include "../baselines.h"
 #include "bench_arch.h"
@@ -592,16 +601,135 @@ static int register_range(struct pcpu_counter *c, unsigned int from, unsigned in
 	return 0;
 }
 
-/* 1k counters: the arena's footprint, fold_all, and the 1k exposition. */
+/* ---- resident memory ------------------------------------------------------ */
+
+/*
+ * The small file at @path into @buf with read(2), so that no heap is
+ * touched while the resident set is measured; its length, or -1.
+ */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	ssize_t got = 0, n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < size - 1 && (n = read(fd, buf + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+	return n < 0 ? -1 : got;
+}
+
+/*
+ * The process's resident set in KiB, -1 if unknown. smaps_rollup walks the
+ * page tables, so it is exact; statm's resident field is read from the
+ * kernel's per-CPU RSS counters since Linux 6.2, which may lag by dozens
+ * of pages per CPU: too coarse for 16 pages.
+ */
+static long rss_kib(void)
+{
+	char buf[4096];
+	const char *rss;
+
+	if (read_small("/proc/self/smaps_rollup", buf, sizeof(buf)) < 0)
+		return -1;
+	rss = strstr(buf, "\nRss:");
+	return rss ? strtol(rss + 5, NULL, 10) : -1;
+}
+
+/*
+ * Why the resident set would not be the library's alone, or NULL. THP
+ * "always" may back the heap (armed sets, registry entries) with 2 MiB
+ * pages at a fault; the arena's chunks are MADV_NOHUGEPAGE (new_chunk() in
+ * lib/arena/arena.c), not the heap. A sanitizer's shadow memory and
+ * redzones, or valgrind's, grow with what the program writes.
+ */
+static const char *rss_skewed(void)
+{
+	char buf[256];
+	const char *preload = getenv("LD_PRELOAD");
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return "built with a sanitizer";
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+	return "built with a sanitizer";
+#endif
+#endif
+#ifdef PCPU_SCALE_VALGRIND
+	if (RUNNING_ON_VALGRIND)
+		return "under valgrind";
+#endif
+	if (preload && strstr(preload, "vgpreload"))
+		return "under valgrind";
+	if (read_small("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) > 0 &&
+	    strstr(buf, "[always]"))
+		return "transparent huge pages \"always\": the heap may take 2 MiB at a fault"
+		       " (the arena's chunks are MADV_NOHUGEPAGE)";
+	return NULL;
+}
+
+/*
+ * include/percpu/counter.h's claim: @n counters filled on the M running
+ * CPUs grow the resident set by M x ceil(n x 16 B / PCPU_STRIDE) pages of
+ * arena (each of a CPU's strides is in a page of its own, if pages are
+ * not larger), not N x that; plus heap: per counter its struct, its armed
+ * set (a summary word and N / 64 words), its registry entry (48 B, private
+ * to lib/registry/registry.c), a malloc header and rounding (16 B) for
+ * each of the last two, and a fixed 128 KiB for the pages those land on
+ * and the arena's own records. In containers (M < N) the growth must also
+ * be far below all N CPUs' share: at most half. 0, or -EPROTO with why.
+ */
+static int check_rss(long grown_kib, unsigned int n)
+{
+	double page = (double)sysconf(_SC_PAGESIZE);
+	double strides = ceil((double)n * sizeof(struct pcpu_slot) / PCPU_STRIDE);
+	double heap = (double)n * (sizeof(struct pcpu_counter) +
+				   sizeof(uint64_t) * (1 + pcpu_armset_words(nr_cpus)) + 16 + 48 + 16);
+	double arena = nr_online * strides * fmax(page, PCPU_STRIDE);
+	double all = nr_cpus * strides * PCPU_STRIDE;
+	double limit = (fmin(arena, all) + heap) / 1024 + 128, grown = (double)grown_kib;
+	const char *skewed = rss_skewed();
+
+	if (grown_kib < 0) {
+		fprintf(stderr, "percpu-bench-scale: N=%u: no /proc/self/smaps_rollup, RSS not checked\n",
+			nr_cpus);
+		return 0;
+	}
+	if (skewed) {
+		fprintf(stderr, "percpu-bench-scale: N=%u: RSS not checked: %s\n", nr_cpus, skewed);
+		return 0;
+	}
+	if (grown > limit || (nr_online < nr_cpus && grown > all / 1024 / 2)) {
+		fprintf(stderr,
+			"percpu-bench-scale: N=%u online=%u: %u counters grew RSS by %ld KiB;"
+			" at most %.0f KiB expected (%.0f of arena for the running CPUs; all N's: %.0f)\n",
+			nr_cpus, nr_online, n, grown_kib, limit, fmin(arena, all) / 1024, all / 1024);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * 1k counters: the arena's footprint, the resident set they grow by, fold_all,
+ * and the 1k exposition. First in the row: nothing of the library lives
+ * yet when the resident set is first measured.
+ */
 static int measure_many(double *row, FILE *devnull)
 {
 	unsigned int n = 1000, more = 10000;
 	struct pcpu_counter *c = calloc(more, sizeof(*c));
 	struct counters cs = { c, n, 1 };
+	long rss_before, rss_after;
 	int err;
 
 	if (!c)
 		return -ENOMEM;
+	/* after the calloc: with MALLOC_PERTURB_ (meson test) it writes all 10k structs */
+	rss_before = rss_kib();
 	err = pcpu_counter_init_many(c, 0, n);
 	if (err) {
 		free(c);
@@ -609,6 +737,14 @@ static int measure_many(double *row, FILE *devnull)
 	}
 	/* nothing else lives yet: the chunks are the 1k counters' */
 	row[SCALE_arena_bytes_1k] = (double)pcpu_arena_debug_chunks() * nr_cpus * PCPU_STRIDE / n;
+	/* each running CPU's slot written, as its adds would (fold_all refills them) */
+	fill_counters(c, n, 1);
+	rss_after = rss_kib();
+	if (rss_before >= 0 && rss_after >= 0)
+		row[SCALE_rss_1k] = (double)(rss_after - rss_before);
+	err = check_rss(rss_before >= 0 && rss_after >= 0 ? rss_after - rss_before : -1, n);
+	if (err)
+		goto destroy;
 
 	row[SCALE_fold_all_1k] = measure(&(struct op){ refill_counters, run_fold_all, &cs, 1 }) / 1e3;
 	for (unsigned int i = 0; i < n; i++)

@@ -30,6 +30,7 @@
 	X(expo_10k, "us", "pcpu_metrics_write(), 10k counters")                              \
 	X(counter_bytes, "B", "memory per counter: slots + struct + armed set")              \
 	X(arena_bytes_1k, "B", "arena bytes per counter, 1k counters (chunks mapped)")       \
+	X(rss_1k, "KiB", "resident set growth (smaps_rollup Rss, measured) from initialising 1k counters (their array already allocated) and filling them on each running CPU: about M x 16 KiB of arena plus heap, not N x 16 KiB") \
 	X(stat_item_bytes, "B", "per-CPU memory per stat item")                              \
 	X(shared_item_bytes, "B", "per-CPU memory per shared-segment item")                  \
 	X(bound_zero_0_2, "", "0.2's rule, computed here: possible x max(32, 2 x online), at 0") \
