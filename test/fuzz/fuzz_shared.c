@@ -18,7 +18,8 @@
  * under libFuzzer, whose mutations set it at random): the segment must be
  * refused (a field that open() once left unchecked).
  *
- * Seeds: gen_seeds.c writes real segments of every kind of item.
+ * Seeds: gen_seeds.c writes real segments of every kind of item; under
+ * libFuzzer, shared_mutate.h varies them a field at a time.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +29,7 @@
 
 #include "fuzz.h"
 #include "shared/shared_internal.h"
+#include "shared_mutate.h"
 
 /* percpu-stat's formatting, as a function of this program */
 int percpu_stat_main(int argc, char **argv);
@@ -212,3 +214,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(text);
 	return 0;
 }
+
+#ifdef PCPU_FUZZ_LIBFUZZER
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+/* A field of a segment three times in four (see shared_mutate.h), else libFuzzer's. */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	static int on = -1;
+	size_t n = 0;
+
+	if (on < 0) {
+		const char *e = getenv("FUZZ_SHARED_MUTATOR");
+
+		on = !e || strcmp(e, "0") != 0;
+	}
+	if (on && seed % 4)
+		n = shared_mutate(data, size, max_size, seed);
+	return n ? n : LLVMFuzzerMutate(data, size, max_size);
+}
+#endif
