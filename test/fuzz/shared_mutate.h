@@ -5,9 +5,10 @@
  * fields open() checks are the ones to vary one at a time. An input that
  * is a segment (in fuzz_shared.c's form: flags, the head, the row bytes)
  * gets one field changed, rarely two, the rest kept: a header field or
- * range (offset or length), an item's field, a threshold, a central
- * value, a bound, the armed count, one armed bit, a byte of the strings,
- * or half a pair of the row. Anything else, and a quarter of segments,
+ * range (offset or length), an item's field, two items swapped or a
+ * string of one given to another, a threshold, a central value, a bound,
+ * the armed count, one armed bit, a byte of the strings, or half a pair
+ * of the row. Anything else, and a quarter of segments,
  * gets libFuzzer's own mutations. Deterministic given the seed.
  *
  * Static inline, so that the replay build (no libFuzzer) compiles it and
@@ -65,6 +66,15 @@ static inline bool mut_parse(struct mut_seg *m)
 	memset(&m->h, 0, sizeof(m->h));
 	memcpy(&m->h, m->data + 1, m->head < sizeof(m->h) ? m->head : sizeof(m->h));
 	return memcmp(m->h.magic, SHARED_MAGIC, sizeof(m->h.magic)) == 0;
+}
+
+/*
+ * Segment offset @rel into a region at @base: past MUT_MAX_OFF (which
+ * mut_reach() refuses) if either is, so that no sum of fields wraps.
+ */
+static inline uint64_t mut_off(uint64_t base, uint64_t rel)
+{
+	return base > MUT_MAX_OFF || rel > MUT_MAX_OFF ? UINT64_MAX : base + rel;
 }
 
 /*
@@ -171,6 +181,43 @@ static inline uint64_t mut_index(struct mut_seg *m, uint64_t n, uint64_t len, ui
 	return mut_below(m, n ? n : 1);
 }
 
+/*
+ * Two items (both in the input): their records swapped (@swap), else one
+ * string of one (name, help or labels: offset and length together) given
+ * to the other, so that names and label sets meet, as open() must refuse
+ * where they clash.
+ */
+static inline bool mut_items(struct mut_seg *m, bool swap)
+{
+	static const uint8_t str_off[] = {
+		offsetof(struct shared_item, name_off), offsetof(struct shared_item, help_off),
+		offsetof(struct shared_item, labels_off),
+	};
+	const uint64_t size = sizeof(struct shared_item);
+	uint64_t a = mut_index(m, m->h.nr_items, m->h.items.len, size);
+	uint64_t b = mut_index(m, m->h.nr_items, m->h.items.len, size);
+	uint8_t *pa, *pb, tmp[sizeof(struct shared_item)];
+	unsigned int f;
+
+	if (a == b || !mut_reach(m, mut_off(m->h.items.off, (a > b ? a : b) * size + size), 0))
+		return false;
+	pa = m->data + 1 + m->h.items.off + a * size;
+	pb = m->data + 1 + m->h.items.off + b * size;
+	if (swap) {
+		memcpy(tmp, pa, size);
+		memcpy(pa, pb, size);
+		memcpy(pb, tmp, size);
+		return true;
+	}
+	f = str_off[mut_below(m, sizeof(str_off))];
+	/* the offset and the length after it */
+	memcpy(pa + f, pb + f, 8);
+	if (f == offsetof(struct shared_item, labels_off))
+		memcpy(pa + offsetof(struct shared_item, nr_labels),
+		       pb + offsetof(struct shared_item, nr_labels), 4);
+	return true;
+}
+
 /* Changes one field of the segment; false if the one picked was out of reach. */
 static inline bool mut_one(struct mut_seg *m)
 {
@@ -197,7 +244,7 @@ static inline bool mut_one(struct mut_seg *m)
 	uint64_t i, off, rows = (uint64_t)h->possible + 1;
 	unsigned int f;
 
-	switch (mut_below(m, 12)) {
+	switch (mut_below(m, 14)) {
 	case 0:
 		f = (unsigned int)mut_below(m, sizeof(hdr_off));
 		return mut_field(m, hdr_off[f], hdr_off[f] == offsetof(struct shared_header, total_size) ? 8 : 4);
@@ -212,33 +259,36 @@ static inline bool mut_one(struct mut_seg *m)
 	case 4:
 		i = mut_index(m, h->nr_items, h->items.len, sizeof(struct shared_item));
 		f = (unsigned int)mut_below(m, sizeof(item_off));
-		return mut_field(m, h->items.off + i * sizeof(struct shared_item) + item_off[f],
+		return mut_field(m, mut_off(h->items.off, i * sizeof(struct shared_item) + item_off[f]),
 				 item_off[f] == offsetof(struct shared_item, floor) ||
 				 item_off[f] == offsetof(struct shared_item, scale) ? 8 : 4);
+	case 12:
+	case 13:
+		return mut_items(m, mut_below(m, 2));
 	case 5:
 		i = mut_index(m, h->nr_slots, h->thresh.len, 8);
-		return mut_field(m, h->thresh.off + 8 * i, 8);
+		return mut_field(m, mut_off(h->thresh.off, 8 * i), 8);
 	case 6:
 		i = mut_index(m, h->nr_slots, h->central.len, sizeof(struct shared_central));
-		return mut_field(m, h->central.off + sizeof(struct shared_central) * i +
-				    8 * mut_below(m, 2), 8);
+		return mut_field(m, mut_off(h->central.off, sizeof(struct shared_central) * i +
+							    8 * mut_below(m, 2)), 8);
 	case 7:
 		return mut_field(m, h->armed.off, 8);
 	case 8:
 		/* one armed bit: a row's, or one past the rows */
 		i = mut_below(m, rows + 64 > 4096 ? 4096 : rows + 64);
-		off = h->armed.off + sizeof(struct shared_armed) + i / 64 * 8;
+		off = mut_off(h->armed.off, sizeof(struct shared_armed) + i / 64 * 8);
 		if (!mut_reach(m, off, 8))
 			return false;
 		m->data[1 + off + i % 64 / 8] ^= (uint8_t)(1u << (i % 8));
 		return true;
 	case 9:
 		i = mut_index(m, UINT32_MAX, h->bounds.len, 8);
-		return mut_field(m, h->bounds.off + 8 * i, 8);
+		return mut_field(m, mut_off(h->bounds.off, 8 * i), 8);
 	case 10:
 		if (!h->strings.len)
 			return false;
-		off = h->strings.off + mut_below(m, h->strings.len);
+		off = mut_off(h->strings.off, mut_below(m, h->strings.len));
 		if (!mut_reach(m, off, 1))
 			return false;
 		m->data[1 + off] = mut_below(m, 4) ? (uint8_t)chars[mut_below(m, sizeof(chars))]
@@ -255,7 +305,7 @@ static inline bool mut_one(struct mut_seg *m)
 			p = m->data + 1 + m->head + 8 * mut_below(m, m->row / 8);
 		} else {
 			i = mut_index(m, h->nr_slots, PCPU_STRIDE, 16);
-			off = h->cpus.off + i * 16 + 8 * mut_below(m, 2);
+			off = mut_off(h->cpus.off, i * 16 + 8 * mut_below(m, 2));
 			if (!mut_reach(m, off, 8))
 				return false;
 			p = m->data + 1 + off;
