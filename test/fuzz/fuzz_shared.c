@@ -157,6 +157,43 @@ static void read_all(struct pcpu_shared *s)
 	FUZZ_CHECK(print_plain(s) == 0, "percpu-stat's table");
 }
 
+#ifndef PCPU_FUZZ_LIBFUZZER
+/*
+ * In the replay build, where libFuzzer does not call the mutator: it
+ * runs on every replayed input, twice per seed, and must give the same
+ * bytes (deterministic given the seed), within max_size, leaving what
+ * follows its output untouched, and must change a segment for most
+ * seeds; under a sanitizer build, also without a bad access.
+ */
+static void check_mutator(const uint8_t *data, size_t size)
+{
+	size_t max = size + 4096;
+	uint8_t *a = malloc(max + 1), *b = malloc(max + 1);
+
+	struct mut_seg m = { .data = (uint8_t *)data, .size = size, .max = size };
+	unsigned int changed = 0;
+
+	FUZZ_CHECK(a && b, "malloc");
+	for (unsigned int seed = 1; seed <= 16; seed++) {
+		size_t na, nb;
+
+		memcpy(a, data, size);
+		memcpy(b, data, size);
+		a[max] = b[max] = 0x5a;
+		na = shared_mutate(a, size, max, seed);
+		nb = shared_mutate(b, size, max, seed);
+		FUZZ_CHECK(na == nb && na <= max && memcmp(a, b, na) == 0 && a[max] == 0x5a,
+			   "the mutator, seed %u: %zu and %zu bytes", seed, na, nb);
+		changed += na != 0;
+	}
+	/* a segment (our magic) is changed by most seeds (a field out of reach: none) */
+	FUZZ_CHECK(!mut_parse(&m) || changed >= 8, "the mutator changed a segment %u times in 16",
+		   changed);
+	free(a);
+	free(b);
+}
+#endif
+
 static void cleanup(void)
 {
 	shm_unlink(seg);
@@ -177,6 +214,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(freopen("/dev/null", "w", stdout), "stdout");
 		ready = true;
 	}
+#ifndef PCPU_FUZZ_LIBFUZZER
+	check_mutator(data, size);
+#endif
 	if (size)
 		data++, size--;
 	build_image(data, size, flags);
