@@ -111,7 +111,8 @@ PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f);
  * destroy it.
  * @return the child; NULL with errno EINVAL (NULL @p f or @p values, a
  *         wrong number of values, a value not UTF-8 or too long), E2BIG (a
- *         new tuple while the family holds max_children) or ENOMEM; for a
+ *         new tuple while the family holds max_children; checked before the
+ *         values, so a bad tuple at the cap gets E2BIG) or ENOMEM; for a
  *         non-NULL @p f with an overflow child, that child instead of NULL
  *         (errno set all the same).
  * @since 0.3
