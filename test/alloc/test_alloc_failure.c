@@ -157,6 +157,23 @@ static int thread_count(void)
 	return n;
 }
 
+/*
+ * The threads of this process once their number is @want, or after 1 s
+ * the last count: a joined thread may stay listed in /proc/self/task for a
+ * moment after pthread_join() returns (its exit clears the tid that join
+ * waits on before the kernel releases the task).
+ */
+static int thread_count_settled(int want)
+{
+	int n = thread_count();
+
+	for (int ms = 0; n != want && ms < 1000; ms++) {
+		usleep(1000);
+		n = thread_count();
+	}
+	return n;
+}
+
 /* @c was initialised to @value: it counts. */
 static void check_counter_works(struct pcpu_counter *c, int64_t value, const char *what)
 {
@@ -516,13 +533,13 @@ static int point_stat_create(enum mode mode)
 static int point_refresher_start(enum mode mode)
 {
 	long attempts;
-	int ret, threads;
+	int ret, threads = thread_count(), n;
 
 	if (mode != COLD) {
 		CHILD_CHECK(pcpu_refresher_start(5) == 0, "warm-up refresher_start failed");
 		pcpu_refresher_stop();
+		threads = thread_count_settled(threads);
 	}
-	threads = thread_count();
 	failalloc_arm(the_point);
 	ret = pcpu_refresher_start(5);
 	attempts = failalloc_disarm();
@@ -547,8 +564,8 @@ static int point_refresher_start(enum mode mode)
 	CHILD_CHECK(thread_count() == threads + 1, "%d threads with the refresher, %d before",
 		    thread_count(), threads);
 	pcpu_refresher_stop();
-	CHILD_CHECK(thread_count() == threads, "%d threads after stop, %d before",
-		    thread_count(), threads);
+	n = thread_count_settled(threads);
+	CHILD_CHECK(n == threads, "%d threads after stop, %d before", n, threads);
 	return POINT_PASSED;
 }
 
