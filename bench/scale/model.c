@@ -111,8 +111,7 @@ static void set_pending(struct pcpu_counter *c, unsigned int cpu, int64_t pendin
 
 	pcpu_armed_snap(&s->value, snap);
 	if (!pcpu_armed_armed(snap)) {
-		if (pcpu_armset_add(c->armset, cpu))
-			__atomic_add_fetch(&c->armed, 1, __ATOMIC_SEQ_CST);
+		pcpu_armset_join(c->armset, &c->armed, cpu);
 		pcpu_armed_arm(&s->value, snap);
 		pcpu_armed_snap(&s->value, snap);
 	}
@@ -152,8 +151,7 @@ static void fill_stat(struct pcpu_stat *pub)
 		unsigned int cpu = running_cpu(r);
 		uint64_t *words = cpu_copy(pub->words, cpu);
 
-		if (pcpu_armset_add(s->armset, cpu))
-			__atomic_add_fetch(&s->armed, 1, __ATOMIC_SEQ_CST);
+		pcpu_armset_join(s->armset, &s->armed, cpu);
 		for (unsigned int i = 0; i < pub->nr_items; i++) {
 			uint64_t *w = &words[pub->hot[i].slot], snap = *w;
 			uint32_t d = (uint32_t)pending_for(cpu, i, pub->hot[i].thresh);

@@ -55,6 +55,21 @@ static inline bool pcpu_armset_add(uint64_t *set, unsigned int cpu)
 	return added;
 }
 
+/*
+ * Joins @cpu to @set, counted in *@armed: the count first, so that it runs
+ * ahead of the set, never behind (a bound that multiplies it covers every
+ * CPU a walk can find); of two callers that join one CPU, the one that
+ * finds it set takes its count back [armed].
+ */
+static inline void pcpu_armset_join(uint64_t *set, uint32_t *armed, unsigned int cpu)
+{
+	if (pcpu_armset_has(set, cpu))
+		return;
+	__atomic_add_fetch(armed, 1, __ATOMIC_SEQ_CST);
+	if (!pcpu_armset_add(set, cpu))
+		__atomic_sub_fetch(armed, 1, __ATOMIC_SEQ_CST);
+}
+
 /* How many CPUs @set holds, over @cpus CPUs. */
 static inline uint32_t pcpu_armset_count(const uint64_t *set, unsigned int cpus)
 {

@@ -77,44 +77,6 @@
  * [pending-bound].
  */
 
-/* The 64-bit layout: a pair {value, mark} of int64_t (lib/pair.h). */
-static inline void pcpu_pair_snap(const int64_t *slot, int64_t *snap)
-{
-	pcpu_pair_load(slot, snap);
-}
-
-static inline int64_t pcpu_pair_pending(const int64_t *snap)
-{
-	return (int64_t)((uint64_t)snap[0] - (uint64_t)snap[1]);
-}
-
-static inline bool pcpu_pair_swap(int64_t *slot, int64_t *snap)
-{
-	return pcpu_pair_cas(slot, snap, snap[0], snap[0]);
-}
-
-/*
- * After a swap that marked snap[0]: is the fold whole? Always where the
- * swap is lock-free. Under a lock (pair_lock.c) an owner's add may land
- * between the compare and the store of the mark [pending-bound], path 4:
- * then @snap becomes {the value now, the mark stored} and the fold goes on.
- */
-static inline bool pcpu_pair_settled(const int64_t *slot, int64_t *snap)
-{
-#if PCPU_PAIR_LOCK_FREE
-	(void)slot, (void)snap;
-	return true;
-#else
-	int64_t marked = snap[0], now = __atomic_load_n(&slot[0], __ATOMIC_SEQ_CST);
-
-	if (now == marked)
-		return true;
-	snap[0] = now;
-	snap[1] = marked;
-	return false;
-#endif
-}
-
 /*
  * The armed layout (counters): the 64-bit pair, its mark stored plus
  * PCPU_SLOT_ARMED (<percpu/common.h>), 0 while not armed [armed]. A slot
@@ -138,6 +100,17 @@ static inline void pcpu_armed_arm(int64_t *slot, int64_t *snap)
 		;
 }
 
+/*
+ * How a mark of @mark is stored: plus PCPU_SLOT_ARMED, and never 0 (not
+ * armed): a mark of -PCPU_SLOT_ARMED is stored as one less.
+ */
+static inline int64_t pcpu_armed_stored(int64_t mark)
+{
+	uint64_t stored = (uint64_t)mark + PCPU_SLOT_ARMED;
+
+	return stored ? (int64_t)stored : -1;
+}
+
 static inline int64_t pcpu_armed_mark(int64_t stored)
 {
 	return stored ? (int64_t)((uint64_t)stored - PCPU_SLOT_ARMED) : 0;
@@ -155,12 +128,15 @@ static inline int64_t pcpu_armed_pending(const int64_t *snap)
 
 static inline bool pcpu_armed_swap(int64_t *slot, int64_t *snap)
 {
-	uint64_t stored = (uint64_t)snap[0] + PCPU_SLOT_ARMED;
-
-	return pcpu_pair_cas(slot, snap, snap[0], stored ? (int64_t)stored : -1);
+	return pcpu_pair_cas(slot, snap, snap[0], pcpu_armed_stored(snap[0]));
 }
 
-/* As pcpu_pair_settled(), keeping the mark as stored. */
+/*
+ * After a swap that marked snap[0]: is the fold whole? Always where the
+ * swap is lock-free. Under a lock (pair_lock.c) an owner's add may land
+ * between the compare and the store of the mark [pending-bound], path 4:
+ * then @snap becomes {the value now, the mark stored} and the fold goes on.
+ */
 static inline bool pcpu_armed_settled(const int64_t *slot, int64_t *snap)
 {
 #if PCPU_PAIR_LOCK_FREE
@@ -168,12 +144,11 @@ static inline bool pcpu_armed_settled(const int64_t *slot, int64_t *snap)
 	return true;
 #else
 	int64_t marked = snap[0], now = __atomic_load_n(&slot[0], __ATOMIC_SEQ_CST);
-	uint64_t stored = (uint64_t)marked + PCPU_SLOT_ARMED;
 
 	if (now == marked)
 		return true;
 	snap[0] = now;
-	snap[1] = stored ? (int64_t)stored : -1;
+	snap[1] = pcpu_armed_stored(marked);
 	return false;
 #endif
 }
@@ -235,8 +210,7 @@ static inline bool pcpu_word_settled(const uint64_t *slot, uint64_t *snap)
 }
 
 /*
- * pcpu_fold_take_pair(slot, snap), pcpu_fold_take_armed(slot, snap),
- * pcpu_fold_take_word(slot, snap): from the snapshot @snap of @slot, marks
+ * pcpu_fold_take_armed(slot, snap), pcpu_fold_take_word(slot, snap): from the snapshot @snap of @slot, marks
  * the slot's whole pending delta folded and returns it (0: nothing was
  * pending). The caller adds it to central.
  */
@@ -259,7 +233,6 @@ static inline bool pcpu_word_settled(const uint64_t *slot, uint64_t *snap)
 		return (int64_t)moved;                                                             \
 	}
 
-PCPU_FOLD_DEFINE_TAKE(pair, int64_t)
 PCPU_FOLD_DEFINE_TAKE(armed, int64_t)
 PCPU_FOLD_DEFINE_TAKE(word, uint64_t)
 
@@ -274,7 +247,7 @@ static inline int64_t pcpu_fold_credit(int64_t *central, int64_t moved)
 }
 
 /*
- * pcpu_fold_step_pair(slot, snap, central, extra, between),
+ * pcpu_fold_step_armed(slot, snap, central, extra, between),
  * pcpu_fold_step_word(...): the fold step, one for every unit. From the
  * snapshot @snap of @slot, takes its whole pending delta, calls @between
  * if any moved (a test hook; NULL: none), and credits what moved plus
@@ -296,40 +269,8 @@ static inline int64_t pcpu_fold_credit(int64_t *central, int64_t moved)
 		return (int64_t)moved;                                                             \
 	}
 
-PCPU_FOLD_DEFINE_STEP(pair, int64_t)
 PCPU_FOLD_DEFINE_STEP(armed, int64_t)
 PCPU_FOLD_DEFINE_STEP(word, uint64_t)
-
-/*
- * Sums over the 64-bit layout: half @half (0: value, 1: mark) of one
- * item's slots in @rows rows, from row 0's @slot, a stride (PCPU_STRIDE)
- * apart, wrapping as the int64_t halves do.
- */
-static inline uint64_t pcpu_fold_sum_half(const int64_t *slot, unsigned int rows, unsigned int half)
-{
-	uint64_t sum = 0;
-
-	for (unsigned int row = 0; row < rows; row++)
-		sum += (uint64_t)LOAD_ACQ((const int64_t *)cpu_copy((void *)slot, row) + half);
-	return sum;
-}
-
-/*
- * The exact sum (with a counter's base): the values [exact-sum].
- */
-static inline uint64_t pcpu_fold_sum_values(const int64_t *slot, unsigned int rows)
-{
-	return pcpu_fold_sum_half(slot, rows, 0);
-}
-
-/*
- * What central holds once no fold is half done (with a counter's base):
- * the marks, from which a unit rebuilds it [central-marks].
- */
-static inline uint64_t pcpu_fold_sum_marks(const int64_t *slot, unsigned int rows)
-{
-	return pcpu_fold_sum_half(slot, rows, 1);
-}
 
 /*
  * The fold sequence, over either width (a counter's uint32_t, a stat
@@ -362,26 +303,13 @@ static inline bool pcpu_fold_seq_stable(uint64_t before, uint64_t after, uint64_
 }
 
 /*
- * Raises the maximum *@max to @t, and first, if the unit caches its bound
- * at *@bound (not NULL), that bound to cover @t on @cpus CPUs
- * [publish-order].
- */
-static inline void pcpu_fold_raise(uint64_t *max, uint64_t *bound, unsigned int cpus, uint64_t t)
-{
-	if (bound)
-		pcpu_policy_raise(bound, pcpu_policy_bound(t, cpus));
-	pcpu_policy_raise(max, t);
-}
-
-/*
  * Makes @t the threshold in force: stores it at @thresh (a uint32_t or a
  * 64-bit word, @width bytes, where the adds read it) between two raises of
- * the maximum (and bound): the one order of publication [publish-order].
+ * the maximum *@max: the one order of publication [publish-order].
  */
-static inline void pcpu_fold_publish(void *thresh, size_t width, uint64_t *max, uint64_t *bound,
-				     unsigned int cpus, uint64_t t)
+static inline void pcpu_fold_publish(void *thresh, size_t width, uint64_t *max, uint64_t t)
 {
-	pcpu_fold_raise(max, bound, cpus, t);
+	pcpu_policy_raise(max, t);
 	if (width == sizeof(uint32_t)) {
 		uint32_t *t32 = thresh;
 
@@ -393,7 +321,7 @@ static inline void pcpu_fold_publish(void *thresh, size_t width, uint64_t *max, 
 		if (LOAD(t64) != t)
 			__atomic_store_n(t64, t, __ATOMIC_RELEASE);
 	}
-	pcpu_fold_raise(max, bound, cpus, t);
+	pcpu_policy_raise(max, t);
 }
 
 /*

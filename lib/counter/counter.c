@@ -62,8 +62,7 @@ static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
 
 	if (raise)
 		pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
-	pcpu_fold_publish(&c->thresh, sizeof(c->thresh), &c->thresh_max, NULL, 0,
-			  (uint64_t)thresh);
+	pcpu_fold_publish(&c->thresh, sizeof(c->thresh), &c->thresh_max, (uint64_t)thresh);
 	if (raise)
 		pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
@@ -97,16 +96,10 @@ void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount)
  * count and set, in that order, so that the bound counts the CPU before a
  * walk can see its value (an owner's add lands before its slot is armed)
  * and before the slot may hold anything the fast path put there [armed].
- * Of two threads that arm one CPU, the one that finds it in the set takes
- * its count back: the count may run ahead of the set, never behind.
  */
 static void arm(struct pcpu_counter *c, unsigned int cpu, int64_t *snap)
 {
-	if (!pcpu_armset_has(c->armset, cpu)) {
-		__atomic_add_fetch(&c->armed, 1, __ATOMIC_SEQ_CST);
-		if (!pcpu_armset_add(c->armset, cpu))
-			__atomic_sub_fetch(&c->armed, 1, __ATOMIC_SEQ_CST);
-	}
+	pcpu_armset_join(c->armset, &c->armed, cpu);
 	pcpu_armed_arm(&slot_of(c, cpu)->value, snap);
 }
 
@@ -134,37 +127,53 @@ static void fold_cpu(struct pcpu_counter *c, unsigned int cpu)
 
 /*
  * Folds every armed CPU's slot, as fold_cpu() does, but inside one fold
- * section for the whole walk (two locked instructions per folded CPU, the
- * swap and the credit, instead of four), and returns base plus the values
- * the walk saw, which is what sum() would return [exact-sum]: a folding
- * sync is one walk [sync]. Each CPU's amount still reaches count at once,
- * so read() never lags by more than one CPU's fold.
+ * section for the whole walk, and credits count only when what the walk
+ * moved and has not credited would pass the maximum threshold with the
+ * next CPU's pending delta: so read() lags by at most about one slot's
+ * worth more than at quiescence, as it may between any fold's two steps
+ * [central-marks], and most folded CPUs cost one locked instruction (the
+ * swap), as the kernel's fold costs its exchange. Returns base plus the
+ * values the walk saw, which is what sum() would return [exact-sum]: a
+ * folding sync is one walk [sync].
  */
 static int64_t fold_all(struct pcpu_counter *c)
 {
 	uint64_t sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
+	uint64_t max = LOAD(&c->thresh_max);
+	int64_t owed = 0, count = 0; /* moved, not yet credited; count after a credit */
 	bool entered = false, moved = false;
 	unsigned int cpu;
 
 	pcpu_armset_for_each(c->armset, cpu_possible(), cpu) {
 		struct pcpu_slot *slot = slot_of(c, cpu);
-		int64_t snap[2];
+		int64_t snap[2], pending;
 
 		pcpu_armed_snap(&slot->value, snap);
 		if (!pcpu_armed_armed(snap))
 			arm(c, cpu, snap);
-		if (pcpu_armed_pending(snap) != 0) {
+		pending = pcpu_armed_pending(snap);
+		if (pending != 0) {
 			if (!entered)
 				pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
 			entered = true;
-			moved |= pcpu_fold_step_armed(&slot->value, snap, &c->count, 0, NULL) != 0;
+			if (pcpu_magnitude((int64_t)((uint64_t)owed + (uint64_t)pending)) > max) {
+				count = pcpu_fold_credit(&c->count, owed);
+				moved |= owed != 0;
+				owed = 0;
+			}
+			owed = (int64_t)((uint64_t)owed +
+					 (uint64_t)pcpu_fold_take_armed(&slot->value, snap));
 		}
 		sum += (uint64_t)snap[0];
+	}
+	if (owed) {
+		count = pcpu_fold_credit(&c->count, owed);
+		moved = true;
 	}
 	if (entered)
 		pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 	if (moved)
-		retune(c, LOAD(&c->count));
+		retune(c, count);
 	return (int64_t)sum;
 }
 
@@ -198,7 +207,7 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 		int added;
 
 		/* thresh_max first: by then error_bound() must cover it [publish-order] */
-		pcpu_fold_raise(&c->thresh_max, NULL, 0, (uint64_t)thresh);
+		pcpu_policy_raise(&c->thresh_max, (uint64_t)thresh);
 		added = pcpu_this_cpu_add_within(&c->slots->value, amount, (uint64_t)thresh,
 						 c->mode);
 		if (added > 0)

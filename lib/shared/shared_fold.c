@@ -37,7 +37,7 @@ static void retune(struct shared_handle *h, unsigned int item)
 			     (uint64_t)it->accuracy * (h->rows - 1), (uint64_t)it->floor,
 			     PCPU_SHARED_MAX_THRESH, &want))
 		pcpu_fold_publish(&h->thresh[item], sizeof(h->thresh[item]),
-				  &h->central[item].thresh_max, NULL, 0, want);
+				  &h->central[item].thresh_max, want);
 }
 
 /*

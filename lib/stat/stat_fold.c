@@ -20,7 +20,7 @@ static void retune(struct stat_set *s, uint32_t i, int64_t central)
 	if (pcpu_fold_retune(LOAD(&s->pub.hot[i].thresh), central, it->divisor, (uint64_t)it->floor,
 			     PCPU_STAT_MAX_THRESH, &want))
 		pcpu_fold_publish(&s->pub.hot[i].thresh, sizeof(s->pub.hot[i].thresh),
-				  &it->thresh_max, NULL, 0, want);
+				  &it->thresh_max, want);
 }
 
 static void add_central(struct stat_set *s, uint32_t i, int64_t amount)
@@ -88,9 +88,7 @@ static bool arm_cpu(struct stat_set *s, unsigned int cpu)
 
 	if (pcpu_armset_has(s->armset, cpu))
 		return false;
-	__atomic_add_fetch(&s->armed, 1, __ATOMIC_SEQ_CST);
-	if (!pcpu_armset_add(s->armset, cpu))
-		__atomic_sub_fetch(&s->armed, 1, __ATOMIC_SEQ_CST);
+	pcpu_armset_join(s->armset, &s->armed, cpu);
 	for (uint32_t k = 0; k < s->pub.nr_items; k++) {
 		uint64_t snap;
 

@@ -166,7 +166,7 @@ static void owner_adds_inside_a_swap(int64_t *pair)
 /*
  * Where pairs are swapped under a lock the owner's add takes no lock: a
  * fold that stored its mark over adds that landed after its compare goes
- * on and folds them too (pcpu_pair_settled(), lib/fold.h). Without that,
+ * on and folds them too (pcpu_armed_settled(), lib/base/fold.h). Without that,
  * 2T - 1 stays pending here: |read - exact| past the bound.
  */
 PCPU_TEST(slot_owner, a_fold_under_a_lock_also_folds_adds_that_landed_inside_its_swap)

@@ -8,8 +8,12 @@
  */
 #include "../counter/helpers.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <urcu-bp.h>
 
@@ -251,6 +255,34 @@ static int refresher_in_the_child(void *arg)
 	return 0;
 }
 
+/* Does every thread of this process but the caller sleep (state S)? */
+static bool other_threads_asleep(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	bool asleep = d != NULL;
+
+	while (asleep && (de = readdir(d))) {
+		char path[300], stat[512], *end;
+		FILE *f;
+
+		if (de->d_name[0] == '.' || atoi(de->d_name) == gettid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* it has exited */
+		if (!fgets(stat, sizeof(stat), f))
+			stat[0] = 0;
+		fclose(f);
+		end = strrchr(stat, ')'); /* "tid (comm) S ...": comm may hold anything */
+		asleep = end && end[1] == ' ' && end[2] == 'S';
+	}
+	if (d)
+		closedir(d);
+	return asleep;
+}
+
 PCPU_TEST(registry, a_forked_child_can_start_a_refresher_that_folds_there)
 {
 	int status;
@@ -259,6 +291,14 @@ PCPU_TEST(registry, a_forked_child_can_start_a_refresher_that_folds_there)
 	cr_assert_eq(pcpu_counter_init(&forked, 100), 0);
 	/* the parent's refresher runs, with an interval that never comes */
 	cr_assert_eq(pcpu_refresher_start(3600000), 0);
+	/*
+	 * Fork once it waits: a thread just started may be inside malloc(),
+	 * and gcc 12's ASan takes no allocator lock around fork, so the
+	 * child's next allocation (its own refresher's start) would wait for
+	 * good (1 in about 60 runs, check 4).
+	 */
+	for (int ms = 0; ms < 2000 && !other_threads_asleep(); ms++)
+		usleep(1000);
 	status = pcpu_test_in_child(refresher_in_the_child, NULL, 25);
 	pcpu_test_assert_child_passed(status, "start in the child (1 pin, 2 pending, 3 start "
 					      "returned non-zero, 4 no fold, 5 restart)");
