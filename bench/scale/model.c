@@ -80,12 +80,12 @@ static volatile int64_t sink;
 
 /* ---- filling slots as a busy machine leaves them ------------------------ */
 
-/* A pending delta in [1, thresh] for @cpu, deterministic; 0 if thresh is 0. */
-static int64_t pending_for(unsigned int cpu, unsigned int salt, uint64_t thresh)
+/* A pending delta in [1, threshold] for @cpu, deterministic; 0 if threshold is 0. */
+static int64_t pending_for(unsigned int cpu, unsigned int salt, uint64_t threshold)
 {
 	uint64_t h = (uint64_t)cpu * 2654435761u + (uint64_t)salt * 40503u + 12345u;
 
-	return thresh ? 1 + (int64_t)(h % thresh) : 0;
+	return threshold ? 1 + (int64_t)(h % threshold) : 0;
 }
 
 static struct pcpu_slot *slot_of(const struct pcpu_counter *c, unsigned int cpu)
@@ -123,12 +123,12 @@ static void set_pending(struct pcpu_counter *c, unsigned int cpu, int64_t pendin
 /* Each running CPU's pending delta of @c becomes pending_for(). */
 static void fill_counter(struct pcpu_counter *c, unsigned int salt)
 {
-	uint64_t thresh = (uint64_t)__atomic_load_n(&c->thresh, __ATOMIC_RELAXED);
+	uint64_t threshold = (uint64_t)__atomic_load_n(&c->threshold, __ATOMIC_RELAXED);
 
 	for (unsigned int i = 0; i < nr_online; i++) {
 		unsigned int cpu = running_cpu(i);
 
-		set_pending(c, cpu, pending_for(cpu, salt, thresh));
+		set_pending(c, cpu, pending_for(cpu, salt, threshold));
 	}
 }
 
@@ -154,7 +154,7 @@ static void fill_stat(struct pcpu_stat *pub)
 		pcpu_armset_join(s->armset, &s->armed, cpu);
 		for (unsigned int i = 0; i < pub->nr_items; i++) {
 			uint64_t *w = &words[pub->hot[i].slot], snap = *w;
-			uint32_t d = (uint32_t)pending_for(cpu, i, pub->hot[i].thresh);
+			uint32_t d = (uint32_t)pending_for(cpu, i, pub->hot[i].threshold);
 
 			pcpu_word_arm(w, &snap);
 			snap = *w;
@@ -185,7 +185,7 @@ static void fill_shared(struct pcpu_shared *s)
 			pcpu_armed_snap(pair, snap);
 			pcpu_armed_arm(pair, snap);
 			__atomic_store_n(&pair[0],
-					 pcpu_armed_mark(pair[1]) + pending_for(row, i, h->thresh[i]),
+					 pcpu_armed_mark(pair[1]) + pending_for(row, i, h->threshold[i]),
 					 __ATOMIC_RELAXED);
 		}
 	}
@@ -437,8 +437,8 @@ static void republish(struct pcpu_counter *c, int64_t count)
 	int64_t t = (int64_t)pcpu_policy_threshold(count, (uint64_t)c->accuracy * nr_cpus,
 						   (uint64_t)c->floor, PCPU_COUNTER_MAX_BATCH);
 
-	if (__atomic_load_n(&c->thresh, __ATOMIC_RELAXED) != t)
-		__atomic_store_n(&c->thresh, t, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&c->threshold, __ATOMIC_RELAXED) != t)
+		__atomic_store_n(&c->threshold, t, __ATOMIC_RELAXED);
 }
 
 static int64_t fold_one(struct pcpu_counter *c, unsigned int cpu, bool seq)
@@ -452,7 +452,7 @@ static int64_t fold_one(struct pcpu_counter *c, unsigned int cpu, bool seq)
 		__atomic_add_fetch(&c->seq, COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
 	moved = pcpu_fold_take_armed(&slot_of(c, cpu)->value, snap);
 	if (moved)
-		republish(c, __atomic_add_fetch(&c->count, moved, __ATOMIC_SEQ_CST));
+		republish(c, __atomic_add_fetch(&c->central, moved, __ATOMIC_SEQ_CST));
 	if (seq)
 		__atomic_add_fetch(&c->seq, COUNTER_SEQ_GEN - COUNTER_SEQ_FOLD, __ATOMIC_SEQ_CST);
 	return moved;
@@ -939,10 +939,10 @@ static int measure_bounds(double *row)
 	row[SCALE_counter_bytes] = (double)(sizeof(struct pcpu_slot) * nr_cpus +
 					    sizeof(struct pcpu_counter) +
 					    sizeof(uint64_t) * pcpu_armset_words(nr_cpus));
-	/* bound = armed CPUs x thresh_max, and the running CPUs alone are armed */
-	if (before != 0 || row[SCALE_bound_zero] != nr_online * (double)zero.thresh_max ||
-	    zero.thresh_max != (uint64_t)pcpu_counter_default_floor() ||
-	    row[SCALE_bound_1g] != nr_online * (double)big.thresh_max ||
+	/* bound = armed CPUs x threshold_max, and the running CPUs alone are armed */
+	if (before != 0 || row[SCALE_bound_zero] != nr_online * (double)zero.threshold_max ||
+	    zero.threshold_max != (uint64_t)pcpu_counter_default_floor() ||
+	    row[SCALE_bound_1g] != nr_online * (double)big.threshold_max ||
 	    row[SCALE_dropin_bound_zero] != (floor_0_2 - 1) * nr_online ||
 	    row[SCALE_bound_zero] > kernel_bound) {
 		fprintf(stderr,

@@ -59,15 +59,15 @@ extern "C" {
 /**
  * One counter's copy on one CPU: 16 bytes, 16-byte aligned. @c value only
  * ever accumulates (its CPU's fast path adds, nobody else writes it),
- * @c folded says how much of it is already in the central value, plus
+ * @c mark says how much of it is already in the central value, plus
  * PCPU_SLOT_ARMED; 0 while the slot is not armed (no add of its CPU has
  * reached the counter yet). A fold swaps the pair with a 16-byte
- * compare-and-swap that changes only @c folded, so any thread may fold any
+ * compare-and-swap that changes only @c mark, so any thread may fold any
  * CPU. @since 0.1 (armed since 0.4)
  */
 struct pcpu_slot {
 	int64_t value;  /**< every add of this CPU, ever */
-	int64_t folded; /**< how much of @c value the central value holds, + PCPU_SLOT_ARMED */
+	int64_t mark;   /**< how much of @c value the central value holds, + PCPU_SLOT_ARMED */
 };
 
 /**
@@ -77,13 +77,13 @@ struct pcpu_slot {
  */
 struct pcpu_counter {
 	/* read by every add, read and compare; written only when a CPU folds */
-	int64_t count;              /**< approximate central value */
-	int64_t thresh;             /**< per-CPU fold threshold now */
-	uint64_t thresh_max;        /**< largest threshold since init or set */
+	int64_t central;            /**< approximate central value */
+	int64_t threshold;          /**< per-CPU fold threshold now */
+	uint64_t threshold_max;     /**< largest threshold since init or set */
 	struct pcpu_slot *slots;    /**< CPU 0's slot; NULL when not initialised */
 	uint32_t mode;              /**< the update path (enum pcpu_cpu_mode) */
 	uint32_t flags;             /**< PCPU_COUNTER_F_* */
-	uint32_t armed;             /**< CPUs in @c armset: error bound = armed * thresh_max */
+	uint32_t armed;             /**< CPUs in @c armset: error bound = armed * threshold_max */
 	uint32_t seq;               /**< folds in flight, the limited adds' gate */
 	/* read and written rarely */
 	int64_t base;               /**< exact value = base + sum of slot values */
@@ -202,7 +202,7 @@ static inline bool pcpu_counter_initialized(const struct pcpu_counter *c)
  */
 PCPU_INLINE void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
 {
-	__pcpu_counter_add_limit(c, amount, c ? __atomic_load_n(&c->thresh, __ATOMIC_RELAXED) : 0,
+	__pcpu_counter_add_limit(c, amount, c ? __atomic_load_n(&c->threshold, __ATOMIC_RELAXED) : 0,
 				 -1);
 }
 
@@ -216,17 +216,17 @@ PCPU_INLINE void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
 PCPU_INLINE void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount,
 					int64_t batch)
 {
-	int64_t thresh = batch > 0 ? batch - 1 : 0;
+	int64_t threshold = batch > 0 ? batch - 1 : 0;
 
-	if (thresh > PCPU_COUNTER_MAX_BATCH)
-		thresh = PCPU_COUNTER_MAX_BATCH;
+	if (threshold > PCPU_COUNTER_MAX_BATCH)
+		threshold = PCPU_COUNTER_MAX_BATCH;
 	/* the bound must cover the batch before the fast path may use it */
-	if (pcpu_unlikely(c && (uint64_t)thresh > __atomic_load_n(&c->thresh_max,
+	if (pcpu_unlikely(c && (uint64_t)threshold > __atomic_load_n(&c->threshold_max,
 								  __ATOMIC_RELAXED))) {
-		__pcpu_counter_add_slow(c, amount, thresh);
+		__pcpu_counter_add_slow(c, amount, threshold);
 		return;
 	}
-	__pcpu_counter_add_limit(c, amount, thresh, thresh);
+	__pcpu_counter_add_limit(c, amount, threshold, threshold);
 }
 
 /**
@@ -235,7 +235,7 @@ PCPU_INLINE void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount,
  */
 static inline int64_t pcpu_counter_read(const struct pcpu_counter *c)
 {
-	return c ? __atomic_load_n(&c->count, __ATOMIC_RELAXED) : 0;
+	return c ? __atomic_load_n(&c->central, __ATOMIC_RELAXED) : 0;
 }
 
 /**
@@ -279,7 +279,7 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 static inline int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
 {
 	if (pcpu_likely(c != NULL && c->slots != NULL)) {
-		int64_t v = __atomic_load_n(&c->count, __ATOMIC_RELAXED);
+		int64_t v = __atomic_load_n(&c->central, __ATOMIC_RELAXED);
 		uint64_t bound = __pcpu_counter_bound(c);
 
 		if (v > rhs && (uint64_t)v - (uint64_t)rhs > bound)

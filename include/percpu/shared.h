@@ -134,7 +134,7 @@ struct pcpu_shared_desc {
  */
 struct pcpu_shared {
 	int64_t *pairs;         /**< CPU 0's pairs; item i's is pairs + 2 * i */
-	const uint64_t *thresh; /**< per item: the per-CPU threshold now */
+	const uint64_t *threshold; /**< per item: the per-CPU threshold now */
 	uint32_t add_items;     /**< items, if open for writing; else 0 */
 	uint32_t mode;          /**< the update path (enum pcpu_cpu_mode) */
 };
@@ -218,7 +218,7 @@ PCPU_INLINE void pcpu_shared_add(struct pcpu_shared *s, unsigned int item, int64
 
 	if (pcpu_unlikely(s == NULL || item >= s->add_items))
 		goto slow;
-	limit = __atomic_load_n(&s->thresh[item], __ATOMIC_RELAXED);
+	limit = __atomic_load_n(&s->threshold[item], __ATOMIC_RELAXED);
 	if (pcpu_likely(__pcpu_within(amount, limit) &&
 			pcpu_this_cpu_add_armed(s->pairs + 2 * (uintptr_t)item, amount, limit,
 						s->mode)))

@@ -96,7 +96,7 @@ struct pcpu_stat_desc {
  */
 struct pcpu_stat_hot {
 	uint32_t slot;   /**< index of the item's word in each CPU's array */
-	uint32_t thresh; /**< per-CPU threshold now, <= PCPU_STAT_MAX_THRESH */
+	uint32_t threshold; /**< per-CPU threshold now, <= PCPU_STAT_MAX_THRESH */
 };
 
 /**
@@ -144,7 +144,7 @@ PCPU_INLINE void pcpu_stat_add(struct pcpu_stat *s, unsigned int item, int64_t a
 	if (pcpu_unlikely(s == NULL || item >= s->nr_items))
 		goto slow;
 	h = &s->hot[item];
-	limit = __atomic_load_n(&h->thresh, __ATOMIC_RELAXED);
+	limit = __atomic_load_n(&h->threshold, __ATOMIC_RELAXED);
 	if (pcpu_unlikely(!__pcpu_within(amount, limit)))
 		goto slow;
 	if (pcpu_likely(pcpu_this_cpu_add32(s->words + h->slot, (int32_t)amount, limit, s->mode) !=

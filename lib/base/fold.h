@@ -15,8 +15,7 @@
  *   word       a stat set's slot (the 32-bit layout); nothing else.
  *   value      every add a CPU's fast path made to the slot, ever (modulo
  *              the layout's width). Only that CPU's fast path writes it.
- *   mark       how much of value the central value holds already. The
- *              counter's public field calls it `folded` (an ABI name).
+ *   mark       how much of value the central value holds already.
  *              (A charge's pair {charged, mark} is not a fold slot: its
  *              mark is the top of a stock, see charge.c; it shares only
  *              the pair swap of pair.h.)
@@ -33,7 +32,7 @@
  *   threshold  the per-CPU limit the fast path checks, published by the
  *              unit for its central value (policy.h); the adds read it.
  *   floor      the smallest threshold an item may have.
- *   maximum    the largest threshold ever published (thresh_max).
+ *   maximum    the largest threshold ever published (threshold_max).
  *   armed      a slot whose mark is stored armed, and a CPU whose slots
  *              are: a unit's armed set and count [armed].
  *   bound      armed CPUs (a segment's rows) * maximum, saturated
@@ -303,20 +302,20 @@ static inline bool pcpu_fold_seq_stable(uint64_t before, uint64_t after, uint64_
 }
 
 /*
- * Makes @t the threshold in force: stores it at @thresh (a uint32_t or a
+ * Makes @t the threshold in force: stores it at @threshold (a uint32_t or a
  * 64-bit word, @width bytes, where the adds read it) between two raises of
  * the maximum *@max: the one order of publication [publish-order].
  */
-static inline void pcpu_fold_publish(void *thresh, size_t width, uint64_t *max, uint64_t t)
+static inline void pcpu_fold_publish(void *threshold, size_t width, uint64_t *max, uint64_t t)
 {
 	pcpu_policy_raise(max, t);
 	if (width == sizeof(uint32_t)) {
-		uint32_t *t32 = thresh;
+		uint32_t *t32 = threshold;
 
 		if (LOAD(t32) != (uint32_t)t)
 			__atomic_store_n(t32, (uint32_t)t, __ATOMIC_RELEASE);
 	} else {
-		uint64_t *t64 = thresh;
+		uint64_t *t64 = threshold;
 
 		if (LOAD(t64) != t)
 			__atomic_store_n(t64, t, __ATOMIC_RELEASE);

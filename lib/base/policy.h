@@ -61,10 +61,10 @@ static inline uint64_t pcpu_policy_threshold(int64_t central, uint64_t divisor, 
 }
 
 
-/* The error bound for a largest threshold @thresh_max: CPUs * it, saturated (0 CPUs: 0). */
-static inline uint64_t pcpu_policy_bound(uint64_t thresh_max, unsigned int cpus)
+/* The error bound for a largest threshold @threshold_max: CPUs * it, saturated (0 CPUs: 0). */
+static inline uint64_t pcpu_policy_bound(uint64_t threshold_max, unsigned int cpus)
 {
-	return cpus && thresh_max > UINT64_MAX / cpus ? UINT64_MAX : thresh_max * cpus;
+	return cpus && threshold_max > UINT64_MAX / cpus ? UINT64_MAX : threshold_max * cpus;
 }
 
 /* Raises *@max to at least @value (an atomic maximum) [publish-order]. */

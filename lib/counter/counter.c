@@ -3,14 +3,14 @@
  * The elastic per-CPU counter (see <percpu/counter.h>).
  *
  * The counter is the fold engine's armed layout (lib/base/fold.h has the
- * glossary): one slot per CPU, a struct pcpu_slot {value, folded}, whose
- * folded is the engine's mark (stored armed), and count is its central
- * value. Only a CPU's fast path writes its slot.value; everything else
- * (the slow path, limited adds, set) changes base and count together.
+ * glossary): one slot per CPU, a struct pcpu_slot {value, mark} (the mark
+ * stored armed), and the field central. Only a CPU's fast path writes its
+ * slot.value; everything else (the slow path, limited adds, set) changes
+ * base and central together.
  * Walks visit the armed CPUs only (armset). The invariants are
  * docs/internals.md's: [armed], [exact-sum] (sum() = base + values),
- * [central-marks] (count = base + marks), [pending-bound] (error_bound() =
- * armed CPUs * thresh_max), [monotone-read].
+ * [central-marks] (central = base + marks), [pending-bound] (error_bound() =
+ * armed CPUs * threshold_max), [monotone-read].
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,37 +42,37 @@ static uint64_t cap_of(const struct pcpu_counter *c)
 	return LOAD(&c->flags) & PCPU_COUNTER_F_FIXED ? (uint64_t)c->floor : PCPU_COUNTER_MAX_BATCH;
 }
 
-/* The per-CPU threshold for a central value of @count. */
-static int64_t threshold_for(const struct pcpu_counter *c, int64_t count)
+/* The per-CPU threshold for a central value of @central. */
+static int64_t threshold_for(const struct pcpu_counter *c, int64_t central)
 {
-	return (int64_t)pcpu_policy_threshold(count, (uint64_t)c->accuracy * cpu_possible(),
+	return (int64_t)pcpu_policy_threshold(central, (uint64_t)c->accuracy * cpu_possible(),
 					      (uint64_t)c->floor, cap_of(c));
 }
 
 /*
- * Makes @thresh the threshold [publish-order]; one above thresh_max inside
+ * Makes @threshold the threshold [publish-order]; one above threshold_max inside
  * the fold sequence, so that a limited add that decides from count and the
  * bound never reads them while the bound moves under it [seq-read]. The
- * bound is armed * thresh_max, computed where it is read: no field of its
+ * bound is armed * threshold_max, computed where it is read: no field of its
  * own to publish.
  */
-static void publish_threshold(struct pcpu_counter *c, int64_t thresh)
+static void publish_threshold(struct pcpu_counter *c, int64_t threshold)
 {
-	bool raise = (uint64_t)thresh > LOAD(&c->thresh_max);
+	bool raise = (uint64_t)threshold > LOAD(&c->threshold_max);
 
 	if (raise)
 		pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
-	pcpu_fold_publish(&c->thresh, sizeof(c->thresh), &c->thresh_max, (uint64_t)thresh);
+	pcpu_fold_publish(&c->threshold, sizeof(c->threshold), &c->threshold_max, (uint64_t)threshold);
 	if (raise)
 		pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
 
-/* After count changed to @count: the threshold for it, by the engine's rule [republish]. */
-static void retune(struct pcpu_counter *c, int64_t count)
+/* After central changed to @central: the threshold for it, by the engine's rule [republish]. */
+static void retune(struct pcpu_counter *c, int64_t central)
 {
 	uint64_t want;
 
-	if (pcpu_fold_retune((uint64_t)LOAD(&c->thresh), count,
+	if (pcpu_fold_retune((uint64_t)LOAD(&c->threshold), central,
 			     (uint64_t)c->accuracy * cpu_possible(), (uint64_t)c->floor, cap_of(c),
 			     &want))
 		publish_threshold(c, (int64_t)want);
@@ -81,7 +81,7 @@ static void retune(struct pcpu_counter *c, int64_t count)
 /* Moves the central value by @amount and republishes its threshold. */
 static void add_count(struct pcpu_counter *c, int64_t amount)
 {
-	retune(c, pcpu_fold_credit(&c->count, amount));
+	retune(c, pcpu_fold_credit(&c->central, amount));
 }
 
 /* An update that bypasses the slots: exact first, so sum() never lags read(). */
@@ -120,8 +120,8 @@ static void fold_cpu(struct pcpu_counter *c, unsigned int cpu)
 	if (pcpu_armed_pending(snap) == 0)
 		return;
 	pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
-	if (pcpu_fold_step_armed(&slot->value, snap, &c->count, 0, NULL))
-		retune(c, LOAD(&c->count));
+	if (pcpu_fold_step_armed(&slot->value, snap, &c->central, 0, NULL))
+		retune(c, LOAD(&c->central));
 	pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
 
@@ -139,8 +139,8 @@ static void fold_cpu(struct pcpu_counter *c, unsigned int cpu)
 static int64_t fold_all(struct pcpu_counter *c)
 {
 	uint64_t sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
-	uint64_t max = LOAD(&c->thresh_max);
-	int64_t owed = 0, count = 0; /* moved, not yet credited; count after a credit */
+	uint64_t max = LOAD(&c->threshold_max);
+	int64_t owed = 0, central = 0; /* moved, not yet credited; central after a credit */
 	bool entered = false, moved = false;
 	unsigned int cpu;
 
@@ -157,7 +157,7 @@ static int64_t fold_all(struct pcpu_counter *c)
 				pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
 			entered = true;
 			if (pcpu_magnitude((int64_t)((uint64_t)owed + (uint64_t)pending)) > max) {
-				count = pcpu_fold_credit(&c->count, owed);
+				central = pcpu_fold_credit(&c->central, owed);
 				moved |= owed != 0;
 				owed = 0;
 			}
@@ -167,13 +167,13 @@ static int64_t fold_all(struct pcpu_counter *c)
 		sum += (uint64_t)snap[0];
 	}
 	if (owed) {
-		count = pcpu_fold_credit(&c->count, owed);
+		central = pcpu_fold_credit(&c->central, owed);
 		moved = true;
 	}
 	if (entered)
 		pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 	if (moved)
-		retune(c, count);
+		retune(c, central);
 	return (int64_t)sum;
 }
 
@@ -191,24 +191,24 @@ static int own_slot(const struct pcpu_counter *c)
 /*
  * The fast path refused: the amount is over the threshold, this CPU's
  * pending delta would pass it, the caller's fixed batch is not covered by
- * the bound yet (@thresh >= 0), or the thread has no CPU number; or an
+ * the bound yet (@threshold >= 0), or the thread has no CPU number; or an
  * add on the atomic path left its slot past the threshold (@amount is then
  * 0: it is in the slot). As the kernel does, the amount and this CPU's
  * whole pending delta go to the central value.
  */
-PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount, int64_t thresh)
+PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount, int64_t threshold)
 {
 	int cpu;
 
 	if (!pcpu_counter_usable(c, "pcpu_counter_add"))
 		return;
-	if (thresh >= 0 && (uint64_t)thresh > LOAD(&c->thresh_max)) {
+	if (threshold >= 0 && (uint64_t)threshold > LOAD(&c->threshold_max)) {
 		/* the batch is covered now: the fast path's add, once more */
 		int added;
 
-		/* thresh_max first: by then error_bound() must cover it [publish-order] */
-		pcpu_policy_raise(&c->thresh_max, (uint64_t)thresh);
-		added = pcpu_this_cpu_add_within(&c->slots->value, amount, (uint64_t)thresh,
+		/* threshold_max first: by then error_bound() must cover it [publish-order] */
+		pcpu_policy_raise(&c->threshold_max, (uint64_t)threshold);
+		added = pcpu_this_cpu_add_within(&c->slots->value, amount, (uint64_t)threshold,
 						 c->mode);
 		if (added > 0)
 			return;
@@ -230,7 +230,7 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 		if (amount)
 			added = pcpu_this_cpu_add_within(
 				&c->slots->value, amount,
-				(uint64_t)(thresh >= 0 ? thresh : LOAD(&c->thresh)), c->mode);
+				(uint64_t)(threshold >= 0 ? threshold : LOAD(&c->threshold)), c->mode);
 		if (added > 0)
 			return;
 		if (added < 0)
@@ -288,10 +288,10 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 		c->floor = o->floor ? o->floor : pcpu_counter_default_floor();
 	}
 	c->accuracy = o->accuracy ? (uint32_t)o->accuracy : PCPU_POLICY_ACCURACY;
-	c->count = value;
+	c->central = value;
 	c->base = value;
-	c->thresh = threshold_for(c, value);
-	c->thresh_max = (uint64_t)c->thresh;
+	c->threshold = threshold_for(c, value);
+	c->threshold_max = (uint64_t)c->threshold;
 	c->armset = pcpu_armset_new(cpu_possible());
 	slots = c->armset ? pcpu_arena_alloc(sizeof(struct pcpu_slot)) : NULL;
 	if (!slots) {
@@ -435,13 +435,13 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 
 	if (!pcpu_counter_usable(c, __func__))
 		return 0;
-	read = LOAD(&c->count);
+	read = LOAD(&c->central);
 	return pcpu_fold_sync(&ops, c, 0, delta, read, __pcpu_counter_bound(c));
 }
 
 PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 {
-	int64_t adjust, thresh;
+	int64_t adjust, threshold;
 
 	if (!pcpu_counter_usable(c, __func__))
 		return;
@@ -452,16 +452,16 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 	fold_all(c);
 	adjust = (int64_t)((uint64_t)value - (uint64_t)pcpu_counter_sum(c));
 	__atomic_add_fetch(&c->base, adjust, __ATOMIC_SEQ_CST);
-	__atomic_add_fetch(&c->count, adjust, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&c->central, adjust, __ATOMIC_SEQ_CST);
 	/*
-	 * Lower thresh_max, then publish the new value's threshold
+	 * Lower threshold_max, then publish the new value's threshold
 	 * [publish-order]: a fold raising it in between leaves it low
 	 * (add_batch() then takes its slow path once more), never below the
 	 * threshold in force.
 	 */
-	thresh = threshold_for(c, value);
-	__atomic_store_n(&c->thresh_max, (uint64_t)thresh, __ATOMIC_SEQ_CST);
-	publish_threshold(c, thresh);
+	threshold = threshold_for(c, value);
+	__atomic_store_n(&c->threshold_max, (uint64_t)threshold, __ATOMIC_SEQ_CST);
+	publish_threshold(c, threshold);
 }
 
 void pcpu_counter_fold_cpu(struct pcpu_counter *c, int cpu)
@@ -490,18 +490,18 @@ static void counter_fold(void *obj)
 /*
  * Only this thread survives a fork: a fold may have stopped between its
  * steps [central-marks], and an add on the atomic path between its add and
- * its check, leaving its slot past thresh_max [pending-bound], path 3, or
+ * its check, leaving its slot past threshold_max [pending-bound], path 3, or
  * in a slot not armed yet [armed]: such adds land, as in the parent.
  */
 static void counter_fork_child(void *obj)
 {
 	struct pcpu_counter *c = obj;
-	uint64_t count = (uint64_t)LOAD(&c->base);
+	uint64_t central = (uint64_t)LOAD(&c->base);
 	unsigned int cpus = cpu_possible(), cpu;
 
 	pcpu_armset_for_each(c->armset, cpus, cpu)
-		count += (uint64_t)pcpu_armed_mark(LOAD(&slot_of(c, cpu)->folded));
-	STORE(&c->count, (int64_t)count);
+		central += (uint64_t)pcpu_armed_mark(LOAD(&slot_of(c, cpu)->mark));
+	STORE(&c->central, (int64_t)central);
 	/* an arming thread may have counted its CPU and not yet found it in the set */
 	STORE(&c->armed, pcpu_armset_count(c->armset, cpus));
 	/* no fold is in flight any more, nor a limited add holding the gate */
@@ -510,7 +510,7 @@ static void counter_fork_child(void *obj)
 		int64_t snap[2];
 
 		pcpu_armed_snap(&slot_of(c, cpu)->value, snap);
-		if (pcpu_magnitude(pcpu_armed_pending(snap)) > LOAD(&c->thresh_max))
+		if (pcpu_magnitude(pcpu_armed_pending(snap)) > LOAD(&c->threshold_max))
 			fold_cpu(c, cpu);
 	}
 	/* only an owner adds to a slot that is not armed: the atomic path's */

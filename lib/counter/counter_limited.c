@@ -114,16 +114,16 @@ enum far_result {
 
 /* The sequence (arch/x86_64.h, arch/aarch64.h), over the counter's fields. */
 #define FAR_ASM(ROOM)                                                                      \
-	PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c, offsetof(struct pcpu_counter, count),           \
+	PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c, offsetof(struct pcpu_counter, central),         \
 				 offsetof(struct pcpu_counter, armed),                     \
-				 offsetof(struct pcpu_counter, thresh_max),                \
+				 offsetof(struct pcpu_counter, threshold_max),             \
 				 offsetof(struct pcpu_counter, seq), COUNTER_SEQ_GEN - 1, \
-				 &c->slots->value, limit, amount, thresh, offset, room, seq, \
+				 &c->slots->value, limit, amount, threshold, offset, room, seq, \
 				 bound, abort, unregistered, busy, no_room, full)
 
-/* The far path, for |amount| <= thresh, the counter's threshold. */
+/* The far path, for |amount| <= threshold, the counter's threshold. */
 static enum far_result far_add(struct pcpu_counter *c, int64_t limit, int64_t amount,
-			       uint64_t thresh)
+			       uint64_t threshold)
 {
 	long offset;
 	int64_t room;
@@ -150,9 +150,9 @@ full:
 #else
 
 static enum far_result far_add(struct pcpu_counter *c, int64_t limit, int64_t amount,
-			       uint64_t thresh)
+			       uint64_t threshold)
 {
-	(void)c, (void)limit, (void)amount, (void)thresh;
+	(void)c, (void)limit, (void)amount, (void)threshold;
 	return FAR_BUSY;
 }
 
@@ -196,8 +196,8 @@ static bool has_far_path(const struct pcpu_counter *c)
 static int verdict_from_count(const struct pcpu_counter *c, int64_t limit, int64_t amount)
 {
 	uint32_t before = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
-	int64_t count = __atomic_load_n(&c->count, __ATOMIC_SEQ_CST);
-	int verdict = passes_limit(count, __pcpu_counter_bound(c), limit, amount);
+	int64_t central = __atomic_load_n(&c->central, __ATOMIC_SEQ_CST);
+	int verdict = passes_limit(central, __pcpu_counter_bound(c), limit, amount);
 	uint32_t after = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
 
 	/* the gate moves only under the limit lock, which the callers hold */
@@ -245,18 +245,18 @@ static bool precise_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
 
 PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
 {
-	uint64_t thresh;
+	uint64_t threshold;
 
 	if (!pcpu_counter_usable(c, __func__))
 		return false;
 	if (amount == 0)
 		return true;
-	thresh = (uint64_t)LOAD(&c->thresh);
-	if (__pcpu_within(amount, thresh) && has_far_path(c)) {
+	threshold = (uint64_t)LOAD(&c->threshold);
+	if (__pcpu_within(amount, threshold) && has_far_path(c)) {
 		unsigned int spins = 0;
 
 		for (int tries = 0; tries < FAR_TRIES; tries++) {
-			switch (far_add(c, limit, amount, thresh)) {
+			switch (far_add(c, limit, amount, threshold)) {
 			case FAR_ADDED:
 				return true;
 			case FAR_FULL:

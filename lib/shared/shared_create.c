@@ -136,8 +136,8 @@ static void lay_out(struct shared_header *hdr, uint32_t nr_items, const struct d
 	at = align_up(at + hdr->bounds.len, SHARED_LINE);
 	hdr->central = (struct shared_range){ at, size->slots * sizeof(struct shared_central) };
 	at = align_up(at + hdr->central.len, SHARED_LINE);
-	hdr->thresh = (struct shared_range){ at, size->slots * sizeof(uint64_t) };
-	at = align_up(at + hdr->thresh.len, SHARED_LINE);
+	hdr->threshold = (struct shared_range){ at, size->slots * sizeof(uint64_t) };
+	at = align_up(at + hdr->threshold.len, SHARED_LINE);
 	/* zeros: no row armed, and every pair's stored mark 0, not armed */
 	hdr->armed = (struct shared_range){ at, shared_armed_len((uint64_t)possible + 1) };
 	at = align_up(at + hdr->armed.len, PCPU_STRIDE);
@@ -195,13 +195,13 @@ static void put_labels(char *strings, uint32_t *at, const char *const *labels,
 	it->labels_len = n ? *at - it->labels_off : 0;
 }
 
-/* The threshold a counter of @it starts with, in @thresh and @central. */
+/* The threshold a counter of @it starts with, in @threshold and @central. */
 static void start_threshold(const struct shared_header *proto, const struct shared_item *it,
-			    uint64_t *thresh, struct shared_central *central)
+			    uint64_t *threshold, struct shared_central *central)
 {
-	*thresh = pcpu_policy_threshold(0, (uint64_t)it->accuracy * proto->possible,
+	*threshold = pcpu_policy_threshold(0, (uint64_t)it->accuracy * proto->possible,
 					(uint64_t)it->floor, PCPU_SHARED_MAX_THRESH);
-	central->thresh_max = *thresh;
+	central->threshold_max = *threshold;
 }
 
 /* Fills the zeroed mapping @base from @d; @proto holds the laid-out header. */
@@ -212,7 +212,7 @@ static int fill(void *base, const struct shared_header *proto, const struct pcpu
 	char *strings = (char *)base + proto->strings.off;
 	int64_t *bounds = (void *)((char *)base + proto->bounds.off);
 	struct shared_central *central = (void *)((char *)base + proto->central.off);
-	uint64_t *thresh = (void *)((char *)base + proto->thresh.off);
+	uint64_t *threshold = (void *)((char *)base + proto->threshold.off);
 	uint32_t at = 0, slot = d->nr_items;
 	int err;
 
@@ -233,7 +233,7 @@ static int fill(void *base, const struct shared_header *proto, const struct pcpu
 		s->group = it->group;
 		s->accuracy = it->accuracy ? (uint32_t)it->accuracy : PCPU_POLICY_ACCURACY;
 		s->floor = it->floor ? it->floor : PCPU_POLICY_FLOOR;
-		start_threshold(proto, s, &thresh[i], &central[i]);
+		start_threshold(proto, s, &threshold[i], &central[i]);
 		if (s->kind != PCPU_METRIC_HISTOGRAM)
 			continue;
 		/* the buckets: counters of the item's policy, after every item */
@@ -242,7 +242,7 @@ static int fill(void *base, const struct shared_header *proto, const struct pcpu
 			memcpy(bounds, m->bounds, m->nr_bounds * sizeof(*bounds));
 		bounds += m->nr_bounds;
 		for (uint32_t b = 0; b <= m->nr_bounds; b++, slot++)
-			start_threshold(proto, s, &thresh[slot], &central[slot]);
+			start_threshold(proto, s, &threshold[slot], &central[slot]);
 	}
 	__atomic_store_n(&hdr->ready, SHARED_READY, __ATOMIC_RELEASE);
 	return 0;

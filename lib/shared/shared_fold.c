@@ -33,11 +33,11 @@ static void retune(struct shared_handle *h, unsigned int item)
 	const struct shared_item *it = &h->items[item];
 	uint64_t want;
 
-	if (pcpu_fold_retune(LOAD(&h->thresh[item]), LOAD(&h->central[item].value),
+	if (pcpu_fold_retune(LOAD(&h->threshold[item]), LOAD(&h->central[item].value),
 			     (uint64_t)it->accuracy * (h->rows - 1), (uint64_t)it->floor,
 			     PCPU_SHARED_MAX_THRESH, &want))
-		pcpu_fold_publish(&h->thresh[item], sizeof(h->thresh[item]),
-				  &h->central[item].thresh_max, want);
+		pcpu_fold_publish(&h->threshold[item], sizeof(h->threshold[item]),
+				  &h->central[item].threshold_max, want);
 }
 
 /*

@@ -10,7 +10,7 @@
  *   strings  every name, help text and label, each NUL-terminated
  *   bounds   every histogram's bounds (int64_t), in the order of the items
  *   central  nr_slots struct shared_central, written by folders (under the lock)
- *   thresh   nr_slots uint64_t, read by every add: apart from the central lines
+ *   threshold   nr_slots uint64_t, read by every add: apart from the central lines
  *   armed    struct shared_armed: the count of armed rows, then a bitmap of
  *            them, one bit per row in words of 64 [armed-segment]
  *   cpus     (possible + 1) strides of PCPU_STRIDE bytes: per CPU, nr_slots
@@ -71,7 +71,7 @@ struct shared_header {
 	uint32_t nr_items;
 	uint32_t ready;          /* SHARED_READY once complete */
 	uint32_t mutex_size;     /* sizeof(pthread_mutex_t) */
-	struct shared_range items, strings, central, thresh, cpus;
+	struct shared_range items, strings, central, threshold, cpus;
 	struct shared_range bounds;  /* layout 2 */
 	uint32_t nr_slots;       /* counters: nr_items, then the histograms' buckets */
 	uint32_t reserved;
@@ -122,7 +122,7 @@ struct shared_meta {
 
 struct shared_central {
 	int64_t value;       /* sum of the item's marks over every row */
-	uint64_t thresh_max; /* largest threshold since creation */
+	uint64_t threshold_max; /* largest threshold since creation */
 };
 
 /* A process's handle: the public fields, then what only the library reads. */
@@ -136,7 +136,7 @@ struct shared_handle {
 	uint32_t nr_public;             /* items, what the API counts */
 	uint32_t rows;                  /* possible CPUs + the row without a CPU */
 	struct shared_central *central; /* in the mapping */
-	uint64_t *thresh;               /* in the mapping */
+	uint64_t *threshold;               /* in the mapping */
 	struct shared_armed *armed;     /* in the mapping */
 	struct shared_item *items;      /* validated copies, process-local, per slot */
 	char *strings;

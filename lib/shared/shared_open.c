@@ -54,8 +54,8 @@ static bool packed(const struct shared_header *hdr)
 	       hdr->strings.off == hdr->items.off + hdr->items.len &&
 	       hdr->bounds.off == align_up(hdr->strings.off + hdr->strings.len, sizeof(int64_t)) &&
 	       hdr->central.off == align_up(hdr->bounds.off + hdr->bounds.len, SHARED_LINE) &&
-	       hdr->thresh.off == align_up(hdr->central.off + hdr->central.len, SHARED_LINE) &&
-	       hdr->armed.off == align_up(hdr->thresh.off + hdr->thresh.len, SHARED_LINE) &&
+	       hdr->threshold.off == align_up(hdr->central.off + hdr->central.len, SHARED_LINE) &&
+	       hdr->armed.off == align_up(hdr->threshold.off + hdr->threshold.len, SHARED_LINE) &&
 	       hdr->cpus.off == align_up(hdr->armed.off + hdr->armed.len, PCPU_STRIDE);
 }
 
@@ -94,9 +94,9 @@ static int check_header(const struct shared_header *hdr, uint32_t ready, uint64_
 	    hdr->bounds.len % sizeof(int64_t) ||
 	    !range_ok(&hdr->central, hdr->bounds.off + hdr->bounds.len, size, SHARED_LINE) ||
 	    hdr->central.len != hdr->nr_slots * sizeof(struct shared_central) ||
-	    !range_ok(&hdr->thresh, hdr->central.off + hdr->central.len, size, SHARED_LINE) ||
-	    hdr->thresh.len != hdr->nr_slots * sizeof(uint64_t) ||
-	    !range_ok(&hdr->armed, hdr->thresh.off + hdr->thresh.len, size, SHARED_LINE) ||
+	    !range_ok(&hdr->threshold, hdr->central.off + hdr->central.len, size, SHARED_LINE) ||
+	    hdr->threshold.len != hdr->nr_slots * sizeof(uint64_t) ||
+	    !range_ok(&hdr->armed, hdr->threshold.off + hdr->threshold.len, size, SHARED_LINE) ||
 	    hdr->armed.len != shared_armed_len((uint64_t)hdr->possible + 1) ||
 	    !range_ok(&hdr->cpus, hdr->armed.off + hdr->armed.len, size, PCPU_STRIDE) ||
 	    hdr->cpus.len != ((uint64_t)hdr->possible + 1) * PCPU_STRIDE ||
@@ -386,10 +386,10 @@ struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable,
 	h->nr_public = hdr.nr_items;
 	h->rows = hdr.possible + 1;
 	h->central = (void *)((char *)base + hdr.central.off);
-	h->thresh = (void *)((char *)base + hdr.thresh.off);
+	h->threshold = (void *)((char *)base + hdr.threshold.off);
 	h->armed = (void *)((char *)base + hdr.armed.off);
 	h->pub.pairs = (void *)((char *)base + hdr.cpus.off);
-	h->pub.thresh = h->thresh;
+	h->pub.threshold = h->threshold;
 	h->pub.add_items = writable ? hdr.nr_items : 0;
 	h->pub.mode = hdr.update_path;
 	err = check_armed(h);

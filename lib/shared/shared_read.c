@@ -45,7 +45,7 @@ PCPU_EXPORT int64_t pcpu_shared_read(const struct pcpu_shared *s, unsigned int i
 
 static uint64_t bound_of(const struct shared_handle *h, unsigned int item)
 {
-	return pcpu_policy_bound(__atomic_load_n(&h->central[item].thresh_max, __ATOMIC_SEQ_CST),
+	return pcpu_policy_bound(__atomic_load_n(&h->central[item].threshold_max, __ATOMIC_SEQ_CST),
 				 shared_armed_rows(h));
 }
 

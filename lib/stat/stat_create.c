@@ -178,8 +178,8 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 		}
 		it->kind = d->kind ? (uint32_t)d->kind : PCPU_METRIC_COUNTER;
 		s->pub.hot[i].slot = p;
-		s->pub.hot[i].thresh = threshold_for(it, 0);
-		it->thresh_max = s->pub.hot[i].thresh;
+		s->pub.hot[i].threshold = threshold_for(it, 0);
+		it->threshold_max = s->pub.hot[i].threshold;
 	}
 	free(order);
 	free(placed);

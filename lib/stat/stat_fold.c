@@ -17,10 +17,10 @@ static void retune(struct stat_set *s, uint32_t i, int64_t central)
 	struct item *it = &s->items[i];
 	uint64_t want;
 
-	if (pcpu_fold_retune(LOAD(&s->pub.hot[i].thresh), central, it->divisor, (uint64_t)it->floor,
+	if (pcpu_fold_retune(LOAD(&s->pub.hot[i].threshold), central, it->divisor, (uint64_t)it->floor,
 			     PCPU_STAT_MAX_THRESH, &want))
-		pcpu_fold_publish(&s->pub.hot[i].thresh, sizeof(s->pub.hot[i].thresh),
-				  &it->thresh_max, want);
+		pcpu_fold_publish(&s->pub.hot[i].threshold, sizeof(s->pub.hot[i].threshold),
+				  &it->threshold_max, want);
 }
 
 static void add_central(struct stat_set *s, uint32_t i, int64_t amount)
@@ -111,7 +111,7 @@ PCPU_EXPORT void __pcpu_stat_add_slow(struct pcpu_stat *pub, unsigned int item, 
 	cpu = pcpu_cpu_current();
 	if (cpu >= 0 && arm_cpu(s, (unsigned int)cpu)) {
 		/* this CPU's first add: the fast path's add, once more */
-		uint32_t threshold = LOAD(&pub->hot[item].thresh);
+		uint32_t threshold = LOAD(&pub->hot[item].threshold);
 
 		if (__pcpu_within(amount, threshold) &&
 		    pcpu_this_cpu_add32(pub->words + pub->hot[item].slot, (int32_t)amount,

@@ -84,9 +84,9 @@ struct item {
 	const char *name;
 	const char *help; /* NULL: none */
 	uint32_t kind;    /* PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE */
-	uint64_t thresh_max; /* largest threshold ever published; raised atomically */
+	uint64_t threshold_max; /* largest threshold ever published; raised atomically */
 	int64_t floor;
-	uint64_t divisor; /* accuracy * possible CPUs: thresh = |central| / divisor */
+	uint64_t divisor; /* accuracy * possible CPUs: threshold = |central| / divisor */
 	uint32_t accuracy;
 	uint32_t group;
 	uint32_t line;

@@ -30,11 +30,11 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 /* Every row: the member, its offset, its size. */
 #define LAYOUT(X)                                                              \
 	X(pcpu_slot, value, 0, 8)                                              \
-	X(pcpu_slot, folded, 8, 8)                                             \
+	X(pcpu_slot, mark, 8, 8)                                               \
 	X(__pcpu_owner, slot, 0, 4)                                            \
-	X(pcpu_counter, count, 0, 8)                                           \
-	X(pcpu_counter, thresh, 8, 8)                                          \
-	X(pcpu_counter, thresh_max, 16, 8)                                     \
+	X(pcpu_counter, central, 0, 8)                                         \
+	X(pcpu_counter, threshold, 8, 8)                                       \
+	X(pcpu_counter, threshold_max, 16, 8)                                  \
 	X(pcpu_counter, slots, 24, 8)                                          \
 	X(pcpu_counter, mode, 32, 4)                                           \
 	X(pcpu_counter, flags, 36, 4)                                          \
@@ -56,7 +56,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_stat, mode, 24, 4)                                              \
 	X(pcpu_stat, reserved, 28, 4)                                          \
 	X(pcpu_stat_hot, slot, 0, 4)                                           \
-	X(pcpu_stat_hot, thresh, 4, 4)                                         \
+	X(pcpu_stat_hot, threshold, 4, 4)                                      \
 	X(pcpu_stat_item, name, 0, 8)                                          \
 	X(pcpu_stat_item, group, 8, 4)                                         \
 	X(pcpu_stat_item, accuracy, 12, 4)                                     \
@@ -197,7 +197,7 @@ Test(abi, a_zero_filled_counter_is_the_uninitialised_state)
 	cr_assert_not(pcpu_counter_initialized(&zero));
 	cr_assert_eq(pcpu_counter_init(&c, 3), 0);
 	cr_assert_not_null(c.slots, "slots is what initialized() and add() test");
-	cr_assert_eq(c.count, 3, "read() loads count");
+	cr_assert_eq(c.central, 3, "read() loads count");
 	pcpu_counter_destroy(&c);
 	cr_assert_null(c.slots);
 }

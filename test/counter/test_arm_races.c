@@ -55,7 +55,7 @@ struct arm_page {
 	char racer_broke[160];
 	/* the child's at quiescence */
 	int64_t sum, read;
-	uint64_t bound, thresh_max, max_pending;
+	uint64_t bound, threshold_max, max_pending;
 	uint32_t armed, in_set;
 	int traced_armed; /* the traced thread's slot is armed */
 };
@@ -175,25 +175,25 @@ __attribute__((unused)) static void child_main(void)
 	page->bound = unit_bound();
 	if (unit == UNIT_STAT) {
 		/* two CPUs armed, at the threshold near zero: 2 x 32 */
-		page->thresh_max = BEFORE;
+		page->threshold_max = BEFORE;
 		page->armed = page->in_set = (uint32_t)(page->bound / BEFORE);
 		page->traced_armed = 1;
 		page->race.child_ok = 1;
 		_exit(0);
 	}
-	page->thresh_max = c.thresh_max;
+	page->threshold_max = c.threshold_max;
 	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++) {
-		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
+		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->mark);
 
 		worst = p > worst ? p : worst;
 		in_set += pcpu_armset_has(c.armset, cpu);
-		if (slot_of(cpu)->folded && !pcpu_armset_has(c.armset, cpu))
+		if (slot_of(cpu)->mark && !pcpu_armset_has(c.armset, cpu))
 			_exit(16); /* armed, not in the set */
 	}
 	page->max_pending = worst;
 	page->armed = c.armed;
 	page->in_set = in_set;
-	page->traced_armed = c.mode == PCPU_CPU_RSEQ ? slot_of((unsigned int)cpu_a)->folded != 0 : 1;
+	page->traced_armed = c.mode == PCPU_CPU_RSEQ ? slot_of((unsigned int)cpu_a)->mark != 0 : 1;
 	page->race.child_ok = 1;
 	_exit(0);
 }
@@ -221,9 +221,9 @@ static bool oracles_hold(char *why, size_t size)
 	else if (pcpu_test_distance(p->read, p->sum) > p->bound)
 		snprintf(why, size, "|read %" PRId64 " - sum %" PRId64 "| > bound %" PRIu64, p->read,
 			 p->sum, p->bound);
-	else if (p->max_pending > p->thresh_max)
+	else if (p->max_pending > p->threshold_max)
 		snprintf(why, size, "a slot holds %" PRIu64 " pending > %" PRIu64, p->max_pending,
-			 p->thresh_max);
+			 p->threshold_max);
 	else if (p->armed != p->in_set || p->armed != 2)
 		snprintf(why, size, "%u armed, %u in the set: two slots added", p->armed, p->in_set);
 	else if (!p->traced_armed)

@@ -107,14 +107,14 @@ static void child_main(enum race_folder folder)
 		_exit(10);
 	pcpu_counter_add(&c, 100); /* stays pending: the batch is 2^30 */
 	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++)
-		if (pcpu_test_slot_pending(slot_of(cpu)->value, slot_of(cpu)->folded) != 0)
+		if (pcpu_test_slot_pending(slot_of(cpu)->value, slot_of(cpu)->mark) != 0)
 			slot = slot_of(cpu);
 	if (!slot || pcpu_counter_read(&c) != 0)
 		_exit(11);
-	page->folded_addr = (uintptr_t)&slot->folded;
-	page->count_addr = (uintptr_t)&c.count;
-	page->folded_before = slot->folded;
-	page->count_before = c.count;
+	page->folded_addr = (uintptr_t)&slot->mark;
+	page->count_addr = (uintptr_t)&c.central;
+	page->folded_before = slot->mark;
+	page->count_before = c.central;
 	if (pthread_create(&t, NULL, racer, NULL) != 0)
 		_exit(12);
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)

@@ -172,7 +172,7 @@ PCPU_TEST(counter_stress, error_bound_stays_within_max_of_floor_and_tally_over_3
 		cr_assert_leq(bound, limit, "phase %d: bound %" PRIu64 " > max(%" PRIu64
 			      ", |%" PRId64 "|/32)", phase, bound, floor_bound, tally);
 	}
-	cr_assert_gt(c.thresh_max, (uint64_t)pcpu_test_default_floor(), "the threshold never grew");
+	cr_assert_gt(c.threshold_max, (uint64_t)pcpu_test_default_floor(), "the threshold never grew");
 }
 
 /* ---- sum while adds run ------------------------------------------------- */

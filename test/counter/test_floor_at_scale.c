@@ -79,7 +79,7 @@ PCPU_TEST(floor_at_scale, native_counter_near_zero_is_bounded_by_the_cpus_that_a
 
 	assert_model();
 	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
-	cr_assert_eq(c.thresh, 32);
+	cr_assert_eq(c.threshold, 32);
 	n = add_from_some_cpus(&c);
 	cr_assert_eq(pcpu_counter_error_bound(&c), n * 32u);
 	cr_assert_leq(pcpu_counter_error_bound(&c), 4u * 32u, "above the kernel's 32 x 4 online");
@@ -109,8 +109,8 @@ PCPU_TEST(floor_at_scale, elastic_threshold_takes_over_above_2_mi)
 	assert_model();
 	cr_assert_eq(pcpu_counter_init(&at, 64 * 1024 * 32), 0);
 	cr_assert_eq(pcpu_counter_init(&above, INT64_C(1) << 30), 0);
-	cr_assert_eq(at.thresh, 32);
-	cr_assert_eq(above.thresh, (INT64_C(1) << 30) / (64 * 1024));
+	cr_assert_eq(at.threshold, 32);
+	cr_assert_eq(above.threshold, (INT64_C(1) << 30) / (64 * 1024));
 	n = add_from_some_cpus(&above);
 	cr_assert_eq(pcpu_counter_error_bound(&above), n * ((UINT64_C(1) << 30) / (64 * 1024)));
 	pcpu_counter_destroy(&above);
@@ -142,8 +142,8 @@ PCPU_TEST(floor_at_scale, stat_and_shared_items_near_zero_are_bounded_by_the_cpu
 	cr_assert_not_null(sh, "pcpu_shared_create: %s", strerror(errno));
 	/* the bound counts armed rows (none yet); the thresholds stay 32 and 100 at 1024 CPUs */
 	cr_assert_eq(pcpu_shared_error_bound(sh, 0), 0);
-	cr_assert_eq(sh->thresh[0], 32);
-	cr_assert_eq(sh->thresh[1], 100);
+	cr_assert_eq(sh->threshold[0], 32);
+	cr_assert_eq(sh->threshold[1], 100);
 	pcpu_shared_add(sh, 0, 1); /* arms this thread's row (pinned above: one) */
 	cr_assert_eq(pcpu_shared_error_bound(sh, 0), 32u);
 	cr_assert_eq(pcpu_shared_error_bound(sh, 1), 100u);

@@ -106,7 +106,7 @@ struct fold_page {
 	uint64_t racer_gap, racer_bound; /* ... |read - sum| and error_bound() after it added
 					    (RACER_ADDS too) */
 	int64_t racer_limit;
-	uint64_t thresh_max;      /* the counter's, at quiescence: what a CPU may hold */
+	uint64_t threshold_max;      /* the counter's, at quiescence: what a CPU may hold */
 	/* child's oracles at quiescence, after the traced call */
 	int64_t sum, read;
 	uint64_t bound;
@@ -255,9 +255,9 @@ static void check_at_quiescence(int64_t exact)
 	page->sum = pcpu_counter_sum(&c);
 	page->read = pcpu_counter_read(&c);
 	page->bound = pcpu_counter_error_bound(&c);
-	page->thresh_max = c.thresh_max;
+	page->threshold_max = c.threshold_max;
 	for (unsigned int cpu = 0; cpu < cpus; cpu++) {
-		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
+		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->mark);
 
 		if (p > page->max_pending) {
 			page->max_pending = p;
@@ -323,20 +323,20 @@ __attribute__((unused)) static void child_main(void)
 		_exit(16);
 	pcpu_race_start_racer(&page->race, &t, racer);
 	if (traced == TRACED_RAISE) {
-		if (pcpu_counter_read(&c) != 0 || c.thresh != pcpu_counter_default_floor())
+		if (pcpu_counter_read(&c) != 0 || c.threshold != pcpu_counter_default_floor())
 			_exit(14);
 	} else if (traced == TRACED_LIMITED_FULL) {
 		/* +T pending on r (another thread's) and on q: exact 2T, count 0, the limit reached */
 		if (cpu_r < 0 || !pcpu_test_on_cpu(cpu_r, add_t, NULL))
 			_exit(17);
 		pcpu_counter_add(&c, T);
-		if (pcpu_test_slot_pending(slot_of((unsigned int)cpu_q)->value, slot_of((unsigned int)cpu_q)->folded) != T ||
-		    pcpu_test_slot_pending(slot_of((unsigned int)cpu_r)->value, slot_of((unsigned int)cpu_r)->folded) != T ||
+		if (pcpu_test_slot_pending(slot_of((unsigned int)cpu_q)->value, slot_of((unsigned int)cpu_q)->mark) != T ||
+		    pcpu_test_slot_pending(slot_of((unsigned int)cpu_r)->value, slot_of((unsigned int)cpu_r)->mark) != T ||
 		    pcpu_counter_read(&c) != 0)
 			_exit(14);
 	} else {
 		pcpu_counter_add(&c, -T); /* pending -T on q: stays, |-T| <= T */
-		if (pcpu_test_slot_pending(slot_of((unsigned int)cpu_q)->value, slot_of((unsigned int)cpu_q)->folded) != -T ||
+		if (pcpu_test_slot_pending(slot_of((unsigned int)cpu_q)->value, slot_of((unsigned int)cpu_q)->mark) != -T ||
 		    pcpu_counter_read(&c) != 0)
 			_exit(14);
 	}
@@ -384,10 +384,10 @@ static bool oracles_hold(char *why, size_t size)
 		      T);
 	if (p->sum != exact)
 		broke(why, size, "sum %" PRId64 " != exact %" PRId64, p->sum, exact);
-	if (p->max_pending > (traced == TRACED_RAISE ? p->thresh_max : (uint64_t)T))
+	if (p->max_pending > (traced == TRACED_RAISE ? p->threshold_max : (uint64_t)T))
 		broke(why, size, "CPU %d holds %" PRIu64 " pending > threshold %" PRIu64,
 		      p->max_pending_cpu, p->max_pending,
-		      traced == TRACED_RAISE ? p->thresh_max : (uint64_t)T);
+		      traced == TRACED_RAISE ? p->threshold_max : (uint64_t)T);
 	/*
 	 * Past the limit only if the plain add of BIG had not reached count:
 	 * a plain add between its two central updates may be ordered after a

@@ -13,7 +13,7 @@
  * folder between two folds, so that nothing is in flight (a fold between
  * its swap and its add to count is an update in flight, and may leave read
  * further off for that moment), and checks against the tallies: sum is
- * exact, every slot's |pending| <= thresh_max, |read - exact| <= bound, and
+ * exact, every slot's |pending| <= threshold_max, |read - exact| <= bound, and
  * compare() just outside the bound gives the exact sign. Then everyone goes
  * on. Adds land between a folder's read and its swap all the time here.
  * Chance alone rarely catches 0.1 with it (runs of a second, batches of 4
@@ -69,7 +69,7 @@ struct adder {
 static int64_t amount(struct adder *a)
 {
 	uint64_t r = pcpu_test_rand(&a->seed);
-	int64_t t = __atomic_load_n(&c.thresh, __ATOMIC_RELAXED);
+	int64_t t = __atomic_load_n(&c.threshold, __ATOMIC_RELAXED);
 
 	int64_t v, now = pcpu_counter_read(&c);
 
@@ -136,13 +136,13 @@ static void check_quiescent(struct verdict *v, int64_t exact)
 {
 	int64_t sum = pcpu_counter_sum(&c), read = pcpu_counter_read(&c);
 	uint64_t bound = pcpu_counter_error_bound(&c);
-	uint64_t thresh_max = __atomic_load_n(&c.thresh_max, __ATOMIC_RELAXED);
+	uint64_t threshold_max = __atomic_load_n(&c.threshold_max, __ATOMIC_RELAXED);
 	uint64_t worst = 0;
 	int worst_cpu = -1;
 	int above, below;
 
 	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++) {
-		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
+		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->mark);
 
 		if (p > worst) {
 			worst = p;
@@ -153,15 +153,15 @@ static void check_quiescent(struct verdict *v, int64_t exact)
 	above = pcpu_counter_compare(&c, exact - (int64_t)bound - 1);
 	below = pcpu_counter_compare(&c, exact + (int64_t)bound + 1);
 	v->checks++;
-	if (sum == exact && worst <= thresh_max && pcpu_test_distance(read, exact) <= bound &&
+	if (sum == exact && worst <= threshold_max && pcpu_test_distance(read, exact) <= bound &&
 	    above == 1 && below == -1)
 		return;
 	if (v->bad++ == 0)
 		snprintf(v->first, sizeof(v->first),
 			 "check %ld: exact %" PRId64 ", sum %" PRId64 ", read %" PRId64
-			 ", bound %" PRIu64 ", CPU %d pending %" PRIu64 " (thresh_max %" PRIu64
+			 ", bound %" PRIu64 ", CPU %d pending %" PRIu64 " (threshold_max %" PRIu64
 			 "), compare(exact - bound - 1) = %d, compare(exact + bound + 1) = %d",
-			 v->checks, exact, sum, read, bound, worst_cpu, worst, thresh_max, above,
+			 v->checks, exact, sum, read, bound, worst_cpu, worst, threshold_max, above,
 			 below);
 }
 

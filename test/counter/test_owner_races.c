@@ -63,7 +63,7 @@ struct owner_page {
 	int fork_status; /* the grandchild's wait status */
 	/* the child's oracles at quiescence */
 	int64_t sum, read;
-	uint64_t bound, thresh_max, max_pending;
+	uint64_t bound, threshold_max, max_pending;
 };
 
 static struct owner_page *page;
@@ -80,7 +80,7 @@ static uint64_t max_pending(void)
 	uint64_t worst = 0;
 
 	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++) {
-		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->folded);
+		uint64_t p = pcpu_test_slot_distance(slot_of(cpu)->value, slot_of(cpu)->mark);
 
 		if (p > worst)
 			worst = p;
@@ -104,7 +104,7 @@ static int child_within_the_bound(void)
 {
 	int64_t sum = pcpu_counter_sum(&c);
 
-	if (max_pending() > c.thresh_max)
+	if (max_pending() > c.threshold_max)
 		return 1;
 	if (pcpu_test_distance(pcpu_counter_read(&c), sum) > pcpu_counter_error_bound(&c))
 		return 2;
@@ -162,7 +162,7 @@ __attribute__((unused)) static void child_main(void)
 	page->sum = pcpu_counter_sum(&c);
 	page->read = pcpu_counter_read(&c);
 	page->bound = pcpu_counter_error_bound(&c);
-	page->thresh_max = c.thresh_max;
+	page->threshold_max = c.threshold_max;
 	page->max_pending = max_pending();
 	page->race.child_ok = 1;
 	_exit(0);
@@ -201,7 +201,7 @@ static bool oracles_hold(char *why, size_t size)
 	else if (sweep_case.action == AT_STOP_FORK && p->forked &&
 		 !(WIFEXITED(p->fork_status) && WEXITSTATUS(p->fork_status) == 0))
 		snprintf(why, size, "the forked child broke the bound (status %#x: 1 a slot past "
-				    "thresh_max, 2 read off sum, 3 sum)",
+				    "threshold_max, 2 read off sum, 3 sum)",
 			 p->fork_status);
 	return why[0] == '\0';
 }

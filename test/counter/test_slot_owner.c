@@ -192,12 +192,12 @@ PCPU_TEST(slot_owner, a_fold_under_a_lock_also_folds_adds_that_landed_inside_its
 		const struct pcpu_slot *s =
 			(const struct pcpu_slot *)(const void *)((const char *)c.slots +
 								  (size_t)cpu * PCPU_STRIDE);
-		uint64_t p = pcpu_test_slot_distance(s->value, s->folded);
+		uint64_t p = pcpu_test_slot_distance(s->value, s->mark);
 
 		worst = p > worst ? p : worst;
 	}
 	cr_assert_eq(pcpu_counter_sum(&c), exact);
-	cr_assert_leq(worst, c.thresh_max, "a slot holds %" PRIu64 " pending", worst);
+	cr_assert_leq(worst, c.threshold_max, "a slot holds %" PRIu64 " pending", worst);
 	cr_assert_leq(pcpu_test_distance(pcpu_counter_read(&c), exact), pcpu_counter_error_bound(&c),
 		      "read %" PRId64 ", exact %" PRId64, pcpu_counter_read(&c), exact);
 	pcpu_counter_destroy(&c);

@@ -266,8 +266,8 @@ static inline bool mut_one(struct mut_seg *m)
 	case 13:
 		return mut_items(m, mut_below(m, 2));
 	case 5:
-		i = mut_index(m, h->nr_slots, h->thresh.len, 8);
-		return mut_field(m, mut_off(h->thresh.off, 8 * i), 8);
+		i = mut_index(m, h->nr_slots, h->threshold.len, 8);
+		return mut_field(m, mut_off(h->threshold.off, 8 * i), 8);
 	case 6:
 		i = mut_index(m, h->nr_slots, h->central.len, sizeof(struct shared_central));
 		return mut_field(m, mut_off(h->central.off, sizeof(struct shared_central) * i +

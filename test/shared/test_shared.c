@@ -17,7 +17,7 @@ TestSuite(shared, .timeout = 60);
 	_Static_assert(offsetof(struct s, m) == (off), #s "." #m " moved");         \
 	_Static_assert(sizeof(((struct s *)0)->m) == (size), #s "." #m " resized");
 SHARED_MEMBER(pcpu_shared, pairs, 0, 8)
-SHARED_MEMBER(pcpu_shared, thresh, 8, 8)
+SHARED_MEMBER(pcpu_shared, threshold, 8, 8)
 SHARED_MEMBER(pcpu_shared, add_items, 16, 4)
 SHARED_MEMBER(pcpu_shared, mode, 20, 4)
 SHARED_MEMBER(pcpu_shared_desc, items, 0, 8)
@@ -351,7 +351,7 @@ PCPU_TEST(shared, threshold_grows_with_the_value)
 	pcpu_shared_add(s, 0, INT64_C(1) << 30);
 	cr_assert_eq(pcpu_shared_read(s, 0), 1 + (INT64_C(1) << 30), "a slow-path add folds itself");
 	cr_assert_gt(pcpu_shared_error_bound(s, 0), small);
-	cr_assert_gt(s->thresh[0], 16);
+	cr_assert_gt(s->threshold[0], 16);
 	pcpu_shared_close(s);
 }
 

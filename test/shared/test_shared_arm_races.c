@@ -47,7 +47,7 @@ struct arm_page {
 	int folded_at_stop;    /* the lock was free at the stop: the racer folded there */
 	/* the child's at quiescence */
 	int64_t sum, read;
-	uint64_t bound, thresh_max, max_pending, count, in_set;
+	uint64_t bound, threshold_max, max_pending, count, in_set;
 	int unarmed_in_set, written_outside;
 };
 
@@ -147,7 +147,7 @@ __attribute__((unused)) static void child_main(void)
 	page->sum = pcpu_shared_sum(s, 0);
 	page->read = pcpu_shared_read(s, 0);
 	page->bound = pcpu_shared_error_bound(s, 0);
-	page->thresh_max = h->central[0].thresh_max;
+	page->threshold_max = h->central[0].threshold_max;
 	for (row = 0; row < h->rows; row++) {
 		const int64_t *pair = shared_pair(h, 0, row);
 		bool in = shared_row_armed(h, row);
@@ -192,9 +192,9 @@ static bool oracles_hold(char *why, size_t size)
 	else if (pcpu_test_distance(p->read, p->sum) > p->bound)
 		snprintf(why, size, "|read %" PRId64 " - sum %" PRId64 "| > bound %" PRIu64, p->read,
 			 p->sum, p->bound);
-	else if (p->max_pending > p->thresh_max)
+	else if (p->max_pending > p->threshold_max)
 		snprintf(why, size, "a pair holds %" PRIu64 " pending > %" PRIu64, p->max_pending,
-			 p->thresh_max);
+			 p->threshold_max);
 	else if (p->count != p->in_set || p->count != 2)
 		snprintf(why, size, "%" PRIu64 " counted, %" PRIu64 " in the set: two rows added",
 			 p->count, p->in_set);

@@ -41,7 +41,7 @@ static const char *sweep_name;
 
 /* What one sweep saw, over its kills. */
 struct sweep {
-	long kills, in_lock, stale, thresh_moved;
+	long kills, in_lock, stale, threshold_moved;
 };
 
 /* A fresh named segment of two items with small floors: every kill starts from 0. */
@@ -85,7 +85,7 @@ static struct sweep sweep(const char *tag,
 	for (long k = 0;; k += stride) {
 		struct pcpu_shared *s = death_segment(name);
 		struct shared_handle *h = shared_handle(s);
-		uint64_t thresh = __atomic_load_n(&h->thresh[0], __ATOMIC_RELAXED);
+		uint64_t threshold = __atomic_load_n(&h->threshold[0], __ATOMIC_RELAXED);
 		pid_t pid = shared_test_start_stopped("die", name);
 		bool killed = shared_test_step(pid, k);
 		int status;
@@ -99,7 +99,7 @@ static struct sweep sweep(const char *tag,
 		sw.in_lock += (__atomic_load_n(&h->hdr->lock.__data.__lock, __ATOMIC_RELAXED) &
 			       OWNER_DIED) != 0;
 		sw.stale += pcpu_shared_read(s, 0) != exact;
-		sw.thresh_moved += __atomic_load_n(&h->thresh[0], __ATOMIC_RELAXED) != thresh;
+		sw.threshold_moved += __atomic_load_n(&h->threshold[0], __ATOMIC_RELAXED) != threshold;
 		if (check)
 			check(s, k, exact);
 		/* the next fold takes the dead writer's lock if it held it, and repairs */
@@ -144,7 +144,7 @@ static void fast_adds_stay_within_the_bound(struct pcpu_shared *s, long k, int64
 	for (int c = 0; c < n; c++) {
 		if (!pcpu_test_pin(cpus[c]))
 			continue;
-		pcpu_shared_add(s, 0, (int64_t)__atomic_load_n(&h->thresh[0], __ATOMIC_RELAXED));
+		pcpu_shared_add(s, 0, (int64_t)__atomic_load_n(&h->threshold[0], __ATOMIC_RELAXED));
 	}
 	cr_assert_eq(sched_setaffinity(0, sizeof(all), &all), 0);
 	now = pcpu_shared_sum(s, 0) - pcpu_shared_read(s, 0);
@@ -159,8 +159,8 @@ PCPU_TEST(shared_death, a_writer_killed_publishing_a_threshold_leaves_a_true_bou
 {
 	struct sweep sw = sweep("bound", fast_adds_stay_within_the_bound);
 
-	cr_assert_gt(sw.thresh_moved, 0, "no kill came after the new threshold: proves nothing");
-	cr_assert_lt(sw.thresh_moved, sw.kills, "every kill came after it: proves nothing");
+	cr_assert_gt(sw.threshold_moved, 0, "no kill came after the new threshold: proves nothing");
+	cr_assert_lt(sw.threshold_moved, sw.kills, "every kill came after it: proves nothing");
 }
 
 /* After a kill: another writer's slow-path add of another item repairs item 0. */

@@ -131,7 +131,7 @@ PCPU_TEST(shared_fuzz, truncated_segments_are_refused)
 	uint64_t cuts[] = { 0, 1, 7, 8, 16, offsetof(struct shared_header, lock),
 			    sizeof(*h) - 1, sizeof(*h), h->items.off + h->items.len - 1,
 			    h->strings.off + 1, h->strings.off + h->strings.len - 1,
-			    h->central.off, h->thresh.off + 8, h->cpus.off, h->cpus.off + 1,
+			    h->central.off, h->threshold.off + 8, h->cpus.off, h->cpus.off + 1,
 			    h->cpus.off + PCPU_STRIDE, im.size - PCPU_STRIDE, im.size - 1 };
 
 	shared_test_name(fname, sizeof(fname), "trunc-f");
@@ -418,7 +418,7 @@ PCPU_TEST(shared_fuzz, an_armed_set_changed_after_open_is_read_safely)
 	struct shared_handle *h;
 	unsigned int rows, words;
 	int64_t values[3];
-	uint64_t thresh_max;
+	uint64_t threshold_max;
 
 	cr_assert_not_null(w);
 	pcpu_shared_add(w, 0, 5);
@@ -427,7 +427,7 @@ PCPU_TEST(shared_fuzz, an_armed_set_changed_after_open_is_read_safely)
 	h = shared_handle(w);
 	rows = h->rows;
 	words = (rows + 63) / 64;
-	thresh_max = h->central[0].thresh_max;
+	threshold_max = h->central[0].threshold_max;
 	/* every bit set, past the rows too, and a count past them */
 	for (unsigned int k = 0; k < words; k++)
 		__atomic_store_n(&h->armed->bits[k], ~UINT64_C(0), __ATOMIC_SEQ_CST);
@@ -435,7 +435,7 @@ PCPU_TEST(shared_fuzz, an_armed_set_changed_after_open_is_read_safely)
 	cr_assert_eq(pcpu_shared_sum(r, 0), 5, "the other rows hold 0");
 	cr_assert_eq(pcpu_shared_snapshot(r, values, NULL), 0);
 	cr_assert_eq(values[0], 5);
-	cr_assert_eq(pcpu_shared_error_bound(r, 0), rows * thresh_max, "the count is capped");
+	cr_assert_eq(pcpu_shared_error_bound(r, 0), rows * threshold_max, "the count is capped");
 	cr_assert_eq(pcpu_shared_sync_if_delta_above(r, 0, 0), 5);
 	/* and a count below the bits: a bound that lies, never a fault */
 	__atomic_store_n(&h->armed->nr, 0, __ATOMIC_SEQ_CST);

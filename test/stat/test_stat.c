@@ -119,7 +119,7 @@ PCPU_TEST(stat, create_accepts_the_limits)
 	cr_assert_not_null(s, "512 items, longest name, largest options: %s", strerror(errno));
 	cr_assert_eq(pcpu_stat_count(s), PCPU_STAT_MAX_ITEMS);
 	cr_assert_str_eq(pcpu_stat_name(s, 0), long_name);
-	cr_assert_eq(s->hot[1].thresh, PCPU_STAT_MAX_THRESH);
+	cr_assert_eq(s->hot[1].threshold, PCPU_STAT_MAX_THRESH);
 	pcpu_stat_add(s, PCPU_STAT_MAX_ITEMS - 1, 7);
 	cr_assert_eq(pcpu_stat_sum(s, PCPU_STAT_MAX_ITEMS - 1), 7);
 	pcpu_stat_destroy(s);
@@ -302,7 +302,7 @@ PCPU_TEST(stat, default_threshold_is_the_counter_floor)
 	struct pcpu_stat *s = stat_test_create(2, NULL, 0, 0);
 	int64_t floor = 32; /* at any CPU count (test_floor_at_scale.c has 1024) */
 
-	cr_assert_eq(s->hot[0].thresh, (uint32_t)floor);
+	cr_assert_eq(s->hot[0].threshold, (uint32_t)floor);
 	cr_assert_eq(pcpu_stat_error_bound(s, 0), 0, "a bound before any CPU added");
 	pcpu_test_pin_first();
 	pcpu_stat_add(s, 1, 0); /* arms this CPU's words: the bound counts one CPU */
@@ -411,7 +411,7 @@ PCPU_TEST(stat, extreme_amounts_wrap_like_int64_without_undefined_behaviour)
 	pcpu_stat_add(s, 0, INT64_MIN);
 	cr_assert_eq(pcpu_stat_sum(s, 0), (int64_t)((uint64_t)INT64_MAX + 40 + 2 * (uint64_t)INT64_MIN));
 	cr_assert_leq(pcpu_test_distance(pcpu_stat_debug_pending(s, 0, (unsigned int)cpu), 0),
-		      s->hot[0].thresh, "an extreme amount left the pending delta out of bounds");
+		      s->hot[0].threshold, "an extreme amount left the pending delta out of bounds");
 	pcpu_stat_destroy(s);
 }
 
@@ -432,13 +432,13 @@ PCPU_TEST(stat, threshold_is_elastic_and_capped)
 	pcpu_test_pin_first(); /* one armed CPU: the bound is the largest threshold */
 	for (unsigned int i = 0; i < 3; i++)
 		pcpu_stat_add(s, i, value);
-	cr_assert_eq(s->hot[0].thresh, (uint32_t)((uint64_t)value / (64 * cpus)));
-	cr_assert_eq(s->hot[1].thresh, PCPU_STAT_MAX_THRESH, "capped at 2^29 - 1");
-	cr_assert_eq(s->hot[2].thresh, (uint32_t)((uint64_t)value / ((1u << 20) * cpus)));
+	cr_assert_eq(s->hot[0].threshold, (uint32_t)((uint64_t)value / (64 * cpus)));
+	cr_assert_eq(s->hot[1].threshold, PCPU_STAT_MAX_THRESH, "capped at 2^29 - 1");
+	cr_assert_eq(s->hot[2].threshold, (uint32_t)((uint64_t)value / ((1u << 20) * cpus)));
 	cr_assert_eq(pcpu_stat_error_bound(s, 1), (uint64_t)PCPU_STAT_MAX_THRESH);
 	/* the threshold follows the value down; the bound never shrinks */
 	pcpu_stat_add(s, 0, -value);
-	cr_assert_lt(s->hot[0].thresh, (uint32_t)((uint64_t)value / (64 * cpus)) / 8);
+	cr_assert_lt(s->hot[0].threshold, (uint32_t)((uint64_t)value / (64 * cpus)) / 8);
 	cr_assert_eq(pcpu_stat_error_bound(s, 0), (uint64_t)value / (64 * cpus));
 	stat_test_assert_exact(s, (int64_t[]){ 0, value, value });
 	pcpu_stat_destroy(s);
@@ -734,7 +734,7 @@ PCPU_TEST(stat, exposed_structs_keep_their_layout)
 		cr_skip_test("the layout is frozen for LP64 targets only (test/abi)");
 	cr_assert_eq(sizeof(struct pcpu_stat_hot), 8);
 	cr_assert_eq(offsetof(struct pcpu_stat_hot, slot), 0);
-	cr_assert_eq(offsetof(struct pcpu_stat_hot, thresh), 4);
+	cr_assert_eq(offsetof(struct pcpu_stat_hot, threshold), 4);
 	cr_assert_eq(sizeof(struct pcpu_stat), 32);
 	cr_assert_eq(offsetof(struct pcpu_stat, words), 0);
 	cr_assert_eq(offsetof(struct pcpu_stat, hot), 8);

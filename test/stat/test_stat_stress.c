@@ -351,7 +351,7 @@ PCPU_TEST(stat_stress, bounds_hold_per_item_at_every_quiescent_point)
 			/* the bound counts the CPUs that added: armed ones [armed] */
 			uint64_t armed = pcpu_stat_debug_armed(s);
 			uint64_t bound = pcpu_stat_error_bound(s, i);
-			uint64_t t = s->hot[i].thresh;
+			uint64_t t = s->hot[i].threshold;
 
 			cr_assert(armed >= 1 && armed <= pcpu_cpu_possible(), "%u CPUs armed",
 				  (unsigned int)armed);

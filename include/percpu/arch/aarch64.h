@@ -220,8 +220,8 @@ over:
  */
 #define PCPU_ARCH_GATED_ROOM_UP "negs %[room], %[room]\n\tb.vs %l[no_room]\n\t"
 #define PCPU_ARCH_GATED_ROOM_DOWN ""
-#define PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c_, count_off_, armed_off_, max_off_, seq_off_, busy_,    \
-				 cpu0_, limit_, amount_, thresh_, offset_, room_, seq_, bound_,   \
+#define PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c_, central_off_, armed_off_, max_off_, seq_off_, busy_,  \
+				 cpu0_, limit_, amount_, threshold_, offset_, room_, seq_, bound_, \
 				 abort_, unregistered_, busy_label_, no_room_, full_)             \
 	do {                                                                              \
 		int64_t pcpu_value_;                                                      \
@@ -231,7 +231,7 @@ over:
 			"ldar %w[seq], [%[seqp]]\n\t"                                     \
 			"tst %w[seq], %[busy_bits]\n\t"                                   \
 			"b.ne %l[" #busy_label_ "]\n\t"                                    \
-			"ldr %[room], [%[c], #%c[count_off]]\n\t"                         \
+			"ldr %[room], [%[c], #%c[central_off]]\n\t"                       \
 			"subs %[room], %[room], %[limit]\n\t"                             \
 			"b.vs %l[no_room]\n\t"                                            \
 			ROOM                                                              \
@@ -241,7 +241,7 @@ over:
 			"mul %[bound], %[bound], %[value]\n\t"                            \
 			"cmp %[room], %[bound]\n\t"                                       \
 			"b.lo %l[no_room]\n\t"                                            \
-			/* the plain add's check: value - mark + amount within thresh */   \
+			/* the plain add's check: value - mark + amount within threshold */ \
 			"add %[offset], %[cpu0], %[offset]\n\t"                           \
 			"ldp %[value], %[room], [%[offset]]\n\t"                          \
 			"sub %[room], %[value], %[room]\n\t"                              \
@@ -260,12 +260,12 @@ over:
 			  [value] "=&r"(pcpu_value_), [bound] "=&r"(bound_)               \
 			: [rseq] "r"(PCPU_ARCH_RSEQ_AREA()), [cpu0] "r"(cpu0_), [c] "r"(c_), \
 			  [seqp] "r"((const char *)(c_) + (seq_off_)),                   \
-			  [count_off] "i"(count_off_), [armed_off] "i"(armed_off_),       \
+			  [central_off] "i"(central_off_), [armed_off] "i"(armed_off_),   \
 			  [max_off] "i"(max_off_),                                        \
 			  [busy_bits] "K"(busy_), [limit] "r"(limit_),                    \
 			  [amount] "r"(amount_),                                          \
-			  [bias] "r"(((uint64_t)(amount_) + (thresh_)) ^ PCPU_SLOT_ARMED), \
-			  [span] "r"(2 * (thresh_))                                       \
+			  [bias] "r"(((uint64_t)(amount_) + (threshold_)) ^ PCPU_SLOT_ARMED), \
+			  [span] "r"(2 * (threshold_))                                    \
 			: "memory", "cc"                                                  \
 			: abort_, unregistered_, busy_label_, no_room_, full_);           \
 	} while (0)

@@ -251,13 +251,13 @@ over:
  * Internal to the library: the limited add's far path (lib/counter_limited.c
  * says why it never overshoots), as one restartable sequence on this CPU:
  * reads the 32-bit seq word at @seq_off(@c) (busy if any of the bits
- * @busy is set), the int64_t count at @count_off(@c) and the bound, the
+ * @busy is set), the int64_t central value at @central_off(@c) and the bound, the
  * uint32_t at @armed_off(@c) times the uint64_t at @max_off(@c) (a product
  * below 2^63: the caller keeps the second below 2^40, and Linux's CPUs are
  * fewer than 2^23); checks that the room between count and @limit in the
  * amount's direction (@ROOM: PCPU_ARCH_GATED_ROOM_UP for amounts above 0,
  * PCPU_ARCH_GATED_ROOM_DOWN below) is at least the bound; checks this CPU's
- * armed pair at @cpu0 as pcpu_arch_rseq_add_checked() does with @thresh; reads
+ * armed pair at @cpu0 as pcpu_arch_rseq_add_checked() does with @threshold; reads
  * the seq word again, last (unchanged: nothing it read was half folded),
  * and commits the add. Leaves by @abort (restart), @unregistered, @busy,
  * @no_room (overflow anywhere counts as no room) or @full (the pair's
@@ -267,15 +267,15 @@ over:
  */
 #define PCPU_ARCH_GATED_ROOM_UP "negq %[room]\n\tjo %l[no_room]\n\t"
 #define PCPU_ARCH_GATED_ROOM_DOWN ""
-#define PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c_, count_off_, armed_off_, max_off_, seq_off_, busy_,    \
-				 cpu0_, limit_, amount_, thresh_, offset_, room_, seq_, bound_,   \
+#define PCPU_ARCH_RSEQ_GATED_ADD(ROOM, c_, central_off_, armed_off_, max_off_, seq_off_, busy_,  \
+				 cpu0_, limit_, amount_, threshold_, offset_, room_, seq_, bound_, \
 				 abort_, unregistered_, busy_label_, no_room_, full_)             \
 	__asm__ __volatile__ goto(                                                        \
 		PCPU_RSEQ_ASM_BEGIN                                                       \
 		"movl %c[seq_off](%[c]), %k[seq]\n\t"                                     \
 		"testl %[busy_bits], %k[seq]\n\t"                                              \
 		"jnz %l[" #busy_label_ "]\n\t"                                             \
-		"movq %c[count_off](%[c]), %[room]\n\t"                                   \
+		"movq %c[central_off](%[c]), %[room]\n\t"                                 \
 		"subq %[limit], %[room]\n\t"                                              \
 		"jo %l[no_room]\n\t"                                                      \
 		ROOM                                                                      \
@@ -284,7 +284,7 @@ over:
 		"imulq %c[max_off](%[c]), %[bound]\n\t"                                  \
 		"cmpq %[bound], %[room]\n\t"                                             \
 		"jb %l[no_room]\n\t"                                                      \
-		/* the plain add's check: value - mark + amount within thresh */           \
+		/* the plain add's check: value - mark + amount within threshold */        \
 		"movq (%[cpu0], %[offset]), %[room]\n\t"                                  \
 		"subq 8(%[cpu0], %[offset]), %[room]\n\t"                                 \
 		"addq %[bias], %[room]\n\t"                                               \
@@ -298,12 +298,12 @@ over:
 		: [offset] "=&r"(offset_), [room] "=&r"(room_), [seq] "=&r"(seq_),       \
 		  [bound] "=&r"(bound_)                                                   \
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0_), [c] "r"(c_),         \
-		  [count_off] "i"(count_off_), [armed_off] "i"(armed_off_),               \
+		  [central_off] "i"(central_off_), [armed_off] "i"(armed_off_),           \
 		  [max_off] "i"(max_off_),                                                \
 		  [seq_off] "i"(seq_off_), [busy_bits] "i"(busy_), [limit] "r"(limit_),        \
 		  [amount] "r"(amount_),                                                  \
-		  [bias] "r"(((uint64_t)(amount_) + (thresh_)) ^ PCPU_SLOT_ARMED),        \
-		  [span] "r"(2 * (thresh_))                                               \
+		  [bias] "r"(((uint64_t)(amount_) + (threshold_)) ^ PCPU_SLOT_ARMED),     \
+		  [span] "r"(2 * (threshold_))                                            \
 		: "memory", "cc"                                                          \
 		: abort_, unregistered_, busy_label_, no_room_, full_)
 

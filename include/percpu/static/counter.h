@@ -15,10 +15,10 @@
 
 /*
  * The one out-of-line slow path of the inline
- * adds. @thresh is the caller's fixed threshold, or -1 for the counter's own.
+ * adds. @threshold is the caller's fixed threshold, or -1 for the counter's own.
  */
 PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
-					 int64_t thresh);
+					 int64_t threshold);
 
 /*
  * Adds against threshold @limit; @fixed is passed

@@ -15,13 +15,13 @@
 /*
  * The error bound: armed CPUs times the largest threshold, both only
  * raised (but by set()), so that a product loaded after a read() covers
- * that read [pending-bound]. Below 2^63: thresh_max <= 2^40, and Linux
+ * that read [pending-bound]. Below 2^63: threshold_max <= 2^40, and Linux
  * has fewer than 2^23 CPUs.
  */
 PCPU_INLINE uint64_t __pcpu_counter_bound(const struct pcpu_counter *c)
 {
 	return (uint64_t)__atomic_load_n(&c->armed, __ATOMIC_SEQ_CST) *
-	       __atomic_load_n(&c->thresh_max, __ATOMIC_SEQ_CST);
+	       __atomic_load_n(&c->threshold_max, __ATOMIC_SEQ_CST);
 }
 
 #endif /* PERCPU_STATIC_COUNTER_BOUND_H */
