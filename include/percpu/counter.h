@@ -202,8 +202,8 @@ static inline bool pcpu_counter_initialized(const struct pcpu_counter *c)
  */
 PCPU_INLINE void pcpu_counter_add(struct pcpu_counter *c, int64_t amount)
 {
-	__pcpu_counter_add_limit(c, amount, c ? __atomic_load_n(&c->threshold, __ATOMIC_RELAXED) : 0,
-				 -1);
+	__pcpu_counter_add_within(c, amount,
+				  c ? __atomic_load_n(&c->threshold, __ATOMIC_RELAXED) : 0, -1);
 }
 
 /**
@@ -226,7 +226,7 @@ PCPU_INLINE void pcpu_counter_add_batch(struct pcpu_counter *c, int64_t amount,
 		__pcpu_counter_add_slow(c, amount, threshold);
 		return;
 	}
-	__pcpu_counter_add_limit(c, amount, threshold, threshold);
+	__pcpu_counter_add_within(c, amount, threshold, threshold);
 }
 
 /**

@@ -214,13 +214,13 @@ PCPU_EXPORT int pcpu_shared_unlink(const char *name);
  */
 PCPU_INLINE void pcpu_shared_add(struct pcpu_shared *s, unsigned int item, int64_t amount)
 {
-	uint64_t limit;
+	uint64_t threshold;
 
 	if (pcpu_unlikely(s == NULL || item >= s->add_items))
 		goto slow;
-	limit = __atomic_load_n(&s->threshold[item], __ATOMIC_RELAXED);
-	if (pcpu_likely(__pcpu_within(amount, limit) &&
-			pcpu_this_cpu_add_armed(s->pairs + 2 * (uintptr_t)item, amount, limit,
+	threshold = __atomic_load_n(&s->threshold[item], __ATOMIC_RELAXED);
+	if (pcpu_likely(__pcpu_within(amount, threshold) &&
+			pcpu_this_cpu_add_armed(s->pairs + 2 * (uintptr_t)item, amount, threshold,
 						s->mode)))
 		return;
 slow:

@@ -139,16 +139,16 @@ PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *s);
 PCPU_INLINE void pcpu_stat_add(struct pcpu_stat *s, unsigned int item, int64_t amount)
 {
 	const struct pcpu_stat_hot *h;
-	uint32_t limit;
+	uint32_t threshold;
 
 	if (pcpu_unlikely(s == NULL || item >= s->nr_items))
 		goto slow;
 	h = &s->hot[item];
-	limit = __atomic_load_n(&h->threshold, __ATOMIC_RELAXED);
-	if (pcpu_unlikely(!__pcpu_within(amount, limit)))
+	threshold = __atomic_load_n(&h->threshold, __ATOMIC_RELAXED);
+	if (pcpu_unlikely(!__pcpu_within(amount, threshold)))
 		goto slow;
-	if (pcpu_likely(pcpu_this_cpu_add32(s->words + h->slot, (int32_t)amount, limit, s->mode) !=
-			NULL))
+	if (pcpu_likely(pcpu_this_cpu_add32(s->words + h->slot, (int32_t)amount, threshold,
+					    s->mode) != NULL))
 		return;
 slow:
 	__pcpu_stat_add_slow(s, item, amount);

@@ -29,8 +29,9 @@
  *   fold       moving a slot's whole pending delta into central: swap the
  *              slot to {value, value} (the mark advances), then add what
  *              moved to central [central-marks]: pcpu_fold_step_*().
- *   threshold  the per-CPU limit the fast path checks, published by the
- *              unit for its central value (policy.h); the adds read it.
+ *   threshold  how far a CPU's pending delta may go either way (the fast
+ *              path checks it), published by the unit for its central
+ *              value (policy.h); the adds read it.
  *   floor      the smallest threshold an item may have.
  *   maximum    the largest threshold ever published (threshold_max).
  *   armed      a slot whose mark is stored armed, and a CPU whose slots

@@ -138,11 +138,11 @@ void pcpu_slot_owner_fork_child(void)
 /*
  * The atomic path of a counter's checked add: adds @amount to the value of
  * the caller's owned slot of the pairs whose CPU-0 copy is @cpu0, then
- * checks the new pending delta against +-@limit. The caller has checked
- * |@amount| <= @limit. Returns as pcpu_this_cpu_add_owned(): 1 added
- * within the limit, 0 added nothing (no owned slot), -1 added past it.
+ * checks the new pending delta against +-@threshold. The caller has checked
+ * |@amount| <= @threshold. Returns as pcpu_this_cpu_add_owned(): 1 added
+ * within the threshold, 0 added nothing (no owned slot), -1 added past it.
  */
-PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t threshold)
 {
 	int32_t slot = me.slot;
 
@@ -150,7 +150,7 @@ PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t lim
 		slot = first_claim();
 	if (slot < 0)
 		return 0;
-	return __pcpu_owner_add(slot, cpu0, amount, limit);
+	return __pcpu_owner_add(slot, cpu0, amount, threshold);
 }
 #else
 /* Pairs swapped under a lock: counters add by CPU number, as the other units do. */
@@ -169,8 +169,8 @@ void pcpu_slot_owner_fork_child(void)
 {
 }
 
-PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t limit)
+PCPU_EXPORT int __pcpu_cpu_add_owned(int64_t *cpu0, int64_t amount, uint64_t threshold)
 {
-	return __pcpu_cpu_add_pair_atomic(cpu0, amount, limit, PCPU_SLOT_ARMED);
+	return __pcpu_cpu_add_pair_atomic(cpu0, amount, threshold, PCPU_SLOT_ARMED);
 }
 #endif

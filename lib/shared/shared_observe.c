@@ -15,11 +15,11 @@
 /* pcpu_shared_add() for any slot, a bucket included (past add_items). */
 static void add_slot(struct shared_handle *h, unsigned int slot, int64_t amount)
 {
-	uint64_t limit = __atomic_load_n(&h->threshold[slot], __ATOMIC_RELAXED);
+	uint64_t threshold = __atomic_load_n(&h->threshold[slot], __ATOMIC_RELAXED);
 
-	if (pcpu_likely(__pcpu_within(amount, limit) &&
-			pcpu_this_cpu_add_armed(h->pub.pairs + 2 * (uintptr_t)slot, amount, limit,
-						h->pub.mode)))
+	if (pcpu_likely(__pcpu_within(amount, threshold) &&
+			pcpu_this_cpu_add_armed(h->pub.pairs + 2 * (uintptr_t)slot, amount,
+						threshold, h->pub.mode)))
 		return;
 	pcpu_shared_add_locked(h, slot, amount);
 }

@@ -134,11 +134,11 @@ unregistered:
 
 /*
  * As in arch/x86_64.h: adds @amount to this CPU's {value, mark} pair unless
- * value - mark + amount leaves [-limit, limit], the mark stored plus
+ * value - mark + amount leaves [-threshold, threshold], the mark stored plus
  * @armed; 1 if it added, else 0.
  * %[offset] becomes the pair's address once the CPU is known.
  */
-PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
+PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t threshold,
 					   uint64_t armed)
 {
 	long offset;
@@ -150,17 +150,17 @@ retry:
 		PCPU_RSEQ_ASM_BEGIN
 		"add %[offset], %[cpu0], %[offset]\n\t"
 		"ldp %[value], %[distance], [%[offset]]\n\t"
-		/* value - mark + amount + limit must not pass 2 * limit */
+		/* value - mark + amount + threshold must not pass 2 * threshold */
 		"sub %[distance], %[value], %[distance]\n\t"
 		"add %[distance], %[distance], %[bias]\n\t"
-		"cmp %[distance], %[span]\n\t"
+		"cmp %[distance], %[width]\n\t"
 		"b.hi %l[over]\n\t"
 		"add %[value], %[value], %[amount]\n\t"
 		"str %[value], [%[offset]]\n\t"
 		PCPU_RSEQ_ASM_END
 		: [offset] "=&r"(offset), [value] "=&r"(value), [distance] "=&r"(distance)
 		: [rseq] "r"(PCPU_ARCH_RSEQ_AREA()), [cpu0] "r"(cpu0), [amount] "r"(amount),
-		  [bias] "r"(((uint64_t)amount + limit) ^ armed), [span] "r"(2 * limit)
+		  [bias] "r"(((uint64_t)amount + threshold) ^ armed), [width] "r"(2 * threshold)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return 1;
@@ -175,7 +175,7 @@ over:
  * As in arch/x86_64.h: the 32-bit {value, mark} word (value in the low
  * half, the mark stored plus PCPU_WORD_ARMED), modulo 2^32; cpu * PCPU_STRIDE, -1 (no rseq area) or -2 (over).
  */
-PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t threshold)
 {
 	long offset;
 	uint64_t *word;
@@ -186,10 +186,10 @@ retry:
 		PCPU_RSEQ_ASM_BEGIN
 		"add %[word], %[cpu0], %[offset]\n\t"
 		"ldp %w[value], %w[distance], [%[word]]\n\t"
-		/* value - mark + amount + limit must not pass 2 * limit */
+		/* value - mark + amount + threshold must not pass 2 * threshold */
 		"sub %w[distance], %w[value], %w[distance]\n\t"
 		"add %w[distance], %w[distance], %w[bias]\n\t"
-		"cmp %w[distance], %w[span]\n\t"
+		"cmp %w[distance], %w[width]\n\t"
 		"b.hi %l[over]\n\t"
 		"add %w[value], %w[value], %w[amount]\n\t"
 		"str %w[value], [%[word]]\n\t"
@@ -197,7 +197,8 @@ retry:
 		: [offset] "=&r"(offset), [word] "=&r"(word), [value] "=&r"(value),
 		  [distance] "=&r"(distance)
 		: [rseq] "r"(PCPU_ARCH_RSEQ_AREA()), [cpu0] "r"(cpu0), [amount] "r"(amount),
-		  [bias] "r"(((uint32_t)amount + limit) ^ PCPU_WORD_ARMED), [span] "r"(2 * limit)
+		  [bias] "r"(((uint32_t)amount + threshold) ^ PCPU_WORD_ARMED),
+		  [width] "r"(2 * threshold)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return offset;
@@ -246,7 +247,7 @@ over:
 			"ldp %[value], %[room], [%[offset]]\n\t"                          \
 			"sub %[room], %[value], %[room]\n\t"                              \
 			"add %[room], %[room], %[bias]\n\t"                               \
-			"cmp %[room], %[span]\n\t"                                        \
+			"cmp %[room], %[width]\n\t"                                       \
 			"b.hi %l[full]\n\t"                                               \
 			/* last, after the pair: a fold of it since the first read shows */ \
 			"dmb ishld\n\t"                                                   \
@@ -265,7 +266,7 @@ over:
 			  [busy_bits] "K"(busy_), [limit] "r"(limit_),                    \
 			  [amount] "r"(amount_),                                          \
 			  [bias] "r"(((uint64_t)(amount_) + (threshold_)) ^ PCPU_SLOT_ARMED), \
-			  [span] "r"(2 * (threshold_))                                    \
+			  [width] "r"(2 * (threshold_))                                   \
 			: "memory", "cc"                                                  \
 			: abort_, unregistered_, busy_label_, no_room_, full_);           \
 	} while (0)

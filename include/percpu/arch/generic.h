@@ -25,16 +25,16 @@ PCPU_INLINE long pcpu_arch_rseq_add(int64_t *cpu0, int64_t amount)
 	return -1;
 }
 
-PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
+PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t threshold,
 					   uint64_t armed)
 {
-	(void)cpu0, (void)amount, (void)limit, (void)armed;
+	(void)cpu0, (void)amount, (void)threshold, (void)armed;
 	return 0;
 }
 
-PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t threshold)
 {
-	(void)cpu0, (void)amount, (void)limit;
+	(void)cpu0, (void)amount, (void)threshold;
 	return -1;
 }
 #endif

@@ -164,8 +164,8 @@ unregistered:
  * The sequence of pcpu_arch_rseq_add_checked() and pcpu_arch_rseq_add32(),
  * one template for both widths: @sfx is the operand size ("q", "l"), @mark
  * the offset of the mark after the value ("8", "4"). The new value must
- * stay within limit of the mark: value - mark + amount + limit must not
- * pass 2 * limit (%[bias] is amount + limit, %[span] 2 * limit); then the
+ * stay within threshold of the mark: value - mark + amount + threshold must not
+ * pass 2 * threshold (%[bias] is amount + threshold, %[width] 2 * threshold); then the
  * committing add.
  */
 #define PCPU_RSEQ_ASM_CHECKED_ADD(sfx, mark)                               \
@@ -173,7 +173,7 @@ unregistered:
 	"mov" sfx " (%[cpu0], %[offset]), %[distance]\n\t"                 \
 	"sub" sfx " " mark "(%[cpu0], %[offset]), %[distance]\n\t"         \
 	"add" sfx " %[bias], %[distance]\n\t"                              \
-	"cmp" sfx " %[span], %[distance]\n\t"                              \
+	"cmp" sfx " %[width], %[distance]\n\t"                             \
 	"ja %l[over]\n\t"                                                  \
 	"add" sfx " %[amount], (%[cpu0], %[offset])\n\t"                   \
 	PCPU_RSEQ_ASM_END
@@ -181,18 +181,18 @@ unregistered:
 /*
  * Adds @amount to the value of the pair {int64_t value; int64_t mark} at
  * cpu0 + cpu * PCPU_STRIDE, cpu being the CPU this thread runs on, unless
- * the new value would be more than @limit (< 2^62) away from the mark
- * (value - mark + amount outside [-limit, limit], modulo 2^64). The pair
+ * the new value would be more than @threshold (< 2^62) away from the mark
+ * (value - mark + amount outside [-threshold, threshold], modulo 2^64). The pair
  * stores its mark plus @armed (a constant: 0, or PCPU_SLOT_ARMED for armed
  * slots), which the bias takes back out before the sequence: adding 2^63
  * is flipping the top bit, one btc. The check
  * and the committing addq are one restartable sequence: no other thread of
  * this CPU can add between them, and a remote folder that swaps value and
  * mark together cannot succeed on a value it read before the add. Returns
- * 1 if it added; 0 without adding if the limit would be passed or the
+ * 1 if it added; 0 without adding if the threshold would be passed or the
  * thread has no registered rseq area.
  */
-PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t limit,
+PCPU_INLINE int pcpu_arch_rseq_add_checked(int64_t *cpu0, int64_t amount, uint64_t threshold,
 					   uint64_t armed)
 {
 	long offset;
@@ -203,7 +203,7 @@ retry:
 		PCPU_RSEQ_ASM_CHECKED_ADD("q", "8")
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "er"(amount),
-		  [bias] "r"(((uint64_t)amount + limit) ^ armed), [span] "r"(2 * limit)
+		  [bias] "r"(((uint64_t)amount + threshold) ^ armed), [width] "r"(2 * threshold)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return 1;
@@ -219,13 +219,13 @@ over:
  * a mark plus PCPU_WORD_ARMED (little-endian: the value at +0, the mark at
  * +4; a high half of 0, not armed, fails every check): adds @amount to
  * the value of the word at cpu0 + cpu * PCPU_STRIDE unless the new value
- * would be more than @limit (< 2^31) away from the mark, modulo 2^32. The
+ * would be more than @threshold (< 2^31) away from the mark, modulo 2^32. The
  * check and the committing addl are one restartable sequence, so the value
  * never strays further, however many threads share the CPU. Returns
  * cpu * PCPU_STRIDE; -1 without adding if the thread has no registered rseq
- * area; -2 without adding if the limit would be passed.
+ * area; -2 without adding if the threshold would be passed.
  */
-PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t limit)
+PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t threshold)
 {
 	long offset;
 	uint32_t distance;
@@ -235,7 +235,8 @@ retry:
 		PCPU_RSEQ_ASM_CHECKED_ADD("l", "4")
 		: [offset] "=&r"(offset), [distance] "=&r"(distance)
 		: [rseq] "r"(__pcpu_rseq_offset), [cpu0] "r"(cpu0), [amount] "ir"(amount),
-		  [bias] "ir"(((uint32_t)amount + limit) ^ PCPU_WORD_ARMED), [span] "ir"(2 * limit)
+		  [bias] "ir"(((uint32_t)amount + threshold) ^ PCPU_WORD_ARMED),
+		  [width] "ir"(2 * threshold)
 		: "memory", "cc"
 		: abort, unregistered, over);
 	return offset;
@@ -254,7 +255,7 @@ over:
  * @busy is set), the int64_t central value at @central_off(@c) and the bound, the
  * uint32_t at @armed_off(@c) times the uint64_t at @max_off(@c) (a product
  * below 2^63: the caller keeps the second below 2^40, and Linux's CPUs are
- * fewer than 2^23); checks that the room between count and @limit in the
+ * fewer than 2^23); checks that the room between central and @limit in the
  * amount's direction (@ROOM: PCPU_ARCH_GATED_ROOM_UP for amounts above 0,
  * PCPU_ARCH_GATED_ROOM_DOWN below) is at least the bound; checks this CPU's
  * armed pair at @cpu0 as pcpu_arch_rseq_add_checked() does with @threshold; reads
@@ -288,7 +289,7 @@ over:
 		"movq (%[cpu0], %[offset]), %[room]\n\t"                                  \
 		"subq 8(%[cpu0], %[offset]), %[room]\n\t"                                 \
 		"addq %[bias], %[room]\n\t"                                               \
-		"cmpq %[span], %[room]\n\t"                                               \
+		"cmpq %[width], %[room]\n\t"                                              \
 		"ja %l[full]\n\t"                                                         \
 		/* last, after the pair: a fold of it since the first read shows */        \
 		"cmpl %c[seq_off](%[c]), %k[seq]\n\t"                                     \
@@ -303,7 +304,7 @@ over:
 		  [seq_off] "i"(seq_off_), [busy_bits] "i"(busy_), [limit] "r"(limit_),        \
 		  [amount] "r"(amount_),                                                  \
 		  [bias] "r"(((uint64_t)(amount_) + (threshold_)) ^ PCPU_SLOT_ARMED),     \
-		  [span] "r"(2 * (threshold_))                                            \
+		  [width] "r"(2 * (threshold_))                                           \
 		: "memory", "cc"                                                          \
 		: abort_, unregistered_, busy_label_, no_room_, full_)
 

@@ -21,21 +21,22 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 					 int64_t threshold);
 
 /*
- * Adds against threshold @limit; @fixed is passed
+ * Adds within threshold @threshold; @fixed is passed
  * on to the slow path.
  */
-PCPU_INLINE void __pcpu_counter_add_limit(struct pcpu_counter *c, int64_t amount,
-					  int64_t limit, int64_t fixed)
+PCPU_INLINE void __pcpu_counter_add_within(struct pcpu_counter *c, int64_t amount,
+					   int64_t threshold, int64_t fixed)
 {
 	/* the range check first, as its own branch: gcc then folds the mode's load into its compare */
-	if (pcpu_likely(c != NULL && c->slots != NULL && __pcpu_within(amount, (uint64_t)limit))) {
-		int added = pcpu_this_cpu_add_owned(&c->slots->value, amount, (uint64_t)limit,
+	if (pcpu_likely(c != NULL && c->slots != NULL &&
+			__pcpu_within(amount, (uint64_t)threshold))) {
+		int added = pcpu_this_cpu_add_owned(&c->slots->value, amount, (uint64_t)threshold,
 						    c->mode);
 
 		if (pcpu_likely(added > 0))
 			return;
 		if (added < 0)
-			amount = 0; /* in the slot, past the limit: only its fold is left */
+			amount = 0; /* in the slot, past the threshold: only its fold is left */
 	}
 	__pcpu_counter_add_slow(c, amount, fixed);
 }
