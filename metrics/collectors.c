@@ -10,6 +10,15 @@
  * a walk pins the collectors it runs (users), and removal waits until
  * none is running the one it removes. A fork() resets the pins in the
  * child (a new epoch), whose copies of running walks have no thread.
+ *
+ * A collector that returns an error stops the exposition, unless it was
+ * added with PCPU_METRICS_COLLECTOR_F_CONTINUE: then the walk goes on with
+ * the next one. What it emitted before is kept: emit() wrote only whole
+ * series that keep the body valid, so the body stays valid without them
+ * as with them. An error of the output itself (the callback's return, kept
+ * in the scrape) stops every walk, whatever the flags: nothing more can be
+ * written, and a callback of pcpu_metrics_foreach() that asked to stop must
+ * not be called again.
  */
 #define _GNU_SOURCE /* stpcpy, strdup */
 #include <errno.h>
@@ -28,6 +37,7 @@ struct collector {
 	void *arg;
 	struct collector *next;
 	unsigned int users; /* walks running it now */
+	unsigned int flags; /* PCPU_METRICS_COLLECTOR_F_* */
 };
 
 static struct collector *collectors;
@@ -41,6 +51,8 @@ static unsigned int epoch;
 
 /* Samples a collector emitted that emit() refused (pcpu_metrics_collector_refused()). */
 static uint64_t refused;
+/* Collector runs that returned an error (pcpu_metrics_collector_failed()). */
+static uint64_t failed;
 
 /*
  * What one exposition has written, so that no collector's sample makes it
@@ -123,6 +135,7 @@ struct pcpu_scrape {
 	const char *last;       /* the family written last (in families) */
 	char *open_unit;        /* the unit of the family a collector writes now */
 	struct strset series;   /* its label sets (series_key()) */
+	int stopped;            /* the callback's first non-zero return */
 };
 
 struct pcpu_scrape *pcpu_scrape_new(int (*cb)(const struct pcpu_metric_sample *, void *),
@@ -145,6 +158,14 @@ void pcpu_scrape_free(struct pcpu_scrape *s)
 	strset_free(&s->series);
 	free(s->open_unit);
 	free(s);
+}
+
+/* Passes @m to the callback; its first non-zero return ends the scrape. */
+static int put(struct pcpu_scrape *s, const struct pcpu_metric_sample *m)
+{
+	if (!s->stopped)
+		s->stopped = s->cb(m, s->arg);
+	return s->stopped;
 }
 
 /* Records family @name of @kind as written; -ENOMEM. */
@@ -175,7 +196,7 @@ int pcpu_scrape_note(const struct pcpu_metric_sample *m, void *scrape)
 		if (err)
 			return err;
 	}
-	return s->cb(m, s->arg);
+	return put(s, m);
 }
 
 /* Does a family written in @arg's scrape meet the sample of pending_name? */
@@ -292,6 +313,8 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape)
 	struct pcpu_scrape *s = scrape;
 	int err = check_sample(m);
 
+	if (s->stopped)
+		return s->stopped;
 	if (!err)
 		err = check_place(s, m);
 	if (err == -ENOMEM)
@@ -300,12 +323,47 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape)
 		__atomic_fetch_add(&refused, 1, __ATOMIC_RELAXED);
 		return err;
 	}
-	return s->cb(m, s->arg);
+	return put(s, m);
 }
 
 PCPU_EXPORT uint64_t pcpu_metrics_collector_refused(void)
 {
 	return __atomic_load_n(&refused, __ATOMIC_RELAXED);
+}
+
+PCPU_EXPORT uint64_t pcpu_metrics_collector_failed(void)
+{
+	return __atomic_load_n(&failed, __ATOMIC_RELAXED);
+}
+
+/* Emits counter @name of @value; what emit() returned. */
+static int emit_counter(int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx,
+			const char *name, const char *help, uint64_t value)
+{
+	struct pcpu_metric_sample s = { .name = name, .help = help, .unit = "",
+					.kind = PCPU_METRIC_COUNTER, .scale = 1,
+					.value = value > INT64_MAX ? INT64_MAX : (int64_t)value };
+
+	return emit(&s, ctx);
+}
+
+PCPU_EXPORT int pcpu_metrics_failures_collector(int (*emit)(const struct pcpu_metric_sample *s,
+							    void *ctx),
+						void *ctx, void *arg)
+{
+	int err;
+
+	(void)arg;
+	if (!emit)
+		return -EINVAL;
+	err = emit_counter(emit, ctx, "percpu_collector_failed",
+			   "Collector runs that returned an error.",
+			   pcpu_metrics_collector_failed());
+	if (!err)
+		err = emit_counter(emit, ctx, "percpu_collector_refused",
+				   "Samples from collectors that emit() refused.",
+				   pcpu_metrics_collector_refused());
+	return err;
 }
 
 int pcpu_collectors_run(struct pcpu_scrape *s)
@@ -333,8 +391,19 @@ int pcpu_collectors_run(struct pcpu_scrape *s)
 	pinned_in = epoch;
 	pcpu_metrics_unlock();
 
-	for (i = 0; i < n && ret == 0; i++)
-		ret = run[i]->fn(pcpu_scrape_emit, s, run[i]->arg);
+	/* an output that failed before (the registered metrics' walk) ends it too */
+	ret = s->stopped;
+	for (i = 0; i < n && ret == 0; i++) {
+		int err = run[i]->fn(pcpu_scrape_emit, s, run[i]->arg);
+
+		/* the output's error is not the collector's */
+		ret = s->stopped;
+		if (err && !ret) {
+			__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
+			if (!(run[i]->flags & PCPU_METRICS_COLLECTOR_F_CONTINUE))
+				ret = err;
+		}
+	}
 
 	pcpu_metrics_lock();
 	if (pinned_in == epoch)
@@ -357,9 +426,15 @@ static void collectors_fork_child(void)
 
 PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg)
 {
+	return pcpu_metrics_collector_add_flags(fn, arg, 0);
+}
+
+PCPU_EXPORT int pcpu_metrics_collector_add_flags(pcpu_metrics_collector_fn fn, void *arg,
+						 unsigned int flags)
+{
 	struct collector *c, **tail;
 
-	if (!fn)
+	if (!fn || (flags & ~PCPU_METRICS_COLLECTOR_F_CONTINUE))
 		return -EINVAL;
 	/* the fork handlers reset the pins of running walks in the child */
 	if (pcpu_metrics_client_setup() != 0)
@@ -368,7 +443,7 @@ PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *a
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	*c = (struct collector){ .fn = fn, .arg = arg };
+	*c = (struct collector){ .fn = fn, .arg = arg, .flags = flags };
 	pcpu_metrics_lock();
 	for (tail = &collectors; *tail; tail = &(*tail)->next) {
 		if ((*tail)->fn == fn && (*tail)->arg == arg) {

@@ -160,9 +160,17 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
  * samples would meet a written one's (a gauge "x_total" beside a counter
  * "x"), or a series (name and labels) written already; -ENOMEM. A refused
  * sample is left out and counted (pcpu_metrics_collector_refused()); the
- * collector may go on. Returns 0, or a negative errno (what emit
- * returned, or its own), which stops the exposition and is returned by it.
- * Runs outside the metrics lock (since 0.4; under it before): fork(),
+ * collector may go on. emit() also returns the non-zero value of the
+ * exposition's output (pcpu_metrics_foreach()'s callback; -ENOMEM for the
+ * body of pcpu_metrics_write()): the output has stopped, and every later
+ * emit() returns the same. Returns 0, or a negative errno (what emit
+ * returned, or its own): a failure, counted
+ * (pcpu_metrics_collector_failed()). Added with flags 0 (as
+ * pcpu_metrics_collector_add() adds it), a failing collector stops the
+ * exposition, which returns its errno and writes nothing:
+ * pcpu_metrics_respond() fails with it and pcpu_metrics_serve() answers
+ * 500. With PCPU_METRICS_COLLECTOR_F_CONTINUE the exposition goes on
+ * (pcpu_metrics_collector_add_flags()). Runs outside the metrics lock (since 0.4; under it before): fork(),
  * registration and other scrapes' walks of the registered metrics do not
  * wait for it, and it may register or destroy metrics; it must not remove
  * itself (removal waits for it to return).
@@ -182,6 +190,34 @@ typedef int (*pcpu_metrics_collector_fn)(int (*emit)(const struct pcpu_metric_sa
 PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg);
 
 /**
+ * Collector flag: a collector that fails costs the scrape its own samples
+ * only, as the Go client's ContinueOnError. @since 0.4
+ */
+#define PCPU_METRICS_COLLECTOR_F_CONTINUE 1u
+
+/**
+ * Adds collector @p fn with argument @p arg with a failure policy. As
+ * pcpu_metrics_collector_add(), which is this call with @p flags 0;
+ * @p flags is 0 or PCPU_METRICS_COLLECTOR_F_CONTINUE. With
+ * PCPU_METRICS_COLLECTOR_F_CONTINUE, when @p fn returns an error
+ * the exposition goes on with the next collector and succeeds: the
+ * scrape holds the registered metrics, the other collectors' samples, and
+ * the samples that @p fn emitted before it returned and emit() accepted
+ * (each a whole series, a histogram with all its buckets), none other of
+ * @p fn; the family it was writing holds the series it emitted. The body
+ * is valid (emit() checked every sample). The failure is counted
+ * (pcpu_metrics_collector_failed()) and the scrape does not show it: add
+ * pcpu_metrics_failures_collector() to expose the count. An output that
+ * stopped (see pcpu_metrics_collector_fn) stops the exposition whatever
+ * the flags.
+ * @return 0; -EINVAL for NULL @p fn or an unknown flag; -EEXIST if @p fn
+ *         with @p arg is already added (whatever its flags); -ENOMEM.
+ * @since 0.4
+ */
+PCPU_EXPORT int pcpu_metrics_collector_add_flags(pcpu_metrics_collector_fn fn, void *arg,
+						 unsigned int flags);
+
+/**
  * Removes collector @p fn with argument @p arg, after every exposition
  * running it has returned from it. @return 0, or -ENOENT if it was not
  * added. @since 0.3
@@ -194,6 +230,31 @@ PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void
  * @since 0.4
  */
 PCPU_EXPORT uint64_t pcpu_metrics_collector_refused(void);
+
+/**
+ * Number of collector runs that returned an error (see
+ * pcpu_metrics_collector_fn), whatever their flags, since the process
+ * started; a run whose output had stopped is not counted (the error is the
+ * output's).
+ * @since 0.4
+ */
+PCPU_EXPORT uint64_t pcpu_metrics_collector_failed(void);
+
+/**
+ * A collector of the collectors' own failures, for the scraper to see
+ * them: the counters percpu_collector_failed_total
+ * (pcpu_metrics_collector_failed()) and percpu_collector_refused_total
+ * (pcpu_metrics_collector_refused()), as the Go client's
+ * promhttp_metric_handler_errors_total. Each is the count when it runs:
+ * the failures of collectors added after it show at the next scrape. Add
+ * it with pcpu_metrics_collector_add(pcpu_metrics_failures_collector,
+ * NULL); no exposition has them otherwise.
+ * @return 0, -EINVAL for NULL @p emit, or what @p emit returned.
+ * @since 0.4
+ */
+PCPU_EXPORT int pcpu_metrics_failures_collector(int (*emit)(const struct pcpu_metric_sample *s,
+							    void *ctx),
+						void *ctx, void *arg);
 
 /**
  * A collector of the standard process metrics, as the official Prometheus
