@@ -170,10 +170,11 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
  * exposition, which returns its errno and writes nothing:
  * pcpu_metrics_respond() fails with it and pcpu_metrics_serve() answers
  * 500. With PCPU_METRICS_COLLECTOR_F_CONTINUE the exposition goes on
- * (pcpu_metrics_collector_add_flags()). Runs outside the metrics lock (since 0.4; under it before): fork(),
- * registration and other scrapes' walks of the registered metrics do not
- * wait for it, and it may register or destroy metrics; it must not remove
- * itself (removal waits for it to return).
+ * (pcpu_metrics_collector_add_flags()). Runs outside the metrics lock
+ * (since 0.4; under it before): fork(), registration and other scrapes'
+ * walks of the registered metrics do not wait for it, and it may register
+ * or destroy metrics; it must not remove itself (removal waits for it to
+ * return).
  * @since 0.3
  */
 typedef int (*pcpu_metrics_collector_fn)(int (*emit)(const struct pcpu_metric_sample *s,
