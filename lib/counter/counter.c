@@ -127,7 +127,7 @@ static void fold_cpu(struct pcpu_counter *c, unsigned int cpu)
 
 /*
  * Folds every armed CPU's slot, as fold_cpu() does, but inside one fold
- * section for the whole walk, and credits count only when what the walk
+ * section for the whole walk, and credits central only when what the walk
  * moved and has not credited would pass the maximum threshold with the
  * next CPU's pending delta: so read() lags by at most about one slot's
  * worth more than at quiescence, as it may between any fold's two steps
@@ -156,9 +156,9 @@ static int64_t fold_all(struct pcpu_counter *c)
 			if (!entered)
 				pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
 			entered = true;
-			if (pcpu_magnitude((int64_t)((uint64_t)owed + (uint64_t)pending)) > max) {
+			if (owed && pcpu_magnitude((int64_t)((uint64_t)owed + (uint64_t)pending)) > max) {
 				central = pcpu_fold_credit(&c->central, owed);
-				moved |= owed != 0;
+				moved = true;
 				owed = 0;
 			}
 			owed = (int64_t)((uint64_t)owed +
