@@ -44,6 +44,14 @@ static bool span_is(struct span s, const char *word)
 	return (size_t)(s.end - s.start) == n && strncasecmp(s.start, word, n) == 0;
 }
 
+/* A parameter's value without the quotes of a quoted-string (RFC 9110 5.6.4). */
+static struct span unquote(struct span s)
+{
+	if (s.end - s.start >= 2 && s.start[0] == '"' && s.end[-1] == '"')
+		return (struct span){ s.start + 1, s.end - 1 };
+	return s;
+}
+
 /* "1", "1.000", "0", "0.5": thousandths, or -1 if it is no q-value. */
 static int parse_q(struct span s)
 {
@@ -91,7 +99,7 @@ static bool parse_range(struct span el, struct range *r)
 		if (span_is(trim(param.start, eq), "q"))
 			r->q = parse_q(trim(eq + 1, param.end));
 		else if (span_is(trim(param.start, eq), "version"))
-			r->version = trim(eq + 1, param.end);
+			r->version = unquote(trim(eq + 1, param.end));
 	}
 	return r->q >= 0;
 }

@@ -51,6 +51,10 @@ static struct accept_case accept_cases[] = {
 	/* only versions we do not write: neither matches, so the default */
 	{ "application/openmetrics-text;version=0.0.1", TEXT },
 	{ "text/plain;version=1.0.0;q=1, application/openmetrics-text;version=1.0.0;q=0.2", OM },
+	/* a version as a quoted-string (RFC 9110 5.6.4), as some clients send it */
+	{ "application/openmetrics-text; version=\"1.0.0\"", OM },
+	{ "application/openmetrics-text; version=\"0.0.1\", text/plain;q=0.5", TEXT },
+	{ "text/plain; version=\"0.0.4\"; q=0.5, application/openmetrics-text;q=0.4", TEXT },
 	/* plain media types, spaces, case */
 	{ "application/openmetrics-text", OM },
 	{ "text/plain", TEXT },
