@@ -18,8 +18,8 @@
  * are used up by MHD_start_daemon(), which says only NULL when GnuTLS
  * refuses them, so a failed start with TLS is tried again as a daemon
  * without socket or thread to tell a bad key (EINVAL) from want of memory.
- * Basic authentication is ours: a few lines, and in constant time, which
- * libmicrohttpd's strcmp() of 0.9.75 is not.
+ * Basic authentication is ours, a few lines: decoded without allocating
+ * and compared in constant time, the same whatever libmicrohttpd's version.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -101,9 +101,12 @@ static bool path_ok(const char *path)
 
 	if (path[0] != '/' || n > PATH_MAX_LEN)
 		return false;
-	for (size_t i = 0; i < n; i++)
-		if (path[i] <= ' ' || path[i] > '~' || strchr("?#%", path[i]))
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)path[i];
+
+		if (c <= ' ' || c > '~' || strchr("?#%", c))
 			return false;
+	}
 	return true;
 }
 
@@ -342,6 +345,7 @@ static unsigned int credential_differs(const unsigned char *given, size_t len,
 	memcpy(pad, given, len < sizeof(pad) ? len : sizeof(pad));
 	for (size_t i = 0; i < sizeof(pad); i++)
 		diff |= pad[i] ^ (unsigned char)want[i];
+	explicit_bzero(pad, sizeof(pad));
 	return diff;
 }
 
@@ -350,27 +354,26 @@ static bool authorized(const struct pcpu_metrics_server *srv, struct MHD_Connect
 	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
 	unsigned char plain[BASIC_B64_MAX];
-	const unsigned char *colon;
-	unsigned int diff;
-	long n;
+	const unsigned char *colon = NULL;
+	unsigned int diff = 1;
+	long n = -1;
 
 	if (!v || strncasecmp(v, "Basic ", 6) != 0)
 		return false;
 	for (v += 6; *v == ' '; v++)
 		;
-	if (strlen(v) > BASIC_B64_MAX)
-		return false;
-	n = b64_decode(v, strlen(v), plain);
-	if (n < 0)
-		return false;
-	colon = memchr(plain, ':', (size_t)n);
-	if (!colon)
-		return false;
-	/* both compared whole: no early exit that tells the user was right */
-	diff = credential_differs(plain, (size_t)(colon - plain), srv->user, srv->user_len);
-	diff |= credential_differs(colon + 1, (size_t)(plain + n - colon - 1), srv->password,
-				   srv->password_len);
-	explicit_bzero(plain, sizeof(plain));
+	if (strlen(v) <= BASIC_B64_MAX)
+		n = b64_decode(v, strlen(v), plain);
+	if (n >= 0)
+		colon = memchr(plain, ':', (size_t)n);
+	if (colon) {
+		/* both compared whole: no early exit that tells the user was right */
+		diff = credential_differs(plain, (size_t)(colon - plain), srv->user,
+					  srv->user_len);
+		diff |= credential_differs(colon + 1, (size_t)(plain + n - colon - 1),
+					   srv->password, srv->password_len);
+	}
+	explicit_bzero(plain, sizeof(plain)); /* what the client sent, maybe the password */
 	return diff == 0;
 }
 
@@ -482,6 +485,7 @@ static int tls_failure(const struct pcpu_metrics_server_options *opts)
 {
 	struct MHD_Daemon *probe;
 
+	/* no socket, so no request: on_request() never sees its NULL server */
 	probe = MHD_start_daemon(MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL,
 				 on_request, NULL, MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key_pem,
 				 MHD_OPTION_HTTPS_MEM_CERT, opts->tls_cert_pem, MHD_OPTION_END);

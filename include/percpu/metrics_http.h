@@ -109,9 +109,9 @@ PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
 struct pcpu_metrics_server_options {
 	/**
 	 * sizeof(struct pcpu_metrics_server_options) as the caller's header
-	 * has it: later versions append fields, and a library that is older
-	 * than the caller's header refuses a field it does not know (E2BIG)
-	 * rather than ignore it.
+	 * has it: later versions append fields, and a library older than the
+	 * caller's header refuses a field that it does not know and that is
+	 * set (E2BIG) rather than ignore it.
 	 */
 	size_t size;
 	/** As pcpu_metrics_serve()'s: a numeric IPv4 or IPv6 address; NULL: every address. */
@@ -146,20 +146,22 @@ struct pcpu_metrics_server_options {
 };
 
 /**
- * Serves every registered metric as pcpu_metrics_serve() does, as @p opts
- * says: at @c path instead of /metrics, over TLS, and behind basic
- * authentication, each where set. Requests with another method answer 405
- * before authentication, those without the right credentials 401, then
- * other paths 404.
+ * Starts a server as pcpu_metrics_serve() does, with the options of
+ * @p opts (struct pcpu_metrics_server_options): at its @c path instead of
+ * /metrics, over TLS, and behind basic authentication, each where set.
+ * A request with a method other than GET or HEAD answers 405; then one
+ * without the right credentials 401; then one for another path 404.
  * @return the server; NULL with errno as pcpu_metrics_serve()'s, and
  *         EINVAL (a NULL @p opts, a @c size smaller than 0.4's struct, a
- *         bad address or port, a path or credential that breaks the rules
- *         above, one of a pair set alone, or a certificate or key that
- *         libmicrohttpd refuses: unreadable PEM, an encrypted key, a key
- *         that is not the certificate's), E2BIG (@c size above 4096, or
- *         larger than this library's struct with a non-zero byte past it),
- *         or ENOTSUP (built without libmicrohttpd, or TLS asked of a
- *         libmicrohttpd without it); options are checked before ENOTSUP.
+ *         path or credential against the rules of struct
+ *         pcpu_metrics_server_options, one of a pair set alone, or a
+ *         certificate or key that libmicrohttpd refuses: not PEM, an
+ *         encrypted key, a key that is not the certificate's), E2BIG
+ *         (@c size above 4096, or larger than this library's struct with a
+ *         non-zero byte past it: a later version's field), or ENOTSUP
+ *         (built without libmicrohttpd, or TLS asked of a libmicrohttpd
+ *         without it; the options are checked first, so that bad ones are
+ *         EINVAL there too).
  * @since 0.4
  */
 PCPU_EXPORT struct pcpu_metrics_server *

@@ -905,7 +905,7 @@ PCPU_TEST(metrics_serve, a_key_or_certificate_refused_is_einval_and_leaks_no_des
 
 /* A self-signed certificate for "localhost" and its key, PEM (malloc()ed). */
 struct tls_pair {
-	char *cert, *key;
+	char *cert, *key, *encrypted_key; /* the key in PKCS #8, encrypted */
 };
 
 static char *datum_str(gnutls_datum_t *d)
@@ -952,6 +952,9 @@ static void make_tls_pair(struct tls_pair *p)
 	p->cert = datum_str(&d);
 	cr_assert_eq(gnutls_x509_privkey_export2(key, GNUTLS_X509_FMT_PEM, &d), 0);
 	p->key = datum_str(&d);
+	cr_assert_eq(gnutls_x509_privkey_export2_pkcs8(key, GNUTLS_X509_FMT_PEM, "pw",
+						       GNUTLS_PKCS_PBES2_AES_256, &d), 0);
+	p->encrypted_key = datum_str(&d);
 	gnutls_x509_crt_deinit(crt);
 	gnutls_x509_privkey_deinit(key);
 }
@@ -960,6 +963,7 @@ static void tls_pair_free(struct tls_pair *p)
 {
 	free(p->cert);
 	free(p->key);
+	free(p->encrypted_key);
 }
 
 /*
@@ -1119,6 +1123,11 @@ PCPU_TEST(metrics_serve, a_key_that_is_not_the_certificates_is_einval)
 	cr_assert_eq(errno, EINVAL, "%s", strerror(errno));
 	/* the certificate where the key goes */
 	o.tls_key_pem = a.cert;
+	errno = 0;
+	cr_assert_null(pcpu_metrics_serve_opts(&o));
+	cr_assert_eq(errno, EINVAL, "%s", strerror(errno));
+	/* the right key, encrypted */
+	o.tls_key_pem = a.encrypted_key;
 	errno = 0;
 	cr_assert_null(pcpu_metrics_serve_opts(&o));
 	cr_assert_eq(errno, EINVAL, "%s", strerror(errno));
