@@ -564,7 +564,7 @@ pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *user)
 	if (!srv->mhd) {
 		close_if_still(fd, twin);
 		server_free(srv);
-		/* no thread or no memory: libmicrohttpd says no more */
+		/* libmicrohttpd says no more: no thread or no memory, or a bad key */
 		errno = opts.tls_cert_pem ? tls_failure(&opts) : ENOMEM;
 		return NULL;
 	}
