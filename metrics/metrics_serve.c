@@ -12,14 +12,27 @@
  *
  * One thread, not a pool: scrapes come every few seconds, and one thread
  * bounds what a flood of them can cost the daemon.
+ *
+ * Options (pcpu_metrics_serve_opts()) are checked here, with or without
+ * libmicrohttpd. TLS is libmicrohttpd's (GnuTLS): the key and certificate
+ * are used up by MHD_start_daemon(), which says only NULL when GnuTLS
+ * refuses them, so a failed start with TLS is tried again as a daemon
+ * without socket or thread to tell a bad key (EINVAL) from want of memory.
+ * Basic authentication is ours, a few lines: decoded without allocating
+ * and compared in constant time, the same whatever libmicrohttpd's version.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <percpu/metrics_http.h>
@@ -53,14 +66,92 @@ static socklen_t parse_address(const char *address, unsigned int port,
 	return 0;
 }
 
-#ifndef PCPU_HAVE_MICROHTTPD
+/* 0.4's options, the smallest a caller may pass */
+#define OPTIONS_SIZE_0_4 \
+	(offsetof(struct pcpu_metrics_server_options, basic_auth_password) + sizeof(const char *))
+/* a larger size is a caller's mistake, not a later version's struct */
+#define OPTIONS_SIZE_MAX 4096u
+/* the longest path, user and password (bytes, without the NUL) */
+#define PATH_MAX_LEN 255u
+#define CREDENTIAL_MAX_LEN 255u
+
+/*
+ * Copies the caller's options into @opts, zero-filled past the caller's
+ * size; 0 or -errno. A later version's field that is set is refused
+ * rather than ignored (as openat2() does): it may ask for security.
+ */
+static int copy_options(const struct pcpu_metrics_server_options *user,
+			struct pcpu_metrics_server_options *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	if (!user || user->size < OPTIONS_SIZE_0_4)
+		return -EINVAL;
+	if (user->size > OPTIONS_SIZE_MAX)
+		return -E2BIG;
+	for (size_t i = sizeof(*opts); i < user->size; i++)
+		if (((const unsigned char *)user)[i])
+			return -E2BIG;
+	memcpy(opts, user, user->size < sizeof(*opts) ? user->size : sizeof(*opts));
+	return 0;
+}
+
+static bool path_ok(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (path[0] != '/' || n > PATH_MAX_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)path[i];
+
+		if (c <= ' ' || c > '~' || strchr("?#%", c))
+			return false;
+	}
+	return true;
+}
+
+/* The rules of <percpu/metrics_http.h> on each option; 0 or -EINVAL. */
+static int check_options(const struct pcpu_metrics_server_options *opts)
+{
+	struct sockaddr_storage ss;
+
+	if (!parse_address(opts->address, opts->port, &ss))
+		return -EINVAL;
+	if (opts->path && !path_ok(opts->path))
+		return -EINVAL;
+	if (!opts->tls_cert_pem != !opts->tls_key_pem)
+		return -EINVAL;
+	if (!opts->basic_auth_user != !opts->basic_auth_password)
+		return -EINVAL;
+	if (opts->basic_auth_user &&
+	    (!opts->basic_auth_user[0] || strchr(opts->basic_auth_user, ':') ||
+	     strlen(opts->basic_auth_user) > CREDENTIAL_MAX_LEN ||
+	     strlen(opts->basic_auth_password) > CREDENTIAL_MAX_LEN))
+		return -EINVAL;
+	return 0;
+}
 
 PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
 							   unsigned int port)
 {
-	struct sockaddr_storage ss;
+	struct pcpu_metrics_server_options opts = {
+		.size = sizeof(opts), .address = address, .port = port
+	};
 
-	errno = parse_address(address, port, &ss) ? ENOTSUP : EINVAL;
+	return pcpu_metrics_serve_opts(&opts);
+}
+
+#ifndef PCPU_HAVE_MICROHTTPD
+
+PCPU_EXPORT struct pcpu_metrics_server *
+pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *user)
+{
+	struct pcpu_metrics_server_options opts;
+	int err = copy_options(user, &opts);
+
+	if (!err)
+		err = check_options(&opts);
+	errno = err ? -err : ENOTSUP;
 	return NULL;
 }
 
@@ -104,10 +195,17 @@ typedef enum MHD_Result mhd_result;
 struct pcpu_metrics_server {
 	struct MHD_Daemon *mhd;
 	unsigned int port;
+	char path[PATH_MAX_LEN + 1];
+	/* basic auth: zero-padded, so that a comparison reads them whole */
+	bool auth;
+	size_t user_len, password_len;
+	char user[CREDENTIAL_MAX_LEN + 1];
+	char password[CREDENTIAL_MAX_LEN + 1];
 };
 
 static const char not_found[] = "not found\n";
 static const char not_allowed[] = "method not allowed\n";
+static const char unauthorized[] = "unauthorized\n";
 static const char failed[] = "exposition failed\n";
 
 static mhd_result queue_text(struct MHD_Connection *conn, unsigned int status, const char *body,
@@ -122,6 +220,9 @@ static mhd_result queue_text(struct MHD_Connection *conn, unsigned int status, c
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Basic realm=\"metrics\"");
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -179,6 +280,104 @@ static mhd_result queue_metrics(struct MHD_Connection *conn)
 }
 
 /*
+ * Basic authentication (RFC 7617): "Basic" in any case, spaces, then
+ * base64 (RFC 4648, padded) of user ':' password. A header longer than
+ * credentials of the longest allowed lengths can be is refused unread.
+ */
+#define BASIC_B64_MAX (4 * ((2 * CREDENTIAL_MAX_LEN + 1 + 2) / 3))
+
+static int b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Decodes @n bytes of padded base64 at @in into @out; its length, or -1. */
+static long b64_decode(const char *in, size_t n, unsigned char *out)
+{
+	size_t len = 0;
+
+	if (n == 0 || n % 4)
+		return -1;
+	for (size_t i = 0; i < n; i += 4) {
+		int v[4];
+		bool last = i + 4 == n;
+
+		for (int k = 0; k < 4; k++)
+			v[k] = b64_value((unsigned char)in[i + k]);
+		/* '=' only as the last one or two characters */
+		if (last && in[i + 3] == '=') {
+			v[3] = 0;
+			if (in[i + 2] == '=')
+				v[2] = 0;
+		}
+		if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0)
+			return -1;
+		out[len++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
+		if (!last || in[i + 2] != '=')
+			out[len++] = (unsigned char)(v[1] << 4 | v[2] >> 2);
+		if (!last || in[i + 3] != '=')
+			out[len++] = (unsigned char)(v[2] << 6 | v[3]);
+	}
+	return (long)len;
+}
+
+/*
+ * Non-zero if @given (@len bytes) is not @want (@want_len bytes, in a
+ * zero-padded buffer of CREDENTIAL_MAX_LEN + 1): the time taken depends
+ * on @len alone, which the client chose, never on where they differ.
+ */
+static unsigned int credential_differs(const unsigned char *given, size_t len,
+				       const char *want, size_t want_len)
+{
+	unsigned char pad[CREDENTIAL_MAX_LEN + 1] = { 0 };
+	unsigned int diff = len != want_len;
+
+	memcpy(pad, given, len < sizeof(pad) ? len : sizeof(pad));
+	for (size_t i = 0; i < sizeof(pad); i++)
+		diff |= pad[i] ^ (unsigned char)want[i];
+	explicit_bzero(pad, sizeof(pad));
+	return diff;
+}
+
+static bool authorized(const struct pcpu_metrics_server *srv, struct MHD_Connection *conn)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION);
+	unsigned char plain[BASIC_B64_MAX];
+	const unsigned char *colon = NULL;
+	unsigned int diff = 1;
+	long n = -1;
+
+	if (!v || strncasecmp(v, "Basic ", 6) != 0)
+		return false;
+	for (v += 6; *v == ' '; v++)
+		;
+	if (strlen(v) <= BASIC_B64_MAX)
+		n = b64_decode(v, strlen(v), plain);
+	if (n >= 0)
+		colon = memchr(plain, ':', (size_t)n);
+	if (colon) {
+		/* both compared whole: no early exit that tells the user was right */
+		diff = credential_differs(plain, (size_t)(colon - plain), srv->user,
+					  srv->user_len);
+		diff |= credential_differs(colon + 1, (size_t)(plain + n - colon - 1),
+					   srv->password, srv->password_len);
+	}
+	explicit_bzero(plain, sizeof(plain)); /* what the client sent, maybe the password */
+	return diff == 0;
+}
+
+/*
  * Called when a request's headers are in, then for its body, then once at
  * its end: a response queued at the end keeps the connection alive for the
  * next scrape (libmicrohttpd closes one answered before). A request with a
@@ -189,8 +388,8 @@ static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char 
 			     size_t *upload_data_size, void **req_cls)
 {
 	static int headers_seen;
+	const struct pcpu_metrics_server *srv = cls;
 
-	(void)cls;
 	(void)version;
 	(void)upload_data;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
@@ -204,7 +403,10 @@ static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char 
 		*upload_data_size = 0; /* a GET with a body: ignored */
 		return MHD_YES;
 	}
-	if (strcmp(url, "/metrics") != 0)
+	if (srv->auth && !authorized(srv, conn))
+		return queue_text(conn, MHD_HTTP_UNAUTHORIZED, unauthorized,
+				  sizeof(unauthorized) - 1);
+	if (strcmp(url, srv->path) != 0)
 		return queue_text(conn, MHD_HTTP_NOT_FOUND, not_found, sizeof(not_found) - 1);
 	return queue_metrics(conn);
 }
@@ -258,35 +460,115 @@ static unsigned int server_flags(void)
 	return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
 }
 
-PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
-							   unsigned int port)
+/*
+ * libmicrohttpd closes the socket it was given on most of the ways that
+ * MHD_start_daemon() fails, not all (0.9.75 keeps it where epoll fails):
+ * close @fd only if it still is the socket that @twin (a dup()) is, not a
+ * descriptor that another thread opened since under the same number.
+ */
+static void close_if_still(int fd, int twin)
 {
-	struct pcpu_metrics_server *srv;
-	int fd;
+	struct stat a, b;
 
+	if (fstat(fd, &a) == 0 && fstat(twin, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		close(fd);
+	close(twin);
+}
+
+/*
+ * Why a start with TLS failed: GnuTLS refused the key or certificate
+ * (EINVAL) if a daemon without socket or thread, which needs nothing else,
+ * fails too; want of memory or of a thread (ENOMEM) if not.
+ */
+static int tls_failure(const struct pcpu_metrics_server_options *opts)
+{
+	struct MHD_Daemon *probe;
+
+	/* no socket, so no request: on_request() never sees its NULL server */
+	probe = MHD_start_daemon(MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL,
+				 on_request, NULL, MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key_pem,
+				 MHD_OPTION_HTTPS_MEM_CERT, opts->tls_cert_pem, MHD_OPTION_END);
+	if (!probe)
+		return EINVAL;
+	MHD_stop_daemon(probe);
+	return ENOMEM;
+}
+
+static struct MHD_Daemon *start(struct pcpu_metrics_server *srv,
+				const struct pcpu_metrics_server_options *opts, int fd)
+{
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)opts->tls_key_pem },
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)opts->tls_cert_pem },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	bool use_tls = opts->tls_cert_pem;
+
+	return MHD_start_daemon(server_flags() | (use_tls ? MHD_USE_TLS : 0), 0, NULL, NULL,
+				on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, MAX_PER_ADDRESS,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+				MHD_OPTION_ARRAY, use_tls ? tls : tls + 2, MHD_OPTION_END);
+}
+
+static void server_free(struct pcpu_metrics_server *srv)
+{
+	explicit_bzero(srv, sizeof(*srv)); /* the password */
+	free(srv);
+}
+
+PCPU_EXPORT struct pcpu_metrics_server *
+pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *user)
+{
+	struct pcpu_metrics_server_options opts;
+	struct pcpu_metrics_server *srv;
+	int fd, twin, err = copy_options(user, &opts);
+
+	if (!err)
+		err = check_options(&opts);
+	if (!err && opts.tls_cert_pem && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+		err = -ENOTSUP;
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return NULL;
-	fd = listen_on(address, port, &srv->port);
+	strcpy(srv->path, opts.path ? opts.path : "/metrics");
+	if (opts.basic_auth_user) {
+		srv->auth = true;
+		srv->user_len = strlen(opts.basic_auth_user);
+		srv->password_len = strlen(opts.basic_auth_password);
+		memcpy(srv->user, opts.basic_auth_user, srv->user_len);
+		memcpy(srv->password, opts.basic_auth_password, srv->password_len);
+	}
+	fd = listen_on(opts.address, opts.port, &srv->port);
 	if (fd < 0) {
-		free(srv);
+		server_free(srv);
 		errno = -fd;
 		return NULL;
 	}
-	srv->mhd = MHD_start_daemon(server_flags(), 0, NULL, NULL,
-				    on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
-				    MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
-				    MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
-				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, MAX_PER_ADDRESS,
-				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
-				    MHD_OPTION_END);
-	if (!srv->mhd) {
-		/* no thread or no memory: libmicrohttpd says no more */
+	twin = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (twin < 0) {
+		err = errno;
 		close(fd);
-		free(srv);
-		errno = ENOMEM;
+		server_free(srv);
+		errno = err;
 		return NULL;
 	}
+	srv->mhd = start(srv, &opts, fd);
+	if (!srv->mhd) {
+		close_if_still(fd, twin);
+		server_free(srv);
+		/* libmicrohttpd says no more: no thread or no memory, or a bad key */
+		errno = opts.tls_cert_pem ? tls_failure(&opts) : ENOMEM;
+		return NULL;
+	}
+	close(twin);
 	return srv;
 }
 
@@ -300,7 +582,7 @@ PCPU_EXPORT void pcpu_metrics_server_stop(struct pcpu_metrics_server *srv)
 	if (!srv)
 		return;
 	MHD_stop_daemon(srv->mhd); /* joins its thread, closes the socket */
-	free(srv);
+	server_free(srv);
 }
 
 #endif /* PCPU_HAVE_MICROHTTPD */

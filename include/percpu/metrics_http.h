@@ -7,7 +7,8 @@
  * gzip when Accept-Encoding allows it (where the library was built with
  * zlib). Every registered metric, as pcpu_metrics_write() writes them.
  * And, for a daemon that has no HTTP server, a small one that serves
- * /metrics so (where the library was built with libmicrohttpd).
+ * /metrics so, over HTTP or HTTPS, with basic authentication where asked
+ * (where the library was built with libmicrohttpd).
  *
  * Link: pkg-config percpu-metrics.
  */
@@ -65,7 +66,10 @@ PCPU_EXPORT int pcpu_metrics_respond(const char *accept, const char *accept_enco
 /** Frees the body of @p res and empties it; NULL does nothing. @since 0.3 */
 PCPU_EXPORT void pcpu_metrics_response_free(struct pcpu_metrics_response *res);
 
-/** A /metrics server started by pcpu_metrics_serve(). @since 0.3 */
+/**
+ * A /metrics server started by pcpu_metrics_serve() or
+ * pcpu_metrics_serve_opts(). @since 0.3
+ */
 struct pcpu_metrics_server;
 
 /**
@@ -88,11 +92,80 @@ struct pcpu_metrics_server;
  *         EADDRNOTAVAIL, EACCES (a privileged port) or another errno of
  *         socket(), bind() or listen(), ENOMEM, or ENOTSUP where the
  *         library was built without libmicrohttpd (bad arguments are
- *         EINVAL there too).
+ *         EINVAL there too). pcpu_metrics_serve_opts() with @c size,
+ *         @p address and @p port set and nothing else does the same.
  * @since 0.3
  */
 PCPU_EXPORT struct pcpu_metrics_server *pcpu_metrics_serve(const char *address,
 							   unsigned int port);
+
+/**
+ * How pcpu_metrics_serve_opts() serves. Fields that are 0 or NULL take
+ * their default; set @c size, and only the fields you need, as
+ * `struct pcpu_metrics_server_options o = { .size = sizeof(o), .port = 9100 };`
+ * (or memset() it to 0 first). Strings are copied or used up by the call:
+ * they need not outlive it. @since 0.4
+ */
+struct pcpu_metrics_server_options {
+	/**
+	 * sizeof(struct pcpu_metrics_server_options) as the caller's header
+	 * has it: later versions append fields, and a library older than the
+	 * caller's header refuses a field that it does not know and that is
+	 * set (E2BIG) rather than ignore it.
+	 */
+	size_t size;
+	/** As pcpu_metrics_serve()'s: a numeric IPv4 or IPv6 address; NULL: every address. */
+	const char *address;
+	/** As pcpu_metrics_serve()'s: a TCP port, 0 to pick a free one. */
+	unsigned int port;
+	/**
+	 * The path served; NULL: "/metrics". Else 1 to 255 bytes that start
+	 * with '/', each a printable ASCII character other than space, '?',
+	 * '#' and '%' (the path is matched after percent-decoding, and a query
+	 * string is ignored). Matched exactly: other paths answer 404.
+	 */
+	const char *path;
+	/**
+	 * Both set: serve HTTPS (TLS) only, with this certificate chain (the
+	 * server's certificate first) and this private key, as PEM text in
+	 * memory (an unencrypted key). Both NULL: plain HTTP. One alone: EINVAL.
+	 */
+	const char *tls_cert_pem;
+	const char *tls_key_pem; /**< see @c tls_cert_pem */
+	/**
+	 * Both set: HTTP basic authentication (RFC 7617). A request without
+	 * an Authorization header of scheme Basic with exactly this user and
+	 * password (compared in constant time) gets 401 with
+	 * `WWW-Authenticate: Basic realm="metrics"`, whatever its path. The user:
+	 * 1 to 255 bytes without ':'; the password: 0 to 255 bytes. Both NULL:
+	 * no authentication. One alone: EINVAL. Without TLS, the password
+	 * crosses the network in clear.
+	 */
+	const char *basic_auth_user;
+	const char *basic_auth_password; /**< see @c basic_auth_user */
+};
+
+/**
+ * Starts a server as pcpu_metrics_serve() does, with the options of
+ * @p opts (struct pcpu_metrics_server_options): at its @c path instead of
+ * /metrics, over TLS, and behind basic authentication, each where set.
+ * A request with a method other than GET or HEAD answers 405; then one
+ * without the right credentials 401; then one for another path 404.
+ * @return the server; NULL with errno as pcpu_metrics_serve()'s, and
+ *         EINVAL (a NULL @p opts, a @c size smaller than 0.4's struct, a
+ *         path or credential against the rules of struct
+ *         pcpu_metrics_server_options, one of a pair set alone, or a
+ *         certificate or key that libmicrohttpd refuses: not PEM, an
+ *         encrypted key, a key that is not the certificate's), E2BIG
+ *         (@c size above 4096, or larger than this library's struct with a
+ *         non-zero byte past it: a later version's field), or ENOTSUP
+ *         (built without libmicrohttpd, or TLS asked of a libmicrohttpd
+ *         without it; the options are checked first, so that bad ones are
+ *         EINVAL there too).
+ * @since 0.4
+ */
+PCPU_EXPORT struct pcpu_metrics_server *
+pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *opts);
 
 /**
  * The TCP port that @p srv listens on (the one picked for port 0); 0 for
