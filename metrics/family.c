@@ -50,7 +50,7 @@
 #define MIN_BUCKETS 16
 #define MAX_BUCKETS 4096
 
-/* What a family's children are; the only switch on it is in this file. */
+/* What a family's children are: new_child(), free_child(), child_sample() switch on it. */
 enum child_type {
 	CHILD_COUNTER,   /* counter and gauge families: per-CPU, registered with the core */
 	CHILD_HISTOGRAM,
