@@ -67,7 +67,9 @@ static void put_labels(FILE *out, const char *const *labels, const char *extra_k
 
 /*
  * @v / @scale as text: an integer without a decimal point when it is one,
- * else the shortest decimal that reads back as the same double.
+ * else the shortest decimal that reads back as the same double. The one
+ * rule for every scaled figure: histogram bounds and sums, counter and
+ * gauge values (1500000000 at scale 1000000000 is "1.5", 3000000000 "3").
  */
 static void format_scaled(char *buf, size_t size, int64_t v, int64_t scale)
 {
@@ -156,6 +158,7 @@ static void put_histogram(struct writer *w, const struct pcpu_metric_sample *m)
 static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 {
 	struct writer *w = arg;
+	char v[64];
 
 	if (!w->family || strcmp(w->family, m->name) != 0) {
 		free(w->family);
@@ -174,14 +177,11 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 		fputs(" 1\n", w->out); /* an info sample is 1, whatever its source holds */
 		return 0;
 	}
-	if (m->flags & PCPU_METRIC_SAMPLE_F_DOUBLE) {
-		char v[64];
-
+	if (m->flags & PCPU_METRIC_SAMPLE_F_DOUBLE)
 		format_double(v, sizeof(v), m->dvalue);
-		fprintf(w->out, " %s\n", v);
-		return 0;
-	}
-	fprintf(w->out, " %lld\n", (long long)m->value);
+	else
+		format_scaled(v, sizeof(v), m->value, m->scale);
+	fprintf(w->out, " %s\n", v);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Label families (see <percpu/family.h>): one child counter per tuple of
- * label values, in liburcu's RCU lock-free hash table.
+ * Label families (see <percpu/family.h>): one child (a per-CPU counter, a
+ * histogram or a set-style gauge) per tuple of label values, in liburcu's
+ * RCU lock-free hash table.
  *
  * Invariants:
  * - A child is in the table from its creation until its removal, and the
@@ -39,6 +40,7 @@
 
 #include <percpu/client.h>
 #include <percpu/family.h>
+#include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/stat.h>
 
@@ -48,16 +50,29 @@
 #define MIN_BUCKETS 16
 #define MAX_BUCKETS 4096
 
+/* What a family's children are: new_child(), free_child(), child_sample() switch on it. */
+enum child_type {
+	CHILD_COUNTER,   /* counter and gauge families: per-CPU, registered with the core */
+	CHILD_HISTOGRAM,
+	CHILD_GAUGE,     /* PCPU_FAMILY_F_SET_GAUGE: one atomic word */
+};
+
 struct child {
 	union {                      /* the caller's pointer: first */
-		struct pcpu_counter counter;   /* counter and gauge families */
-		struct pcpu_histogram hist;    /* histogram families */
+		struct pcpu_counter counter;   /* CHILD_COUNTER */
+		struct pcpu_histogram hist;    /* CHILD_HISTOGRAM */
+		struct pcpu_gauge gauge;       /* CHILD_GAUGE */
 	};
 	struct cds_lfht_node node;
 	struct child *next_removed;
 	unsigned long hash;          /* stored with release before the child is published */
 	int64_t high_water;          /* counter families: the largest value exposed */
-	const char *labels[];        /* {name, value, ..., NULL} sorted by name; values follow */
+	/*
+	 * {name, value, ..., NULL}, the label names and the constant labels'
+	 * keys sorted together; the tuple's values follow, the constant ones
+	 * are the family's.
+	 */
+	const char *labels[];
 };
 
 struct pcpu_family {
@@ -65,8 +80,10 @@ struct pcpu_family {
 	pthread_mutex_t lock;        /* creation and removal: nr_children, removed */
 	unsigned int nr_children;
 	unsigned int max_children;
-	unsigned int nr_labels;
+	unsigned int nr_labels;      /* label names: the tuple's values */
+	unsigned int nr_all;         /* label names and constant labels */
 	enum pcpu_metric_kind kind;
+	enum child_type child;
 	bool has_opts;
 	struct pcpu_counter_options opts;
 	int64_t *bounds;             /* histogram families: shared by the children */
@@ -77,9 +94,14 @@ struct pcpu_family {
 	struct child *overflow;      /* NULL, or the child a refused get returns */
 	struct pcpu_counter refused; /* gets refused (cap, bad tuple, no memory) */
 	struct pcpu_registry_entry *entry; /* for the fork handlers */
-	const char **sorted_names;   /* label names sorted */
-	unsigned int *order;         /* sorted position -> position in the caller's tuple */
-	char **names;                /* the copies, in the caller's order */
+	const char **sorted_names;   /* nr_all names sorted */
+	/*
+	 * sorted position -> position in the caller's tuple, or nr_labels + i
+	 * for the constant label i
+	 */
+	unsigned int *order;
+	char **names;                /* the copies: label names, then constant keys */
+	char **const_values;         /* the constant labels' values, copied */
 };
 
 /* What a lookup compares against: the caller's tuple. */
@@ -195,8 +217,9 @@ static int match(struct cds_lfht_node *node, const void *arg)
 	const struct child *c = seen(caa_container_of(node, struct child, node));
 	const struct key *k = arg;
 
-	for (unsigned int i = 0; i < k->f->nr_labels; i++)
-		if (strcmp(c->labels[2 * i + 1], k->values[k->f->order[i]]) != 0)
+	for (unsigned int i = 0; i < k->f->nr_all; i++)
+		if (k->f->order[i] < k->f->nr_labels &&
+		    strcmp(c->labels[2 * i + 1], k->values[k->f->order[i]]) != 0)
 			return 0;
 	return 1;
 }
@@ -225,7 +248,7 @@ static size_t values_len(const struct pcpu_family *f, const char *const *values)
 
 static size_t child_alloc_size(const struct pcpu_family *f, size_t len)
 {
-	return sizeof(struct child) + (2 * f->nr_labels + 1) * sizeof(char *) + len;
+	return sizeof(struct child) + (2 * f->nr_all + 1) * sizeof(char *) + len;
 }
 
 /* A new child of @values at 0, not in the table; NULL with errno. */
@@ -234,19 +257,24 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 {
 	struct child *c = calloc(1, child_alloc_size(f, values_len(f, values)));
 	char *s;
-	int err;
+	int err = 0;
 
 	if (!c) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (f->kind == PCPU_METRIC_HISTOGRAM) {
+	switch (f->child) {
+	case CHILD_HISTOGRAM:
 		c->hist = (struct pcpu_histogram){ .set = pcpu_histogram_make_set(f->nr_bounds),
 						   .bounds = f->bounds, .nr_bounds = f->nr_bounds,
 						   .scale = f->scale };
 		err = c->hist.set ? 0 : -errno;
-	} else {
+		break;
+	case CHILD_COUNTER:
 		err = pcpu_counter_init_opts(&c->counter, 0, f->has_opts ? &f->opts : NULL);
+		break;
+	case CHILD_GAUGE:
+		break; /* zero-filled: a gauge at 0 */
 	}
 	if (err) {
 		free(c);
@@ -255,22 +283,26 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 	}
 	cds_lfht_node_init(&c->node);
 	c->hash = hash;
-	s = (char *)&c->labels[2 * f->nr_labels + 1];
-	for (unsigned int i = 0; i < f->nr_labels; i++) {
-		const char *v = values[f->order[i]];
+	s = (char *)&c->labels[2 * f->nr_all + 1];
+	for (unsigned int i = 0; i < f->nr_all; i++) {
+		unsigned int at = f->order[i];
 
 		c->labels[2 * i] = f->sorted_names[i];
+		if (at >= f->nr_labels) {
+			c->labels[2 * i + 1] = f->const_values[at - f->nr_labels];
+			continue;
+		}
 		c->labels[2 * i + 1] = s;
-		s = stpcpy(s, v) + 1;
+		s = stpcpy(s, values[at]) + 1;
 	}
 	return c;
 }
 
 static void free_child(const struct pcpu_family *f, struct child *c)
 {
-	if (f->kind == PCPU_METRIC_HISTOGRAM)
+	if (f->child == CHILD_HISTOGRAM)
 		pcpu_stat_destroy(c->hist.set);
-	else
+	else if (f->child == CHILD_COUNTER)
 		pcpu_counter_destroy(&c->counter);
 	free(c);
 }
@@ -305,9 +337,13 @@ static void rcu_register_early(void)
 static void free_family(struct pcpu_family *f)
 {
 	if (f->names)
-		for (unsigned int i = 0; i < f->nr_labels; i++)
+		for (unsigned int i = 0; i < f->nr_all; i++)
 			free(f->names[i]);
+	if (f->const_values)
+		for (unsigned int i = 0; i < f->nr_all - f->nr_labels; i++)
+			free(f->const_values[i]);
 	free(f->names);
+	free(f->const_values);
 	free(f->sorted_names);
 	free(f->order);
 	free(f->bounds);
@@ -337,17 +373,28 @@ static uint64_t new_seed(void)
 	return (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_sec;
 }
 
-static int copy_names(struct pcpu_family *f, const char *const *names)
+/* The label names, then the constant labels' keys, sorted together. */
+static int copy_names(struct pcpu_family *f, const char *const *names,
+		      const char *const *consts)
 {
-	f->names = calloc(f->nr_labels, sizeof(*f->names));
-	f->sorted_names = calloc(f->nr_labels, sizeof(*f->sorted_names));
-	f->order = calloc(f->nr_labels, sizeof(*f->order));
-	if (!f->names || !f->sorted_names || !f->order)
+	unsigned int nr_consts = f->nr_all - f->nr_labels;
+
+	f->names = calloc(f->nr_all, sizeof(*f->names));
+	f->const_values = calloc(nr_consts ? nr_consts : 1, sizeof(*f->const_values));
+	f->sorted_names = calloc(f->nr_all, sizeof(*f->sorted_names));
+	f->order = calloc(f->nr_all, sizeof(*f->order));
+	if (!f->names || !f->const_values || !f->sorted_names || !f->order)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < f->nr_labels; i++) {
+	for (unsigned int i = 0; i < nr_consts; i++) {
+		f->const_values[i] = strdup(consts[2 * i + 1]);
+		if (!f->const_values[i])
+			return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < f->nr_all; i++) {
 		unsigned int j = i;
 
-		f->names[i] = strdup(names[i]);
+		f->names[i] = strdup(i < f->nr_labels ? names[i]
+						      : consts[2 * (i - f->nr_labels)]);
 		if (!f->names[i])
 			return -ENOMEM;
 		/* insertion sort: a few names */
@@ -362,13 +409,19 @@ static int copy_names(struct pcpu_family *f, const char *const *names)
 	return 0;
 }
 
-/* The kind, and the bounds of a histogram family (as pcpu_histogram_create()). */
+/*
+ * The kind, flags and scale, and the bounds of a histogram family (as
+ * pcpu_histogram_create()).
+ */
 static int check_bounds(const struct pcpu_family_desc *d)
 {
+	if (d->scale < 0 || (d->flags & ~PCPU_FAMILY_F_SET_GAUGE))
+		return -EINVAL;
+	if ((d->flags & PCPU_FAMILY_F_SET_GAUGE) && (d->kind != PCPU_METRIC_GAUGE || d->opts))
+		return -EINVAL;
 	if (d->kind != PCPU_METRIC_HISTOGRAM)
 		return d->kind == PCPU_METRIC_COUNTER || d->kind == PCPU_METRIC_GAUGE ? 0 : -EINVAL;
-	if (d->nr_bounds > PCPU_HISTOGRAM_MAX_BOUNDS || d->scale < 0 ||
-	    (d->nr_bounds && !d->bounds))
+	if (d->nr_bounds > PCPU_HISTOGRAM_MAX_BOUNDS || (d->nr_bounds && !d->bounds))
 		return -EINVAL;
 	for (uint32_t i = 1; i < d->nr_bounds; i++)
 		if (d->bounds[i] <= d->bounds[i - 1])
@@ -376,17 +429,37 @@ static int check_bounds(const struct pcpu_family_desc *d)
 	return 0;
 }
 
+/*
+ * Number of constant labels in @d, valid as a struct pcpu_metric_desc's
+ * and none named as a label (whose names are valid); else -EINVAL.
+ */
+static int check_const_labels(const struct pcpu_family_desc *d)
+{
+	int n = pcpu_metrics_check_labels(d->const_labels, d->kind);
+
+	for (int i = 0; i < n; i++) {
+		if (pcpu_metrics_check_label_value(d->const_labels[2 * i + 1],
+						   PCPU_FAMILY_MAX_VALUE_LEN) != 0)
+			return -EINVAL;
+		for (const char *const *l = d->label_names; *l; l++)
+			if (strcmp(*l, d->const_labels[2 * i]) == 0)
+				return -EINVAL;
+	}
+	return n;
+}
+
 PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc *d)
 {
 	struct pcpu_family *f;
 	struct pcpu_counter probe;
 	struct metric_spec sp;
-	int err;
+	int nr_consts, err;
 
 	if (!d || d->kind == PCPU_METRIC_INFO || d->max_children > PCPU_FAMILY_MAX_CHILDREN ||
 	    check_bounds(d) != 0 ||
 	    pcpu_metrics_check_name(NULL, d->name, d->unit, d->kind) != 0 ||
-	    pcpu_metrics_check_label_names(d->label_names, PCPU_FAMILY_MAX_LABELS, d->kind) != 0) {
+	    pcpu_metrics_check_label_names(d->label_names, PCPU_FAMILY_MAX_LABELS, d->kind) != 0 ||
+	    (nr_consts = check_const_labels(d)) < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -410,6 +483,10 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 		return NULL;
 	}
 	f->kind = d->kind;
+	f->child = d->kind == PCPU_METRIC_HISTOGRAM	      ? CHILD_HISTOGRAM
+		   : d->flags & PCPU_FAMILY_F_SET_GAUGE ? CHILD_GAUGE
+							: CHILD_COUNTER;
+	f->scale = d->scale > 1 ? d->scale : 1;
 	f->max_children = d->max_children ? d->max_children : PCPU_FAMILY_DEFAULT_MAX_CHILDREN;
 	if (d->opts) {
 		f->has_opts = true;
@@ -418,7 +495,6 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 	f->seed = new_seed();
 	if (d->kind == PCPU_METRIC_HISTOGRAM) {
 		f->nr_bounds = d->nr_bounds;
-		f->scale = d->scale > 1 ? d->scale : 1;
 		f->bounds = malloc((d->nr_bounds ? d->nr_bounds : 1) * sizeof(*f->bounds));
 		if (!f->bounds) {
 			err = -ENOMEM;
@@ -429,7 +505,8 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 	}
 	while (d->label_names[f->nr_labels])
 		f->nr_labels++;
-	err = copy_names(f, d->label_names);
+	f->nr_all = f->nr_labels + (unsigned int)nr_consts;
+	err = copy_names(f, d->label_names, d->const_labels);
 	if (err)
 		goto fail;
 	f->table = cds_lfht_new_flavor(buckets_for(f->max_children), MIN_BUCKETS,
@@ -573,30 +650,39 @@ static struct child *get_child(struct pcpu_family *f, const char *const *values)
 	return c;
 }
 
-PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
-						 const char *const *values)
+/* get_child() for a family whose children are @type; else NULL, EINVAL. */
+static struct child *get_typed(struct pcpu_family *f, const char *const *values,
+			       enum child_type type)
 {
-	struct child *c;
-
-	if (f && f->kind == PCPU_METRIC_HISTOGRAM) {
+	if (f && f->child != type) {
 		errno = EINVAL;
 		return NULL;
 	}
-	c = get_child(f, values);
+	return get_child(f, values);
+}
+
+PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
+						 const char *const *values)
+{
+	struct child *c = get_typed(f, values, CHILD_COUNTER);
+
 	return c ? &c->counter : NULL;
 }
 
 PCPU_EXPORT struct pcpu_histogram *pcpu_family_get_histogram(struct pcpu_family *f,
 							     const char *const *values)
 {
-	struct child *c;
+	struct child *c = get_typed(f, values, CHILD_HISTOGRAM);
 
-	if (f && f->kind != PCPU_METRIC_HISTOGRAM) {
-		errno = EINVAL;
-		return NULL;
-	}
-	c = get_child(f, values);
 	return c ? &c->hist : NULL;
+}
+
+PCPU_EXPORT struct pcpu_gauge *pcpu_family_get_gauge(struct pcpu_family *f,
+						     const char *const *values)
+{
+	struct child *c = get_typed(f, values, CHILD_GAUGE);
+
+	return c ? &c->gauge : NULL;
 }
 
 PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *values)
@@ -633,9 +719,10 @@ PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *val
 	 * destroy at reclaim finds no entry. Outside the family's lock (see
 	 * the lock order), and before the child is on the removed list, where
 	 * a reclaim could free it. Histogram children keep their stat set's
-	 * entry until reclaim: the set is opaque here.
+	 * entry until reclaim: the set is opaque here. A set-style gauge has
+	 * none.
 	 */
-	if (f->kind != PCPU_METRIC_HISTOGRAM) {
+	if (f->child == CHILD_COUNTER) {
 		pcpu_registry_remove(c->counter.entry);
 		c->counter.entry = NULL;
 	}
@@ -717,8 +804,10 @@ PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t le
 	/* the counter's registry entry (registry.c): a list link and four words */
 	size_t entry = 6 * sizeof(void *);
 
-	if (!f || f->kind == PCPU_METRIC_HISTOGRAM)
+	if (!f || f->child == CHILD_HISTOGRAM)
 		return 0;
+	if (f->child == CHILD_GAUGE)
+		return child_alloc_size(f, len + f->nr_labels);
 	return child_alloc_size(f, len + f->nr_labels) + entry +
 	       sizeof(struct pcpu_slot) * pcpu_cpu_possible();
 }
@@ -749,6 +838,42 @@ static bool family_refusals(const void *family, int64_t *n)
 
 /* Under the metrics lock. */
 
+/* Fills @smp's figures from child @c (a histogram's buckets into @buckets). */
+static int child_sample(struct pcpu_family *f, struct child *c, struct pcpu_metric_sample *smp,
+			uint64_t *buckets)
+{
+	int64_t v;
+	int err;
+
+	switch (f->child) {
+	case CHILD_HISTOGRAM:
+		err = pcpu_histogram_snapshot(&c->hist, buckets, &smp->sum);
+		if (err)
+			return err;
+		smp->nr_bounds = f->nr_bounds;
+		smp->bounds = f->bounds;
+		smp->buckets = buckets;
+		smp->count = 0;
+		for (uint32_t i = 0; i <= f->nr_bounds; i++)
+			smp->count += buckets[i];
+		return 0;
+	case CHILD_GAUGE:
+		smp->value = pcpu_gauge_get(&c->gauge);
+		return 0;
+	case CHILD_COUNTER:
+		break;
+	}
+	v = pcpu_counter_sum(&c->counter);
+	/* the metrics lock serialises expositions: one writer of high_water */
+	if (f->kind == PCPU_METRIC_COUNTER) {
+		if (v < c->high_water)
+			v = c->high_water;
+		c->high_water = v;
+	}
+	smp->value = v;
+	return 0;
+}
+
 static int family_walk(void *family, struct pcpu_metric_sample *smp,
 		     int (*cb)(const struct pcpu_metric_sample *, void *), void *arg)
 {
@@ -758,37 +883,13 @@ static int family_walk(void *family, struct pcpu_metric_sample *smp,
 	struct child *c;
 	int ret = 0;
 
+	smp->scale = f->scale;
 	urcu_bp_read_lock();
 	for_each_child(f, &iter, c) {
-		int64_t v;
-
 		smp->labels = c->labels;
-		if (f->kind == PCPU_METRIC_HISTOGRAM) {
-			ret = pcpu_histogram_snapshot(&c->hist, buckets, &smp->sum);
-			if (ret)
-				break;
-			smp->nr_bounds = f->nr_bounds;
-			smp->bounds = f->bounds;
-			smp->buckets = buckets;
-			smp->scale = f->scale;
-			smp->count = 0;
-			for (uint32_t i = 0; i <= f->nr_bounds; i++)
-				smp->count += buckets[i];
+		ret = child_sample(f, c, smp, buckets);
+		if (!ret)
 			ret = cb(smp, arg);
-			if (ret)
-				break;
-			continue;
-		}
-		v = pcpu_counter_sum(&c->counter);
-
-		/* the metrics lock serialises expositions: one writer of high_water */
-		if (f->kind == PCPU_METRIC_COUNTER) {
-			if (v < c->high_water)
-				v = c->high_water;
-			c->high_water = v;
-		}
-		smp->value = v;
-		ret = cb(smp, arg);
 		if (ret)
 			break;
 	}

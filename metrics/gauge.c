@@ -59,11 +59,14 @@ static int register_gauge(void *g, uint32_t *flags, const struct metric_source *
 	if (!g || !d || (d->kind != PCPU_METRIC_GAUGE &&
 			 (d->kind != PCPU_METRIC_INFO || source != &pcpu_gauge_source)))
 		return -EINVAL;
+	/* a double needs no scale; pcpu_metrics_add() checks the rest */
+	if (d->scale > 1 && source == &pcpu_gauge_double_source)
+		return -EINVAL;
 	if (__atomic_fetch_or(flags, PCPU_GAUGE_F_METRIC, __ATOMIC_ACQ_REL) & PCPU_GAUGE_F_METRIC)
 		return -EEXIST;
 	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
-				   .kind = d->kind, .labels = d->labels, .source = source,
-				   .obj = g };
+				   .kind = d->kind, .labels = d->labels, .scale = d->scale,
+				   .source = source, .obj = g };
 	err = pcpu_metrics_add(&sp, 1);
 	if (err)
 		__atomic_fetch_and(flags, ~PCPU_GAUGE_F_METRIC, __ATOMIC_ACQ_REL);

@@ -49,6 +49,7 @@ struct metric {
 	const struct metric_source *source;
 	void *obj;
 	unsigned int item;
+	int64_t scale;      /* 1: none */
 	int64_t high_water; /* counters: the largest value exposed */
 };
 
@@ -122,6 +123,7 @@ static struct metric *new_metric(const struct metric_spec *sp, int nr_labels)
 	m->source = sp->source;
 	m->obj = sp->obj;
 	m->item = sp->item;
+	m->scale = sp->scale > 1 ? sp->scale : 1;
 	return m;
 fail:
 	free_metric(m);
@@ -298,6 +300,10 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 		err = pcpu_metrics_check_labels(specs[i].labels, specs[i].kind);
 		if (err < 0)
 			return err;
+		if (specs[i].scale < 0 ||
+		    (specs[i].scale > 1 && specs[i].kind != PCPU_METRIC_COUNTER &&
+		     specs[i].kind != PCPU_METRIC_GAUGE))
+			return -EINVAL;
 		/* both formats are UTF-8: a value that is not would spoil the body */
 		for (int k = 0; k < err; k++)
 			if (pcpu_metrics_check_label_value(specs[i].labels[2 * k + 1],
@@ -427,7 +433,7 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 		struct metric *m = by_name[i];
 		struct pcpu_metric_sample smp = {
 			.name = m->name, .help = m->help, .unit = m->unit, .kind = m->kind,
-			.labels = (const char *const *)m->labels, .scale = 1,
+			.labels = (const char *const *)m->labels, .scale = m->scale,
 		};
 
 		if (m->source->walk) {

@@ -70,6 +70,7 @@ struct metric_spec {
 	const char *unit;
 	enum pcpu_metric_kind kind;
 	const char *const *labels;
+	int64_t scale;      /* 0 or 1: none; counters and gauges only (else -EINVAL) */
 	const struct metric_source *source;
 	void *obj;
 	unsigned int item;

@@ -55,7 +55,7 @@ PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_
 	    PCPU_COUNTER_F_DESCRIBED)
 		return -EEXIST;
 	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
-				   .kind = d->kind, .labels = d->labels,
+				   .kind = d->kind, .labels = d->labels, .scale = d->scale,
 				   .source = &pcpu_counter_source, .obj = c };
 	err = pcpu_metrics_add(&sp, 1);
 	if (err)

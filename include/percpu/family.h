@@ -4,10 +4,12 @@
  * Label families: one metric name with label names fixed at creation, and
  * one child counter per tuple of label values, created on first use.
  *
- * A child is an ordinary struct pcpu_counter (counter and gauge families)
- * or struct pcpu_histogram (histogram families): pcpu_counter_add() and
- * pcpu_histogram_observe() on it are the inline per-CPU fast paths, so a
- * caller that keeps the pointer pays nothing for the labels.
+ * A child is an ordinary struct pcpu_counter (counter and gauge families),
+ * struct pcpu_histogram (histogram families) or, in a gauge family with
+ * PCPU_FAMILY_F_SET_GAUGE, struct pcpu_gauge of <percpu/gauge.h> (set, add,
+ * get: one atomic word, since 0.4): pcpu_counter_add(),
+ * pcpu_histogram_observe() and pcpu_gauge_set() on it are the inline fast
+ * paths, so a caller that keeps the pointer pays nothing for the labels.
  * pcpu_family_get() finds a child without a lock; only the first use of a
  * tuple takes the family's lock. pcpu_family_child_size() says what a
  * child holds in memory.
@@ -35,7 +37,10 @@
  *
  * Exposition. A family is one metric of <percpu/metrics.h>, its children
  * its samples (in no order; a counter family's never decrease); an empty
- * family writes nothing.
+ * family writes nothing. A child's series carries the family's constant
+ * labels and its own, all sorted by name, as a struct pcpu_metric_desc's
+ * labels are (since 0.4). A scale divides every exposed value (since 0.4
+ * for counter and gauge families).
  *
  * Concurrency. get, remove, the exposition and (under the rule above)
  * reclaim may overlap; destroy may not. fork() is safe at any time.
@@ -50,6 +55,7 @@
 
 #include <percpu/common.h>
 #include <percpu/counter.h>
+#include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
@@ -66,6 +72,13 @@ extern "C" {
 /** Largest accepted max_children. @since 0.3 */
 #define PCPU_FAMILY_MAX_CHILDREN (1u << 24)
 
+/**
+ * Family flag: the children of a gauge family are set-style gauges (struct
+ * pcpu_gauge, got with pcpu_family_get_gauge()) instead of per-CPU
+ * counters. @since 0.4
+ */
+#define PCPU_FAMILY_F_SET_GAUGE 1u
+
 /** A label family; opaque. @since 0.3 */
 struct pcpu_family;
 
@@ -77,11 +90,24 @@ struct pcpu_family_desc {
 	enum pcpu_metric_kind kind;      /**< PCPU_METRIC_COUNTER, _GAUGE or _HISTOGRAM */
 	const char *const *label_names;  /**< 1 to PCPU_FAMILY_MAX_LABELS names, NULL terminated */
 	uint32_t max_children;           /**< 0: PCPU_FAMILY_DEFAULT_MAX_CHILDREN */
-	const struct pcpu_counter_options *opts; /**< NULL: defaults; counter and gauge children */
+	const struct pcpu_counter_options *opts; /**< NULL: defaults; per-CPU counter children */
 	/* histogram families only (see <percpu/histogram.h>); copied */
 	const int64_t *bounds;           /**< strictly ascending upper bounds */
 	uint32_t nr_bounds;              /**< 0 to PCPU_HISTOGRAM_MAX_BOUNDS */
-	int64_t scale;                   /**< 0 or 1: none; else exposed divided by it */
+	/**
+	 * 0 or 1: none; else exposed divided by it: a histogram's bounds and
+	 * sums, and (since 0.4) a counter or gauge child's value, as a
+	 * struct pcpu_metric_desc's scale.
+	 */
+	int64_t scale;
+	/* appended in 0.4 */
+	/**
+	 * NULL or {"key", "value", ..., NULL}: constant labels that every
+	 * child's series carries, as a struct pcpu_metric_desc's labels
+	 * (copied). @since 0.4
+	 */
+	const char *const *const_labels;
+	uint32_t flags;                  /**< 0 or PCPU_FAMILY_F_SET_GAUGE @since 0.4 */
 };
 
 /**
@@ -90,7 +116,12 @@ struct pcpu_family_desc {
  *         label name, repeated label name, no label or too many, "le"
  *         in a histogram family, max_children above
  *         PCPU_FAMILY_MAX_CHILDREN, bad options, bounds as for
- *         pcpu_histogram_create()),
+ *         pcpu_histogram_create(), a negative scale; since 0.4: constant
+ *         labels with an odd list, a bad or repeated name, a name that is
+ *         also a label name, "le" in a histogram family, a value not UTF-8
+ *         or longer than PCPU_FAMILY_MAX_VALUE_LEN; an unknown flag,
+ *         PCPU_FAMILY_F_SET_GAUGE on a kind other than PCPU_METRIC_GAUGE
+ *         or with @c opts),
  *         EEXIST (the name, or one of its samples, is registered) or ENOMEM.
  * @since 0.3
  */
@@ -110,7 +141,8 @@ PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f);
  * or the family destroyed; add to it, never init, set, register or
  * destroy it.
  * @return the child; NULL with errno EINVAL (NULL @p f or @p values, a
- *         wrong number of values, a value not UTF-8 or too long), E2BIG (a
+ *         wrong number of values, a value not UTF-8 or too long, a family
+ *         of histograms or of set-style gauges), E2BIG (a
  *         new tuple while the family holds max_children; checked before the
  *         values, so a bad tuple at the cap gets E2BIG) or ENOMEM; for a
  *         non-NULL @p f with an overflow child, that child instead of NULL
@@ -131,6 +163,21 @@ PCPU_EXPORT struct pcpu_counter *pcpu_family_get(struct pcpu_family *f,
  */
 PCPU_EXPORT struct pcpu_histogram *pcpu_family_get_histogram(struct pcpu_family *f,
 							     const char *const *values);
+
+/**
+ * As pcpu_family_get(), for a gauge family created with
+ * PCPU_FAMILY_F_SET_GAUGE: the child is a set-style gauge at 0
+ * (pcpu_gauge_set(), pcpu_gauge_add(), pcpu_gauge_get()), never to be
+ * registered or unregistered by the caller. Overflow, refusals, removal
+ * and reclaim are as for the other kinds.
+ * @return the child; NULL with errno as pcpu_family_get(), and EINVAL for
+ *         a family without PCPU_FAMILY_F_SET_GAUGE (and pcpu_family_get()
+ *         for one with it); for a non-NULL @p f of the right kind with an
+ *         overflow child, that child instead of NULL.
+ * @since 0.4
+ */
+PCPU_EXPORT struct pcpu_gauge *pcpu_family_get_gauge(struct pcpu_family *f,
+						     const char *const *values);
 
 /**
  * Removes the child of @p values (see "Removal" above). A counter or gauge
@@ -178,8 +225,9 @@ PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f);
 
 /**
  * Bytes of memory that one child of @p f with label values of @p values_len
- * bytes in all holds (heap, the counter's registry entry and per-CPU
- * slots); 0 for NULL or a histogram family. @since 0.3
+ * bytes in all holds (heap, and a counter's registry entry and per-CPU
+ * slots; a set-style gauge's is heap only); 0 for NULL or a histogram
+ * family. @since 0.3
  */
 PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t values_len);
 

@@ -121,16 +121,22 @@ static inline double pcpu_gauge_double_add(struct pcpu_gauge_double *g, double d
  * labels and the value 1 whatever @p g holds (the gauge is only its
  * handle), e.g. { .name = "myapp_build", .kind = PCPU_METRIC_INFO,
  * .labels = (const char *const[]){ "version", "1.2.0", NULL } }.
+ * @p d's scale (since 0.4) divides the exposed value as for a counter
+ * (see struct pcpu_metric_desc).
  * @return 0; -EINVAL (NULL @p g or @p d, another kind, a bad name, unit or
- *         label); -EEXIST (registered already, or the name and labels
- *         are); -ENOMEM. @since 0.3
+ *         label, a negative scale, a scale above 1 on an info metric);
+ *         -EEXIST (registered already, or the name and labels are);
+ *         -ENOMEM. @since 0.3
  */
 PCPU_EXPORT int pcpu_gauge_register(struct pcpu_gauge *g, const struct pcpu_metric_desc *d);
 
 /** Unregisters @p g if it is registered; NULL: nothing. @since 0.3 */
 PCPU_EXPORT void pcpu_gauge_unregister(struct pcpu_gauge *g);
 
-/** As pcpu_gauge_register(), for a double gauge (not an info metric). @since 0.3 */
+/**
+ * As pcpu_gauge_register(), for a double gauge (not an info metric); a
+ * scale other than 0 or 1 is -EINVAL (a double needs none). @since 0.3
+ */
 PCPU_EXPORT int pcpu_gauge_double_register(struct pcpu_gauge_double *g,
 					   const struct pcpu_metric_desc *d);
 

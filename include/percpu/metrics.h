@@ -56,13 +56,21 @@ struct pcpu_metric_desc {
 	const char *unit;           /**< NULL or "": none; else a suffix "_unit" of the name */
 	enum pcpu_metric_kind kind; /**< PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE */
 	const char *const *labels;  /**< NULL or {"key", "value", ..., NULL} */
+	/* appended in 0.4 */
+	/**
+	 * 0 or 1: none; else the value is exposed divided by it, as a
+	 * decimal (nanoseconds counted, scale 1000000000: seconds exposed).
+	 * Counters and int64 gauges only. @since 0.4
+	 */
+	int64_t scale;
 };
 
 /**
  * Registers the initialised counter @p c as the metric @p d, until
  * pcpu_counter_destroy(). A counter is registered at most once.
  * @return 0; -EINVAL for a NULL or uninitialised counter, a NULL desc, a
- *         bad name, unit, label name or kind, an odd label list; -EEXIST for
+ *         bad name, unit, label name or kind, an odd label list, a
+ *         negative scale (since 0.4); -EEXIST for
  *         a counter already registered, or a name and labels already
  *         registered (or colliding samples); -ENOMEM. @since 0.2
  */
@@ -111,14 +119,21 @@ struct pcpu_metric_sample {
 	const char *unit;           /**< empty if none */
 	enum pcpu_metric_kind kind; /**< counter, gauge or histogram */
 	const char *const *labels;  /**< {"key", "value", ..., NULL}, sorted by key */
-	int64_t value;              /**< counters (high-water kept) and gauges */
+	int64_t value;              /**< counters (high-water kept) and gauges, unscaled */
 	/* histograms only (else 0 and NULL) */
 	uint32_t nr_bounds;         /**< upper bounds, without +Inf */
 	const int64_t *bounds;      /**< nr_bounds ascending upper bounds, unscaled */
 	const uint64_t *buckets;    /**< nr_bounds + 1 counts, non-cumulative, last +Inf */
 	uint64_t count;             /**< sum of buckets */
 	int64_t sum;                /**< sum of observations, unscaled */
-	int64_t scale;              /**< exposed value = bounds or sum / scale; 1: none */
+	/**
+	 * 0 or 1 (or negative): none; else the exposed figures are divided by
+	 * it: a histogram's bounds and sum, and (since 0.4) a counter's or an
+	 * int64 gauge's value (not a double's), written as the shortest
+	 * decimal that reads back as the same double, an integer without a
+	 * decimal point. value, bounds and sum stay unscaled here.
+	 */
+	int64_t scale;
 	/* appended in 0.3: the library makes samples, callers only read them */
 	uint32_t flags;             /**< PCPU_METRIC_SAMPLE_F_*  @since 0.3 */
 	double dvalue;              /**< with PCPU_METRIC_SAMPLE_F_DOUBLE: the value @since 0.3 */

@@ -68,6 +68,19 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_desc, unit, 16, 8)                                       \
 	X(pcpu_metric_desc, kind, 24, 4)                                       \
 	X(pcpu_metric_desc, labels, 32, 8)                                     \
+	X(pcpu_metric_desc, scale, 40, 8)                                      \
+	X(pcpu_family_desc, name, 0, 8)                                        \
+	X(pcpu_family_desc, help, 8, 8)                                        \
+	X(pcpu_family_desc, unit, 16, 8)                                       \
+	X(pcpu_family_desc, kind, 24, 4)                                       \
+	X(pcpu_family_desc, label_names, 32, 8)                                \
+	X(pcpu_family_desc, max_children, 40, 4)                               \
+	X(pcpu_family_desc, opts, 48, 8)                                       \
+	X(pcpu_family_desc, bounds, 56, 8)                                     \
+	X(pcpu_family_desc, nr_bounds, 64, 4)                                  \
+	X(pcpu_family_desc, scale, 72, 8)                                      \
+	X(pcpu_family_desc, const_labels, 80, 8)                               \
+	X(pcpu_family_desc, flags, 88, 4)                                      \
 	X(pcpu_histogram_desc, name, 0, 8)                                     \
 	X(pcpu_histogram_desc, help, 8, 8)                                     \
 	X(pcpu_histogram_desc, unit, 16, 8)                                    \
@@ -125,7 +138,8 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_stat, 32, 8)                                                    \
 	X(pcpu_stat_hot, 8, 4)                                                 \
 	X(pcpu_stat_item, 40, 8)                                               \
-	X(pcpu_metric_desc, 40, 8)                                             \
+	X(pcpu_metric_desc, 48, 8)                                             \
+	X(pcpu_family_desc, 96, 8)                                             \
 	X(pcpu_histogram_desc, 56, 8)                                          \
 	X(pcpu_histogram, 32, 8)                                               \
 	X(pcpu_metric_sample, 112, 8)                                          \
@@ -153,6 +167,7 @@ _Static_assert(PCPU_STRIDE_SHIFT == 12 && PCPU_STRIDE == 4096, "stride changed")
 _Static_assert(PCPU_COUNTER_MAX_ACCURACY == (1 << 20), "max accuracy changed");
 _Static_assert(PCPU_COUNTER_MAX_BATCH == (INT64_C(1) << 40), "max batch changed");
 _Static_assert(PCPU_COUNTER_F_FIXED == 1u && PCPU_COUNTER_F_DESCRIBED == 2u, "flag changed");
+_Static_assert(PCPU_FAMILY_F_SET_GAUGE == 1u, "family flag changed");
 _Static_assert(PCPU_METRIC_COUNTER == 1 && PCPU_METRIC_GAUGE == 2 && PCPU_METRIC_HISTOGRAM == 3,
 	       "metric kinds changed");
 _Static_assert(PCPU_METRICS_PROMETHEUS == 0 && PCPU_METRICS_OPENMETRICS == 1,

@@ -304,3 +304,44 @@ PCPU_TEST(gauge, info_metrics_refuse_units_reserved_names_doubles_families_and_c
 		.name = "clash_info", .kind = PCPU_METRIC_GAUGE }), 0);
 	pcpu_gauge_unregister(&g);
 }
+
+PCPU_TEST(gauge, a_scaled_int64_gauge_is_exposed_divided_in_both_formats)
+{
+	struct pcpu_gauge g = PCPU_GAUGE_INIT(1500);
+	char *prom, *om;
+
+	cr_assert_eq(pcpu_gauge_register(&g, &(struct pcpu_metric_desc){
+		.name = "sg_temperature_celsius", .unit = "celsius", .kind = PCPU_METRIC_GAUGE,
+		.scale = 1000 }), 0);
+	prom = metrics_text(PCPU_METRICS_PROMETHEUS);
+	cr_assert_not_null(prom);
+	cr_expect(metrics_has_line(prom, "sg_temperature_celsius 1.5"), "%s", prom);
+	free(prom);
+	pcpu_gauge_set(&g, -4000);
+	om = metrics_text(PCPU_METRICS_OPENMETRICS);
+	cr_assert_not_null(om);
+	cr_expect(metrics_has_line(om, "sg_temperature_celsius -4"), "%s", om);
+	free(om);
+	pcpu_gauge_unregister(&g);
+}
+
+PCPU_TEST(gauge, a_negative_scale_or_a_scale_on_a_double_or_info_is_einval_and_undone)
+{
+	struct pcpu_gauge g = { 0 }, info = { 0 };
+	struct pcpu_gauge_double d = { 0 };
+
+	cr_expect_eq(pcpu_gauge_register(&g, &(struct pcpu_metric_desc){
+		.name = "neg", .kind = PCPU_METRIC_GAUGE, .scale = -1000 }), -EINVAL);
+	cr_expect_eq(pcpu_gauge_double_register(&d, &(struct pcpu_metric_desc){
+		.name = "dbl", .kind = PCPU_METRIC_GAUGE, .scale = 1000 }), -EINVAL);
+	cr_expect_eq(pcpu_gauge_register(&info, &(struct pcpu_metric_desc){
+		.name = "inf", .kind = PCPU_METRIC_INFO, .scale = 1000 }), -EINVAL);
+	cr_expect_eq(g.flags | d.flags | info.flags, 0u, "no flag left claimed");
+	/* 0 and 1 are none, for a double and an info too */
+	cr_expect_eq(pcpu_gauge_double_register(&d, &(struct pcpu_metric_desc){
+		.name = "dbl", .kind = PCPU_METRIC_GAUGE, .scale = 1 }), 0);
+	cr_expect_eq(pcpu_gauge_register(&info, &(struct pcpu_metric_desc){
+		.name = "inf", .kind = PCPU_METRIC_INFO, .scale = 1 }), 0);
+	pcpu_gauge_double_unregister(&d);
+	pcpu_gauge_unregister(&info);
+}

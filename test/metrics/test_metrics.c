@@ -576,6 +576,131 @@ PCPU_TEST(metrics, a_gauge_goes_down)
 	pcpu_counter_destroy(&c);
 }
 
+/* ---- scale (since 0.4) ------------------------------------------------------------ */
+
+/* The text of the value of the line @series in format @f (malloc'ed), or NULL. */
+static char *value_text(enum pcpu_metrics_format f, const char *series)
+{
+	char *text = metrics_text(f), *v = NULL;
+	size_t n = strlen(series);
+
+	cr_assert_not_null(text);
+	for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (strncmp(line, series, n) == 0 && line[n] == ' ') {
+			v = strndup(line + n + 1, strcspn(line + n + 1, "\n"));
+			break;
+		}
+	free(text);
+	return v;
+}
+
+static void expect_value(const char *series, const char *want)
+{
+	for (int f = PCPU_METRICS_PROMETHEUS; f <= PCPU_METRICS_OPENMETRICS; f++) {
+		char *v = value_text((enum pcpu_metrics_format)f, series);
+
+		cr_expect(v && strcmp(v, want) == 0, "format %d: %s is %s, want %s", f, series,
+			  v ? v : "absent", want);
+		free(v);
+	}
+}
+
+PCPU_TEST(metrics, a_scaled_counter_exposes_its_value_divided_exactly)
+{
+	struct pcpu_counter c;
+
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	cr_assert_eq(pcpu_counter_register(&c, &(struct pcpu_metric_desc){
+			     .name = "cpu_seconds", .unit = "seconds", .kind = PCPU_METRIC_COUNTER,
+			     .scale = 1000000000 }), 0);
+	expect_value("cpu_seconds_total", "0");
+	pcpu_counter_add(&c, 1500000000);
+	expect_value("cpu_seconds_total", "1.5");
+	pcpu_counter_add(&c, 1500000000);
+	expect_value("cpu_seconds_total", "3");
+	pcpu_counter_add(&c, 1);
+	expect_value("cpu_seconds_total", "3.000000001");
+	/* the high-water mark holds in scaled units too */
+	pcpu_counter_add(&c, -1000000001);
+	expect_value("cpu_seconds_total", "3.000000001");
+	pcpu_counter_destroy(&c);
+}
+
+PCPU_TEST(metrics, a_scale_of_0_or_1_is_none_and_a_scaled_gauge_goes_negative)
+{
+	struct pcpu_counter zero, one, third;
+
+	cr_assert_eq(pcpu_counter_init(&zero, 7), 0);
+	cr_assert_eq(pcpu_counter_init(&one, 8), 0);
+	cr_assert_eq(pcpu_counter_init(&third, -1), 0);
+	cr_assert_eq(pcpu_counter_register(&zero, &(struct pcpu_metric_desc){
+			     .name = "s0", .kind = PCPU_METRIC_GAUGE, .scale = 0 }), 0);
+	cr_assert_eq(pcpu_counter_register(&one, &(struct pcpu_metric_desc){
+			     .name = "s1", .kind = PCPU_METRIC_GAUGE, .scale = 1 }), 0);
+	cr_assert_eq(pcpu_counter_register(&third, &(struct pcpu_metric_desc){
+			     .name = "s3", .kind = PCPU_METRIC_GAUGE, .scale = 3 }), 0);
+	expect_value("s0", "7");
+	expect_value("s1", "8");
+	/* not a decimal fraction: the shortest text that reads back as -1.0 / 3 */
+	expect_value("s3", "-0.3333333333333333");
+	pcpu_counter_destroy(&zero);
+	pcpu_counter_destroy(&one);
+	pcpu_counter_destroy(&third);
+}
+
+PCPU_TEST(metrics, a_negative_scale_is_einval_and_leaves_the_counter_unregistered)
+{
+	struct pcpu_counter c;
+	struct pcpu_metric_desc d = { .name = "neg", .kind = PCPU_METRIC_COUNTER, .scale = -1 };
+
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	cr_expect_eq(pcpu_counter_register(&c, &d), -EINVAL);
+	d.scale = INT64_MIN;
+	cr_expect_eq(pcpu_counter_register(&c, &d), -EINVAL);
+	d.scale = 10;
+	cr_expect_eq(pcpu_counter_register(&c, &d), 0, "the refusals left it unregistered");
+	pcpu_counter_destroy(&c);
+}
+
+static int find_scaled(const struct pcpu_metric_sample *s, void *arg)
+{
+	if (strcmp(s->name, "fe_seconds") == 0) {
+		cr_expect_eq(s->value, 2500, "the sample's value is unscaled");
+		cr_expect_eq(s->scale, 1000);
+		++*(int *)arg;
+	}
+	return 0;
+}
+
+/* A collector's counter with a scale, as process_cpu_seconds_total could be. */
+static int scaled_collector(int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx,
+			    void *arg)
+{
+	struct pcpu_metric_sample s = { .name = "col_cpu_seconds", .help = "", .unit = "",
+					.kind = PCPU_METRIC_COUNTER, .value = 1500000000,
+					.scale = 1000000000 };
+
+	(void)arg;
+	return emit(&s, ctx);
+}
+
+PCPU_TEST(metrics, foreach_gives_the_scale_and_collectors_samples_are_scaled)
+{
+	struct pcpu_counter c;
+	int seen = 0;
+
+	cr_assert_eq(pcpu_counter_init(&c, 2500), 0);
+	cr_assert_eq(pcpu_counter_register(&c, &(struct pcpu_metric_desc){
+			     .name = "fe_seconds", .kind = PCPU_METRIC_COUNTER, .scale = 1000 }), 0);
+	cr_assert_eq(pcpu_metrics_foreach(find_scaled, &seen), 0);
+	cr_expect_eq(seen, 1);
+	expect_value("fe_seconds_total", "2.5");
+	cr_assert_eq(pcpu_metrics_collector_add(scaled_collector, NULL), 0);
+	expect_value("col_cpu_seconds_total", "1.5");
+	cr_assert_eq(pcpu_metrics_collector_remove(scaled_collector, NULL), 0);
+	pcpu_counter_destroy(&c);
+}
+
 /* Adders on a counter; the main thread scrapes and checks it never goes down. */
 struct adder {
 	struct pcpu_counter *c;
