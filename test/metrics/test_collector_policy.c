@@ -19,6 +19,7 @@
 #include <percpu/metrics.h>
 #include <percpu/metrics_http.h>
 
+#include "check_body.h"
 #include "helpers.h"
 #include "pcpu_test.h"
 
@@ -87,40 +88,6 @@ static int count_prefix(const char *text, const char *prefix)
 		if (strncmp(p, prefix, len) == 0)
 			n++;
 	return n;
-}
-
-static void save(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-}
-
-/* check_body.py on both bodies; the test is skipped without it. */
-static void assert_parsers_accept(const char *prom, const char *om)
-{
-	const char *script = getenv("PCPU_TEST_CHECK_BODY");
-	char dir[] = "/tmp/pcpu-policy-XXXXXX", cmd[4096], p1[64], p2[64];
-	int st;
-
-	if (!script || access("/usr/bin/python3", X_OK) != 0)
-		cr_skip_test("no /usr/bin/python3 or PCPU_TEST_CHECK_BODY");
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(p1, sizeof(p1), "%s/prom.txt", dir);
-	snprintf(p2, sizeof(p2), "%s/om.txt", dir);
-	save(p1, prom);
-	save(p2, om);
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s' %s %s", script, p1, p2);
-	st = system(cmd);
-	unlink(p1);
-	unlink(p2);
-	rmdir(dir);
-	cr_assert(WIFEXITED(st), "python did not exit");
-	if (WEXITSTATUS(st) == 77)
-		cr_skip_test("prometheus_client is not installed");
-	cr_assert_eq(WEXITSTATUS(st), 0, "a parser rejects the body:\n%s\n%s", prom, om);
 }
 
 /* What a failing midway() leaves in a body, in either format. */
