@@ -9,11 +9,16 @@
 //                        (8 status codes in turn), as
 //                        Family::Add({...}).Increment() does
 //   histogram observe    8 buckets, values spread over them
+//   gauge set, cached    a set-style gauge family's child, looked up once
+//   gauge set, lookup    the child looked up by label values at every set
 // at 1, 2 and 4 threads (Mops/s, all threads; the median of the runs, and
 // the median of the per-run ratios), then the scrape of a family of 1k and
 // 10k series: ms and bytes per scrape (percpu: pcpu_metrics_write() into
 // memory; prometheus-cpp: Registry::Collect() then TextSerializer), and the
-// time to register and unregister 1k and 10k counters of distinct names.
+// time to register and unregister 1k and 10k counters of distinct names,
+// and, where prometheus-cpp-pull is there, the time to answer one scrape
+// over HTTP while 1,000 idle connections are open to the server (percpu:
+// pcpu_metrics_serve(); prometheus-cpp: its Exposer, civetweb).
 //
 // Both sides are used as their documentation shows: the percpu calls are
 // inline per-CPU adds; prometheus-cpp's are atomics on one shared value
@@ -31,15 +36,29 @@
 #include <pthread.h>
 
 #include <prometheus/counter.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#ifdef BENCH_HAVE_EXPOSER
+#include <prometheus/exposer.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+#endif
+
 extern "C" {
 #include <percpu/counter.h>
 #include <percpu/family.h>
+#include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
+#include <percpu/metrics_http.h>
 #include "timing.h"
 }
 
@@ -220,6 +239,124 @@ void registration(unsigned n)
 		    (double)(p2 - p1) / 1e6);
 }
 
+#ifdef BENCH_HAVE_EXPOSER
+// A TCP connection to 127.0.0.1:@port within 1 s, or -1.
+int dial(unsigned port)
+{
+	sockaddr_in sin = {};
+	timeval limit = { 1, 0 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	// a server that stopped accepting fills its backlog: connect() then waits
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (sockaddr *)&sin, sizeof(sin)) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+// ms to GET /metrics from 127.0.0.1:@port to the end of the answer, or -1
+// if none came within 5 s.
+double timed_scrape(unsigned port)
+{
+	static const char req[] = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
+	timeval limit = { 5, 0 };
+	uint64_t t0 = timing_now_ns();
+	int fd = dial(port);
+	char buf[65536];
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+	if (send(fd, req, sizeof(req) - 1, 0) != (ssize_t)sizeof(req) - 1) {
+		close(fd);
+		return -1;
+	}
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		got += (size_t)n;
+	close(fd);
+	// HTTP/1.0: the server closes after the answer; a timeout ends with n < 0
+	if (n < 0 || got == 0 || std::memcmp(buf, "HTTP/1.", 7) != 0)
+		return -1;
+	return (double)(timing_now_ns() - t0) / 1e6;
+}
+
+// One scrape with up to @idle connections open and silent, on the server
+// at @port; *@opened: how many it could open (1 s each at most).
+double scrape_beside_idle(unsigned port, unsigned idle, unsigned *opened)
+{
+	std::vector<int> fds;
+	double ms;
+
+	for (unsigned i = 0; i < idle; i++) {
+		int fd = dial(port);
+
+		if (fd < 0)
+			break;
+		fds.push_back(fd);
+	}
+	*opened = (unsigned)fds.size();
+	std::this_thread::sleep_for(std::chrono::milliseconds(100)); // accepted
+	ms = timed_scrape(port);
+	for (int fd : fds)
+		close(fd);
+	return ms;
+}
+
+void print_ms(double ms, unsigned opened)
+{
+	char open[32];
+
+	std::snprintf(open, sizeof(open), " (%u open)", opened);
+	if (ms < 0)
+		std::printf(" %12s%s", "none in 5 s", open);
+	else
+		std::printf(" %12.2f%s", ms, open);
+}
+
+// The scrape beside @idle idle connections, both servers, one registry each.
+void idle_scrape(unsigned idle)
+{
+	rlimit rl;
+
+	// the idle connections, and the server's ends of them, in this process
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	pcpu_metrics_server *srv = pcpu_metrics_serve("127.0.0.1", 0);
+	if (!srv) {
+		std::perror("pcpu_metrics_serve");
+		return;
+	}
+	unsigned our_open, their_open;
+	double ours = scrape_beside_idle(pcpu_metrics_server_port(srv), idle, &our_open);
+	pcpu_metrics_server_stop(srv);
+
+	auto registry = std::make_shared<prometheus::Registry>();
+	prometheus::BuildCounter().Name("bench_idle").Register(*registry).Add({}).Increment();
+	double theirs;
+	{
+		prometheus::Exposer exposer{ "127.0.0.1:0" };
+
+		exposer.RegisterCollectable(registry);
+		theirs = scrape_beside_idle((unsigned)exposer.GetListeningPorts().at(0), idle,
+					    &their_open);
+	}
+	std::printf("idle %-15u", idle);
+	print_ms(ours, our_open);
+	print_ms(theirs, their_open);
+	std::printf("\n");
+}
+#endif
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -261,10 +398,17 @@ int main(int argc, char **argv)
 	hd.bounds = bounds_us;
 	hd.nr_bounds = 7;
 	hd.scale = 1000000;
+	static const char *const queue_label[] = { "queue", nullptr };
+	pcpu_family_desc gd = {};
+	gd.name = "bench_queue_depth";
+	gd.kind = PCPU_METRIC_GAUGE;
+	gd.label_names = queue_label;
+	gd.flags = PCPU_FAMILY_F_SET_GAUGE;
 	pcpu_family *responses = pcpu_family_create(&fd);
+	pcpu_family *depths = pcpu_family_create(&gd);
 	pcpu_histogram *latency = pcpu_histogram_create(&hd);
 	if (pcpu_counter_init(&requests, 0) || pcpu_counter_register(&requests, &rd) ||
-	    !responses || !latency) {
+	    !responses || !depths || !latency) {
 		std::fprintf(stderr, "percpu setup failed\n");
 		return 1;
 	}
@@ -272,6 +416,7 @@ int main(int argc, char **argv)
 	auto registry = std::make_shared<prometheus::Registry>();
 	auto &p_requests = prometheus::BuildCounter().Name("bench_requests").Register(*registry).Add({});
 	auto &p_responses = prometheus::BuildCounter().Name("bench_responses").Register(*registry);
+	auto &p_depths = prometheus::BuildGauge().Name("bench_queue_depth").Register(*registry);
 	auto &p_latency = prometheus::BuildHistogram()
 				  .Name("bench_latency_seconds")
 				  .Register(*registry)
@@ -326,6 +471,28 @@ int main(int argc, char **argv)
 				  p_latency.Observe((double)((i * 37) % 12000) / 1e6);
 			  });
 		  } },
+		{ "gauge set, cached",
+		  [&](int t, const std::atomic<bool> &stop) {
+			  const char *values[] = { codes[t % n_codes], nullptr };
+			  pcpu_gauge *child = pcpu_family_get_gauge(depths, values);
+			  return loop(stop, [&](long i) { pcpu_gauge_set(child, i); });
+		  },
+		  [&](int t, const std::atomic<bool> &stop) {
+			  auto &child = p_depths.Add({ { "queue", codes[t % n_codes] } });
+			  return loop(stop, [&](long i) { child.Set((double)i); });
+		  } },
+		{ "gauge set, lookup",
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  const char *values[] = { codes[i % n_codes], nullptr };
+				  pcpu_gauge_set(pcpu_family_get_gauge(depths, values), i);
+			  });
+		  },
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  p_depths.Add({ { "queue", codes[i % n_codes] } }).Set((double)i);
+			  });
+		  } },
 	};
 	for (const auto &w : workloads)
 		compare(cfg, w);
@@ -337,8 +504,13 @@ int main(int argc, char **argv)
 	std::printf("\n%-20s %10s %12s\n", "counters, ms", "percpu", "prometheus");
 	registration(1000);
 	registration(10000);
+#ifdef BENCH_HAVE_EXPOSER
+	std::printf("\n%-20s %12s %12s\n", "scrape beside, ms", "percpu", "prometheus");
+	idle_scrape(1000);
+#endif
 
 	pcpu_family_destroy(responses);
+	pcpu_family_destroy(depths);
 	pcpu_histogram_destroy(latency);
 	pcpu_counter_destroy(&requests);
 	return 0;
