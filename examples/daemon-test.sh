@@ -26,7 +26,8 @@
 # localhost), waits (at most 60 s) until its query API returns N for the sum
 # of daemon_requests_total, and checks up == 1 and that it stored exactly
 # the tallies: every requests series, the sums by route, the histogram's
-# _count per route, the scaled counter and the gauges.
+# buckets, _count and _sum per route, the scaled counter, the set gauges and
+# the collector's gauge.
 #
 # Skipped (exit 77) without openssl or python3. Whatever happens, everything
 # it started is killed and waited for. Prints one "ok"/"not ok" line per
@@ -372,7 +373,7 @@ def query(expr):
         res = json.load(r)["data"]["result"]
     # job and instance are Prometheus's; the rest is the daemon's
     return {(s["metric"].get("__name__", ""),
-             frozenset((k, v) for k, v in s["metric"].items()
+             frozenset((k, repr(float(v)) if k == "le" else v) for k, v in s["metric"].items()
                        if k not in ("__name__", "job", "instance"))): s["value"][1]
             for s in res}
 
@@ -396,6 +397,8 @@ for (name, ls), (v, _) in tallies.items():
 got = {dict(k[1])["route"]: int(v) for k, v in
        query('sum by (route) (daemon_requests_total{job="percpu-daemon"})').items()}
 report(got == by_route, "prometheus: sum by (route) (daemon_requests_total) exact", (got, by_route))
+stored("prometheus: every daemon_request_duration_seconds_bucket exact",
+       "daemon_request_duration_seconds_bucket")
 stored("prometheus: daemon_request_duration_seconds_count per route exact",
        "daemon_request_duration_seconds_count")
 stored("prometheus: daemon_request_duration_seconds_sum per route (ns as s)",
