@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu-daemon: the shape of a daemon that adopts percpu's metrics, to
+ * copy from. It has no HTTP input of its own: W worker threads simulate
+ * N requests in all (each request's method, route, status and latency come
+ * from a deterministic generator and a seed), then the daemon stays up,
+ * serving its metrics with the library's built-in server
+ * (pcpu_metrics_serve_opts(): a path, TLS, basic authentication), until
+ * SIGTERM or SIGINT.
+ *
+ * What it exposes:
+ *  - daemon_requests_total{code,method,route,service="percpu-daemon"}: a
+ *    counter family with label values known only at run time, and a
+ *    constant label on every series (const_labels).
+ *  - daemon_request_duration_seconds{route}: a histogram family observed
+ *    in nanoseconds and exposed in seconds (scale 1e9).
+ *  - daemon_busy_seconds_total{worker}: a scaled counter family, nanoseconds
+ *    counted and seconds exposed (as process_cpu_seconds_total is).
+ *  - daemon_queue_depth{worker}: set-style gauges (PCPU_FAMILY_F_SET_GAUGE),
+ *    set by label.
+ *  - daemon_workers_done: a collector's gauge, computed at scrape time,
+ *    added with PCPU_METRICS_COLLECTOR_F_CONTINUE (a failing collector
+ *    costs the scrape its own samples only).
+ *  - the standard process_* metrics (pcpu_metrics_process_collector()).
+ *
+ * Output on stdout, one line each, for a script to read:
+ *   listening on ADDRESS:PORT           (at start; the port picked for -p 0)
+ *   tally SERIES VALUE SCALE            (once the workers are done: the
+ *                                        exact value of each series it
+ *                                        counted, exposed as VALUE / SCALE;
+ *                                        labels in any order, le in seconds)
+ *   tallies done                        (after the last tally)
+ *
+ * Exit status: 0 after a clean shutdown (SIGINT, SIGTERM), 1 on an error
+ * (a file that cannot be read, a server that cannot start), 2 on bad usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <percpu/counter.h>
+#include <percpu/family.h>
+#include <percpu/gauge.h>
+#include <percpu/histogram.h>
+#include <percpu/metrics.h>
+#include <percpu/metrics_http.h>
+
+#include "example.h"
+
+#define MAX_WORKERS 256
+#define MAX_FILE_BYTES (1 << 20)
+#define NS_PER_SEC INT64_C(1000000000)
+
+/* ---- what a request can be ---- */
+
+static const char *const methods[] = { "GET", "POST" };
+static const char *const routes[] = { "/", "/api/items", "/api/users", "/health" };
+static const char *const codes[] = { "200", "404", "500" };
+#define NR_METHODS 2
+#define NR_ROUTES 4
+#define NR_CODES 3
+/* latency spread per route, ns: /health is fast, /api/users slow (some past 2.5 s) */
+static const int64_t route_spread_ns[NR_ROUTES] = {
+	5000000, 80000000, 3000000000, 400000,
+};
+
+/* histogram bounds, in ns (exposed in seconds): 100 us to 2.5 s */
+static const int64_t latency_bounds[] = {
+	100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000, 25000000,
+	50000000, 100000000, 250000000, 500000000, 1000000000, 2500000000,
+};
+#define NR_BOUNDS (sizeof(latency_bounds) / sizeof(latency_bounds[0]))
+
+/* ---- the metrics ---- */
+
+static struct pcpu_family *requests;  /* counter family {method, route, code} */
+static struct pcpu_family *latency;   /* histogram family {route} */
+static struct pcpu_family *busy;      /* scaled counter family {worker} */
+static struct pcpu_family *queue;     /* set-gauge family {worker} */
+static atomic_uint workers_done;      /* what the collector reports */
+
+static int create_metrics(void)
+{
+	static const char *const request_labels[] = { "method", "route", "code", NULL };
+	static const char *const route_label[] = { "route", NULL };
+	static const char *const worker_label[] = { "worker", NULL };
+	/* a label every series of the family carries, as a module's "service" */
+	static const char *const service[] = { "service", "percpu-daemon", NULL };
+	const struct pcpu_family_desc rd = {
+		.name = "daemon_requests", /* a counter: the exposition adds _total */
+		.help = "Requests handled, by method, route and status",
+		.kind = PCPU_METRIC_COUNTER,
+		.label_names = request_labels,
+		.const_labels = service,
+	};
+	const struct pcpu_family_desc ld = {
+		.name = "daemon_request_duration_seconds",
+		.help = "Time to handle a request",
+		.unit = "seconds",
+		.kind = PCPU_METRIC_HISTOGRAM,
+		.label_names = route_label,
+		.bounds = latency_bounds,
+		.nr_bounds = NR_BOUNDS,
+		.scale = NS_PER_SEC, /* observed in ns, exposed in s */
+	};
+	const struct pcpu_family_desc bd = {
+		.name = "daemon_busy_seconds",
+		.help = "Time each worker spent handling requests",
+		.unit = "seconds",
+		.kind = PCPU_METRIC_COUNTER,
+		.label_names = worker_label,
+		.scale = NS_PER_SEC, /* counted in ns, exposed in s */
+	};
+	const struct pcpu_family_desc qd = {
+		.name = "daemon_queue_depth",
+		.help = "Requests waiting in each worker's queue, as last seen",
+		.kind = PCPU_METRIC_GAUGE,
+		.label_names = worker_label,
+		.flags = PCPU_FAMILY_F_SET_GAUGE, /* set, not added to */
+	};
+
+	requests = pcpu_family_create(&rd);
+	latency = pcpu_family_create(&ld);
+	busy = pcpu_family_create(&bd);
+	queue = pcpu_family_create(&qd);
+	if (!requests || !latency || !busy || !queue) {
+		perror("percpu-daemon: pcpu_family_create");
+		return -1;
+	}
+	return 0;
+}
+
+static void destroy_metrics(void)
+{
+	pcpu_family_destroy(requests);
+	pcpu_family_destroy(latency);
+	pcpu_family_destroy(busy);
+	pcpu_family_destroy(queue);
+}
+
+/*
+ * A collector: runs at every scrape, outside the library's locks, and
+ * emits samples computed then. Added with PCPU_METRICS_COLLECTOR_F_CONTINUE,
+ * so that an error here would cost the scrape this gauge only.
+ */
+static int workers_collector(int (*emit)(const struct pcpu_metric_sample *s, void *ctx),
+			     void *ctx, void *arg)
+{
+	static const char *const no_labels[] = { NULL };
+	struct pcpu_metric_sample s = {
+		.name = "daemon_workers_done",
+		.help = "Worker threads that have made all their requests",
+		.unit = "",
+		.kind = PCPU_METRIC_GAUGE,
+		.labels = no_labels,
+	};
+
+	(void)arg;
+	s.value = atomic_load(&workers_done);
+	return emit(&s, ctx);
+}
+
+/* ---- the workers ---- */
+
+/* splitmix64: request i of seed s is the same whatever thread makes it */
+static uint64_t mix(uint64_t x)
+{
+	x += UINT64_C(0x9e3779b97f4a7c15);
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+/* a worker's own exact tallies, the oracle that the script checks against */
+struct tally {
+	uint64_t requests[NR_METHODS][NR_ROUTES][NR_CODES];
+	uint64_t buckets[NR_ROUTES][NR_BOUNDS + 1]; /* non-cumulative, last +Inf */
+	int64_t sum_ns[NR_ROUTES];
+	int64_t busy_ns;
+	int64_t queue_depth;
+};
+
+struct worker {
+	pthread_t thread;
+	unsigned int id;
+	char name[16];           /* the worker label's value */
+	uint64_t first, stride, n, seed;
+	struct tally t;
+	int err;
+};
+
+static int work(struct worker *w)
+{
+	const char *const wl[] = { w->name, NULL };
+	/* a child that never changes: looked up once, then only the inline add */
+	struct pcpu_counter *busy_child = pcpu_family_get(busy, wl);
+	struct pcpu_gauge *depth = pcpu_family_get_gauge(queue, wl);
+
+	if (!busy_child || !depth)
+		return -errno;
+	for (uint64_t i = w->first; i < w->n; i += w->stride) {
+		uint64_t x = mix(w->seed ^ mix(i));
+		unsigned int m = x % NR_METHODS, r = (x >> 8) % NR_ROUTES;
+		/* 90 % 200, 7 % 404, 3 % 500 */
+		unsigned int c = (x >> 16) % 100 < 90 ? 0 : (x >> 16) % 100 < 97 ? 1 : 2;
+		int64_t ns = 1000 + (int64_t)((x >> 24) % (uint64_t)route_spread_ns[r]);
+		unsigned int b = 0;
+
+		/*
+		 * Label values known at run time: a lock-free lookup, then the
+		 * child's inline add. Keep the pointer where the tuple is fixed.
+		 */
+		const char *const rv[] = { methods[m], routes[r], codes[c], NULL };
+		const char *const lv[] = { routes[r], NULL };
+		struct pcpu_counter *req = pcpu_family_get(requests, rv);
+		struct pcpu_histogram *lat = pcpu_family_get_histogram(latency, lv);
+
+		if (!req || !lat)
+			return -errno;
+		pcpu_counter_add(req, 1);
+		pcpu_histogram_observe(lat, ns);
+		pcpu_counter_add(busy_child, ns);
+		w->t.queue_depth = (int64_t)((x >> 40) % 64);
+		pcpu_gauge_set(depth, w->t.queue_depth);
+
+		w->t.requests[m][r][c]++;
+		while (b < NR_BOUNDS && ns > latency_bounds[b])
+			b++;
+		w->t.buckets[r][b]++;
+		w->t.sum_ns[r] += ns;
+		w->t.busy_ns += ns;
+	}
+	atomic_fetch_add(&workers_done, 1);
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	w->err = work(w);
+	return NULL;
+}
+
+/* ---- the tallies on stdout ---- */
+
+static void print_tallies(const struct worker *ws, unsigned int nr)
+{
+	struct tally all;
+
+	memset(&all, 0, sizeof(all));
+	for (unsigned int i = 0; i < nr; i++) {
+		const struct tally *t = &ws[i].t;
+
+		for (unsigned int m = 0; m < NR_METHODS; m++)
+			for (unsigned int r = 0; r < NR_ROUTES; r++)
+				for (unsigned int c = 0; c < NR_CODES; c++)
+					all.requests[m][r][c] += t->requests[m][r][c];
+		for (unsigned int r = 0; r < NR_ROUTES; r++) {
+			for (unsigned int b = 0; b <= NR_BOUNDS; b++)
+				all.buckets[r][b] += t->buckets[r][b];
+			all.sum_ns[r] += t->sum_ns[r];
+		}
+		printf("tally daemon_busy_seconds_total{worker=\"%s\"} %" PRId64 " %" PRId64 "\n",
+		       ws[i].name, t->busy_ns, NS_PER_SEC);
+		printf("tally daemon_queue_depth{worker=\"%s\"} %" PRId64 " 1\n", ws[i].name,
+		       t->queue_depth);
+	}
+	/* a child is made on first use: series with no request do not exist */
+	for (unsigned int m = 0; m < NR_METHODS; m++)
+		for (unsigned int r = 0; r < NR_ROUTES; r++)
+			for (unsigned int c = 0; c < NR_CODES; c++)
+				if (all.requests[m][r][c])
+					printf("tally daemon_requests_total{method=\"%s\",route=\"%s\","
+					       "code=\"%s\",service=\"percpu-daemon\"} %" PRIu64
+					       " 1\n",
+					       methods[m], routes[r], codes[c], all.requests[m][r][c]);
+	for (unsigned int r = 0; r < NR_ROUTES; r++) {
+		uint64_t cumulative = 0, count = 0;
+
+		for (unsigned int b = 0; b <= NR_BOUNDS; b++)
+			count += all.buckets[r][b];
+		if (!count)
+			continue;
+		for (unsigned int b = 0; b <= NR_BOUNDS; b++) {
+			cumulative += all.buckets[r][b];
+			if (b < NR_BOUNDS)
+				printf("tally daemon_request_duration_seconds_bucket{route=\"%s\","
+				       "le=\"%.17g\"} %" PRIu64 " 1\n",
+				       routes[r], (double)latency_bounds[b] / NS_PER_SEC, cumulative);
+			else
+				printf("tally daemon_request_duration_seconds_bucket{route=\"%s\","
+				       "le=\"+Inf\"} %" PRIu64 " 1\n",
+				       routes[r], cumulative);
+		}
+		printf("tally daemon_request_duration_seconds_count{route=\"%s\"} %" PRIu64 " 1\n",
+		       routes[r], cumulative);
+		printf("tally daemon_request_duration_seconds_sum{route=\"%s\"} %" PRId64
+		       " %" PRId64 "\n",
+		       routes[r], all.sum_ns[r], NS_PER_SEC);
+	}
+	printf("tally daemon_workers_done %u 1\n", nr);
+	printf("tallies done\n");
+	fflush(stdout);
+}
+
+/* ---- options ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: percpu-daemon [-w WORKERS] [-n REQUESTS] [-s SEED] [-a ADDRESS] [-p PORT]\n"
+		"                     [-m PATH] [-c CERT -k KEY] [-u USER -P PASSWORD_FILE]\n"
+		"  -w  worker threads, 1 to %d (default 4)\n"
+		"  -n  requests to simulate in all (default 100000)\n"
+		"  -s  the generator's seed (default 1)\n"
+		"  -a  numeric IP address to serve metrics on (default 127.0.0.1)\n"
+		"  -p  TCP port, 0 for a free one (default 9464)\n"
+		"  -m  path of the metrics (default /metrics)\n"
+		"  -c, -k  PEM certificate and unencrypted key files: serve HTTPS\n"
+		"  -u, -P  basic authentication: user, and a file holding the password\n"
+		"          (its first line)\n",
+		MAX_WORKERS);
+}
+
+/* The whole of file @path, NUL terminated, in *@out; false with a message. */
+static bool read_file(const char *path, char **out)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len;
+
+	if (!f)
+		goto fail;
+	buf = malloc(MAX_FILE_BYTES + 1);
+	if (!buf)
+		goto fail;
+	len = fread(buf, 1, MAX_FILE_BYTES + 1, f);
+	if (ferror(f))
+		goto fail;
+	if (len > MAX_FILE_BYTES) {
+		errno = EFBIG;
+		goto fail;
+	}
+	buf[len] = '\0';
+	fclose(f);
+	*out = buf;
+	return true;
+fail:
+	fprintf(stderr, "percpu-daemon: %s: %s\n", path, strerror(errno));
+	free(buf);
+	if (f)
+		fclose(f);
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t nr_workers = 4, n = 100000, seed = 1, port = 9464;
+	const char *cert_file = NULL, *key_file = NULL, *pass_file = NULL;
+	char *cert = NULL, *key = NULL, *pass = NULL;
+	struct pcpu_metrics_server_options o = { .size = sizeof(o), .address = "127.0.0.1" };
+	struct pcpu_metrics_server *srv = NULL;
+	struct worker *ws = NULL;
+	unsigned int started = 0;
+	sigset_t sigs;
+	int opt, sig, ret = 1;
+
+	while ((opt = getopt(argc, argv, "w:n:s:a:p:m:c:k:u:P:h")) != -1) {
+		switch (opt) {
+		case 'w':
+			if (!example_parse_u64(optarg, 1, MAX_WORKERS, &nr_workers))
+				goto bad_usage;
+			break;
+		case 'n':
+			if (!example_parse_u64(optarg, 0, UINT64_C(1) << 40, &n))
+				goto bad_usage;
+			break;
+		case 's':
+			if (!example_parse_u64(optarg, 0, UINT64_MAX, &seed))
+				goto bad_usage;
+			break;
+		case 'a':
+			o.address = optarg;
+			break;
+		case 'p':
+			if (!example_parse_u64(optarg, 0, 65535, &port))
+				goto bad_usage;
+			break;
+		case 'm':
+			o.path = optarg;
+			break;
+		case 'c':
+			cert_file = optarg;
+			break;
+		case 'k':
+			key_file = optarg;
+			break;
+		case 'u':
+			o.basic_auth_user = optarg;
+			break;
+		case 'P':
+			pass_file = optarg;
+			break;
+		default:
+			return example_other_option(opt, usage);
+		}
+	}
+	if (optind != argc || !cert_file != !key_file || !o.basic_auth_user != !pass_file)
+		goto bad_usage;
+	o.port = (unsigned int)port;
+
+	/* the secrets come from files, so that they are not in ps's output */
+	if (cert_file && (!read_file(cert_file, &cert) || !read_file(key_file, &key)))
+		goto out;
+	if (pass_file) {
+		if (!read_file(pass_file, &pass))
+			goto out;
+		pass[strcspn(pass, "\r\n")] = '\0';
+	}
+	o.tls_cert_pem = cert;
+	o.tls_key_pem = key;
+	o.basic_auth_password = pass;
+
+	if (create_metrics() < 0)
+		goto out;
+	if (pcpu_metrics_collector_add_flags(workers_collector, NULL,
+					     PCPU_METRICS_COLLECTOR_F_CONTINUE) != 0 ||
+	    pcpu_metrics_collector_add(pcpu_metrics_process_collector, NULL) != 0) {
+		fprintf(stderr, "percpu-daemon: cannot add the collectors\n");
+		goto out;
+	}
+
+	/*
+	 * Threads inherit the signal mask: block the stop signals in all of
+	 * them (the server's and the workers') and wait for them in main.
+	 */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	srv = pcpu_metrics_serve_opts(&o);
+	if (!srv) {
+		fprintf(stderr, "percpu-daemon: cannot serve metrics: %s\n", strerror(errno));
+		/* the library checks path, credentials, certificate and key */
+		ret = errno == EINVAL ? 2 : 1;
+		goto out;
+	}
+	printf("listening on %s:%u\n", o.address, pcpu_metrics_server_port(srv));
+	fflush(stdout);
+
+	ws = calloc(nr_workers, sizeof(*ws));
+	if (!ws)
+		goto out;
+	for (; started < nr_workers; started++) {
+		struct worker *w = &ws[started];
+
+		w->id = started;
+		snprintf(w->name, sizeof(w->name), "%u", started);
+		w->first = started;
+		w->stride = nr_workers;
+		w->n = n;
+		w->seed = seed;
+		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+			fprintf(stderr, "percpu-daemon: pthread_create failed\n");
+			break;
+		}
+	}
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(ws[i].thread, NULL);
+	if (started < nr_workers)
+		goto out;
+	for (unsigned int i = 0; i < started; i++)
+		if (ws[i].err) {
+			fprintf(stderr, "percpu-daemon: worker %u: %s\n", i, strerror(-ws[i].err));
+			goto out;
+		}
+	print_tallies(ws, started);
+
+	/* up until told to stop, so that a scraper reads the final values */
+	do {
+		if (sigwait(&sigs, &sig) != 0)
+			break;
+	} while (sig != SIGINT && sig != SIGTERM);
+	printf("stopped\n");
+	ret = 0;
+out:
+	pcpu_metrics_server_stop(srv);
+	pcpu_metrics_collector_remove(pcpu_metrics_process_collector, NULL);
+	pcpu_metrics_collector_remove(workers_collector, NULL);
+	destroy_metrics();
+	free(ws);
+	free(cert);
+	free(key);
+	free(pass);
+	return ret;
+
+bad_usage:
+	usage(stderr);
+	return 2;
+}
