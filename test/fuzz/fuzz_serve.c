@@ -306,9 +306,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (half_close)
 		shutdown(fd, SHUT_WR);
-	/* the server skips blank lines before a request line */
-	while (skip < n && (req[skip] == '\r' || req[skip] == '\n'))
-		skip++;
+	/*
+	 * the server skips the lines before a request line that are empty as
+	 * C strings: blank ones, and those that start with a NUL byte (a line
+	 * ends at the first CR or LF)
+	 */
+	while (skip < n) {
+		if (req[skip] == '\r' || req[skip] == '\n')
+			skip++;
+		else if (req[skip] == '\0')
+			while (skip < n && req[skip] != '\r' && req[skip] != '\n')
+				skip++;
+		else
+			break;
+	}
 	read_reply(fd, n - skip >= 5 && memcmp(req + skip, "HEAD ", 5) == 0, deadline, &eof);
 	close(fd);
 	pcpu_counter_add(&in_flight, -1);
