@@ -162,3 +162,13 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
 		free(values);
 	return err;
 }
+
+PCPU_EXPORT uint32_t pcpu_histogram_nr_buckets(const struct pcpu_histogram *h)
+{
+	return h ? h->nr_bounds + 1 : 0;
+}
+
+PCPU_EXPORT const int64_t *pcpu_histogram_bounds(const struct pcpu_histogram *h)
+{
+	return h ? h->bounds : NULL;
+}

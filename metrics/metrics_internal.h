@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
 #include "base/names.h"
@@ -159,6 +160,20 @@ void pcpu_metrics_fork_child(void);
 
 /* The stat set of a histogram of @nr_bounds bounds; NULL with errno. */
 struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds);
+
+/* Native histograms (native.c). */
+
+/*
+ * The bounds of a native histogram of @nat and @scale with classic bounds
+ * @classic (ascending): the zero threshold, then the native thresholds up
+ * to the top's, merged with @classic, into *@bounds (malloc()ed) and
+ * *@nr_bounds. Returns 0, -EINVAL (@nat or a classic bound against the
+ * rules of struct pcpu_histogram_native), -ERANGE (more than
+ * PCPU_HISTOGRAM_MAX_BOUNDS) or -ENOMEM.
+ */
+int pcpu_native_bounds(const struct pcpu_histogram_native *nat, int64_t scale,
+		       const int64_t *classic, uint32_t nr_classic, int64_t **bounds,
+		       uint32_t *nr_bounds);
 
 /* Label families (family.c). */
 

@@ -108,6 +108,8 @@ struct pcpu_family_desc {
 	 */
 	const char *const *const_labels;
 	uint32_t flags;                  /**< 0 or PCPU_FAMILY_F_SET_GAUGE @since 0.4 */
+	/** histogram families: NULL, or native buckets too (copied) @since 0.4 */
+	const struct pcpu_histogram_native *native;
 };
 
 /**

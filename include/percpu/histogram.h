@@ -12,6 +12,17 @@
  * search and two stat-set adds, three when it is 2^16 or more: the per-CPU
  * fast path, no lock, no atomic.
  *
+ * Native histograms (since 0.4; struct pcpu_histogram_native): buckets
+ * that grow by a factor of 2^(2^-schema), as Prometheus's native
+ * histograms, from a zero bucket up to a top, merged with the classic
+ * bounds into one bound list: the observe is the same bucket search, and
+ * both the native and the classic buckets are exact sums of its buckets.
+ * The protobuf exposition carries the native buckets (and the classic ones
+ * where given); the text formats the classic ones only. A CPU's memory is
+ * 8 bytes per bucket, as for classic buckets: about 63 x 2^schema buckets
+ * cover every positive int64 (505 at schema 3, the finest that fits
+ * whole: raise the zero threshold or lower the top for more).
+ *
  * A histogram is registered as a metric (<percpu/metrics.h>) when it is
  * created, and exposed as name_bucket{le=...}, name_sum and name_count,
  * where count is the sum of the buckets (so no cumulative bucket can exceed
@@ -42,6 +53,33 @@ extern "C" {
 /** The sum's low item takes an observation's low bits, the high item the rest. @since 0.4 */
 #define PCPU_HISTOGRAM_SUM_SHIFT 16
 
+/** The coarsest and the finest native schema. @since 0.4 */
+#define PCPU_HISTOGRAM_MIN_SCHEMA (-4)
+#define PCPU_HISTOGRAM_MAX_SCHEMA 8
+
+/**
+ * Native buckets. Bucket k holds the exposed values (observations divided
+ * by the scale) in (2^((k - 1) / 2^schema), 2^(k / 2^schema)]: a relative
+ * width of 2^(2^-schema) - 1 (9.05 % at schema 3). @since 0.4
+ */
+struct pcpu_histogram_native {
+	int32_t schema;         /**< PCPU_HISTOGRAM_MIN_SCHEMA to _MAX_SCHEMA */
+	uint32_t reserved;      /**< zero */
+	/**
+	 * >= 0, unscaled: observations <= it (negative ones too) are counted
+	 * in the zero bucket, exposed with threshold zero_threshold / scale
+	 * (2^-128 for 0, as the Go client: below any positive observation).
+	 */
+	int64_t zero_threshold;
+	/**
+	 * 0: INT64_MAX. Else the largest observation meant to be told apart:
+	 * the top bucket is the one that holds it, and larger observations
+	 * are counted there too. Every classic bound must lie in
+	 * [zero_threshold, max].
+	 */
+	int64_t max;
+};
+
 /** A histogram's descriptor; every string and the bounds are copied. @since 0.2 */
 struct pcpu_histogram_desc {
 	const char *name;          /**< as for counters: no reserved suffix */
@@ -52,6 +90,8 @@ struct pcpu_histogram_desc {
 	uint32_t nr_bounds;        /**< 0 to PCPU_HISTOGRAM_MAX_BOUNDS */
 	/** 0 or 1: none; else bounds and sum are exposed divided by it. */
 	int64_t scale;
+	/** NULL: classic buckets only; else native buckets too. @since 0.4 */
+	const struct pcpu_histogram_native *native;
 };
 
 /** A histogram. The fields are private; the layout is ABI. @since 0.2 */
@@ -63,17 +103,26 @@ struct pcpu_histogram {
 	 * 2^PCPU_HISTOGRAM_SUM_SHIFT
 	 */
 	struct pcpu_stat *set;
-	const int64_t *bounds;  /**< the copied bounds */
+	const int64_t *bounds;  /**< the copied bounds (native: merged with the classic ones) */
 	uint32_t nr_bounds;     /**< number of bounds */
 	uint32_t reserved;      /**< zero */
 	int64_t scale;          /**< 1: none */
+	/* appended in 0.4 */
+	const int64_t *classic; /**< native: the classic bounds, else bounds */
+	uint32_t nr_classic;    /**< their number */
+	int32_t schema;         /**< native: the schema */
+	uint32_t flags;         /**< private */
+	uint32_t reserved2;     /**< zero */
 };
 
 /**
  * Creates and registers a histogram.
  * @return it; NULL with errno EINVAL (NULL desc, bad name, unit or labels,
  *         bounds NULL while nr_bounds > 0, not strictly ascending, too many,
- *         negative scale), EEXIST (name and labels registered) or ENOMEM.
+ *         negative scale; since 0.4, native buckets against the rules of
+ *         struct pcpu_histogram_native), ERANGE (native and classic buckets
+ *         together above PCPU_HISTOGRAM_MAX_BOUNDS + 1), EEXIST (name and
+ *         labels registered) or ENOMEM.
  * @since 0.2
  */
 PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histogram_desc *d);
@@ -85,9 +134,24 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h);
 
 /**
- * Every bucket and the sum: counts[nr_bounds + 1] non-cumulative (the last
- * is +Inf), @p sum (may be NULL). Exact at quiescence; while observations
- * run, each count is between those completed and those started.
+ * The number of buckets that pcpu_histogram_snapshot() fills: nr_bounds + 1
+ * for a classic histogram, the merged bounds' + 1 for a native one
+ * (pcpu_histogram_bounds()); 0 for NULL. @since 0.4
+ */
+PCPU_EXPORT uint32_t pcpu_histogram_nr_buckets(const struct pcpu_histogram *h);
+
+/**
+ * The upper bounds of the buckets that pcpu_histogram_snapshot() fills
+ * (without +Inf), pcpu_histogram_nr_buckets() - 1 of them, valid until
+ * @p h is destroyed; NULL for NULL. @since 0.4
+ */
+PCPU_EXPORT const int64_t *pcpu_histogram_bounds(const struct pcpu_histogram *h);
+
+/**
+ * Every bucket and the sum: counts[pcpu_histogram_nr_buckets()]
+ * non-cumulative (the last is +Inf), @p sum (may be NULL). Exact at
+ * quiescence; while observations run, each count is between those
+ * completed and those started.
  * @return 0; -EINVAL for NULL @p h or @p counts; -ENOMEM. @since 0.2
  */
 PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *counts, int64_t *sum);

@@ -90,6 +90,12 @@ PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *s, const char *prefix);
 enum pcpu_metrics_format {
 	PCPU_METRICS_PROMETHEUS,  /**< text format 0.0.4 */
 	PCPU_METRICS_OPENMETRICS, /**< OpenMetrics 1.0.0, ends with "# EOF" */
+	/**
+	 * Prometheus's protobuf format (io.prometheus.client.MetricFamily
+	 * messages, each preceded by its length as a varint): the one that
+	 * carries native histograms. @since 0.4
+	 */
+	PCPU_METRICS_PROTOBUF,
 };
 
 /**
@@ -137,6 +143,10 @@ struct pcpu_metric_sample {
 	/* appended in 0.3: the library makes samples, callers only read them */
 	uint32_t flags;             /**< PCPU_METRIC_SAMPLE_F_*  @since 0.3 */
 	double dvalue;              /**< with PCPU_METRIC_SAMPLE_F_DOUBLE: the value @since 0.3 */
+	/* appended in 0.4: a native histogram's, with PCPU_METRIC_SAMPLE_F_NATIVE */
+	int32_t schema;             /**< -4 to 8: see PCPU_METRIC_SAMPLE_F_NATIVE @since 0.4 */
+	uint32_t nr_classic;        /**< classic bounds to expose @since 0.4 */
+	const int64_t *classic;     /**< nr_classic ascending, each one of @c bounds @since 0.4 */
 };
 
 /**
@@ -144,6 +154,28 @@ struct pcpu_metric_sample {
  * value, @c value the nearest int64 (saturated; 0 for NaN). @since 0.3
  */
 #define PCPU_METRIC_SAMPLE_F_DOUBLE 1u
+
+/**
+ * Sample flag: a native histogram (<percpu/histogram.h>). @c bounds and
+ * @c buckets are its fine buckets: bucket 0 holds the observations <=
+ * bounds[0] (the zero bucket: bounds[0] / scale is its threshold); bucket
+ * i, 0 < i < nr_bounds, those in (bounds[i - 1], bounds[i]], all of which
+ * fall in the native bucket of key pcpu_metrics_native_key(bounds[i] /
+ * scale, schema); the last, those above bounds[nr_bounds - 1], counted in
+ * the native bucket of that last bound. Native bucket k holds the exposed
+ * values in (2^((k - 1) / 2^schema), 2^(k / 2^schema)]. The text formats
+ * show the classic buckets of @c classic (+Inf only when there are none),
+ * the protobuf format both. Collectors cannot emit such samples (-EINVAL).
+ * @since 0.4
+ */
+#define PCPU_METRIC_SAMPLE_F_NATIVE 2u
+
+/**
+ * The key of the native bucket that holds @p v (> 0 and finite) at
+ * @p schema (-4 to 8), as Prometheus computes it: the k with
+ * 2^((k - 1) / 2^schema) < v <= 2^(k / 2^schema). @since 0.4
+ */
+PCPU_EXPORT int32_t pcpu_metrics_native_key(double v, int32_t schema);
 
 /**
  * Calls @p cb for every registered metric, families contiguous (sorted by

@@ -38,7 +38,7 @@ int main(void)
 	{
 		static const int64_t bounds[] = { 10, 100 };
 		struct pcpu_histogram_desc hd = { "pedantic_latency", "Latency.", NULL, NULL,
-						  bounds, 2, 0 };
+						  bounds, 2, 0, NULL };
 		struct pcpu_histogram *h = pcpu_histogram_create(&hd);
 		uint64_t counts[3];
 

@@ -81,6 +81,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_family_desc, scale, 72, 8)                                      \
 	X(pcpu_family_desc, const_labels, 80, 8)                               \
 	X(pcpu_family_desc, flags, 88, 4)                                      \
+	X(pcpu_family_desc, native, 96, 8)                                     \
 	X(pcpu_histogram_desc, name, 0, 8)                                     \
 	X(pcpu_histogram_desc, help, 8, 8)                                     \
 	X(pcpu_histogram_desc, unit, 16, 8)                                    \
@@ -88,11 +89,21 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram_desc, bounds, 32, 8)                                  \
 	X(pcpu_histogram_desc, nr_bounds, 40, 4)                               \
 	X(pcpu_histogram_desc, scale, 48, 8)                                   \
+	X(pcpu_histogram_desc, native, 56, 8)                                  \
+	X(pcpu_histogram_native, schema, 0, 4)                                 \
+	X(pcpu_histogram_native, reserved, 4, 4)                               \
+	X(pcpu_histogram_native, zero_threshold, 8, 8)                         \
+	X(pcpu_histogram_native, max, 16, 8)                                   \
 	X(pcpu_histogram, set, 0, 8)                                           \
 	X(pcpu_histogram, bounds, 8, 8)                                        \
 	X(pcpu_histogram, nr_bounds, 16, 4)                                    \
 	X(pcpu_histogram, reserved, 20, 4)                                     \
 	X(pcpu_histogram, scale, 24, 8)                                        \
+	X(pcpu_histogram, classic, 32, 8)                                      \
+	X(pcpu_histogram, nr_classic, 40, 4)                                   \
+	X(pcpu_histogram, schema, 44, 4)                                       \
+	X(pcpu_histogram, flags, 48, 4)                                        \
+	X(pcpu_histogram, reserved2, 52, 4)                                    \
 	X(pcpu_metric_sample, name, 0, 8)                                      \
 	X(pcpu_metric_sample, help, 8, 8)                                      \
 	X(pcpu_metric_sample, unit, 16, 8)                                     \
@@ -107,6 +118,9 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_sample, scale, 88, 8)                                    \
 	X(pcpu_metric_sample, flags, 96, 4)                                    \
 	X(pcpu_metric_sample, dvalue, 104, 8)                                  \
+	X(pcpu_metric_sample, schema, 112, 4)                                  \
+	X(pcpu_metric_sample, nr_classic, 116, 4)                              \
+	X(pcpu_metric_sample, classic, 120, 8)                                 \
 	X(pcpu_gauge, value, 0, 8)                                             \
 	X(pcpu_gauge, flags, 8, 4)                                             \
 	X(pcpu_gauge, reserved, 12, 4)                                         \
@@ -139,10 +153,11 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_stat_hot, 8, 4)                                                 \
 	X(pcpu_stat_item, 40, 8)                                               \
 	X(pcpu_metric_desc, 48, 8)                                             \
-	X(pcpu_family_desc, 96, 8)                                             \
-	X(pcpu_histogram_desc, 56, 8)                                          \
-	X(pcpu_histogram, 32, 8)                                               \
-	X(pcpu_metric_sample, 112, 8)                                          \
+	X(pcpu_family_desc, 104, 8)                                             \
+	X(pcpu_histogram_desc, 64, 8)                                          \
+	X(pcpu_histogram, 56, 8)                                               \
+	X(pcpu_histogram_native, 24, 8)                                        \
+	X(pcpu_metric_sample, 128, 8)                                          \
 	X(pcpu_gauge, 16, 8)                                                   \
 	X(pcpu_gauge_double, 16, 8)                                            \
 	X(pcpu_charge_slot, 16, 8)                                             \
