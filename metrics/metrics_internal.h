@@ -175,6 +175,21 @@ int pcpu_native_bounds(const struct pcpu_histogram_native *nat, int64_t scale,
 		       const int64_t *classic, uint32_t nr_classic, int64_t **bounds,
 		       uint32_t *nr_bounds);
 
+/*
+ * Calls @fn(@arg, key, count) for each native bucket of native sample @m
+ * (PCPU_METRIC_SAMPLE_F_NATIVE) that holds observations, by ascending key:
+ * the sum of its fine buckets. The zero bucket (buckets[0]) is not one.
+ */
+void pcpu_native_each_key(const struct pcpu_metric_sample *m,
+			  void (*fn)(void *arg, int32_t key, uint64_t count), void *arg);
+
+/*
+ * Calls @fn(@arg, bound, cumulative) for each classic bound of native
+ * sample @m, ascending, with the number of observations <= it.
+ */
+void pcpu_native_each_classic(const struct pcpu_metric_sample *m,
+			      void (*fn)(void *arg, int64_t bound, uint64_t cumulative), void *arg);
+
 /* Label families (family.c). */
 
 

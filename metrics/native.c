@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -123,4 +124,43 @@ int pcpu_native_bounds(const struct pcpu_histogram_native *nat, int64_t scale,
 too_many:
 	free(b);
 	return -ERANGE;
+}
+
+void pcpu_native_each_key(const struct pcpu_metric_sample *m,
+			  void (*fn)(void *arg, int32_t key, uint64_t count), void *arg)
+{
+	uint32_t last = m->nr_bounds - 1;
+	int32_t key = 0;
+	uint64_t n = 0;
+	bool any = false;
+
+	/* bucket i > 0 lies in bounds[i]'s key; the last (+Inf) in the top bound's */
+	for (uint32_t i = 1; i <= m->nr_bounds; i++) {
+		int32_t k = key_of(m->bounds[i < m->nr_bounds ? i : last], m->scale > 1 ? m->scale : 1,
+				   m->schema);
+
+		if (any && k != key) {
+			if (n)
+				fn(arg, key, n);
+			n = 0;
+		}
+		key = k;
+		any = true;
+		n += m->buckets[i];
+	}
+	if (n)
+		fn(arg, key, n);
+}
+
+void pcpu_native_each_classic(const struct pcpu_metric_sample *m,
+			      void (*fn)(void *arg, int64_t bound, uint64_t cumulative), void *arg)
+{
+	uint64_t cumulative = 0;
+	uint32_t i = 0;
+
+	for (uint32_t c = 0; c < m->nr_classic; c++) {
+		for (; i < m->nr_bounds && m->bounds[i] <= m->classic[c]; i++)
+			cumulative += m->buckets[i];
+		fn(arg, m->classic[c], cumulative);
+	}
 }
