@@ -257,6 +257,9 @@ static int check_sample(const struct pcpu_metric_sample *m)
 	    pcpu_metrics_check_labels(m->labels, m->kind) < 0 ||
 	    pcpu_metrics_check_label_value(m->help, SIZE_MAX) != 0)
 		return -EINVAL;
+	/* a native sample's fine buckets are the library's own (metrics.h) */
+	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE)
+		return -EINVAL;
 	for (unsigned int i = 0; m->labels && m->labels[2 * i]; i++)
 		if (pcpu_metrics_check_label_value(m->labels[2 * i + 1], LABEL_VALUE_MAX) != 0)
 			return -EINVAL;

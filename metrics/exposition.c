@@ -130,27 +130,60 @@ static void put_header(struct writer *w, const struct pcpu_metric_sample *m)
 		fprintf(w->out, "# UNIT %s %s\n", m->name, m->unit);
 }
 
-static void put_histogram(struct writer *w, const struct pcpu_metric_sample *m)
+/* name_bucket{labels,le="@bound / scale"} @cumulative; a bound past the last is +Inf. */
+static void put_bucket(const struct writer *w, const struct pcpu_metric_sample *m,
+		       const int64_t *bound, uint64_t cumulative)
 {
 	char le[64];
+
+	if (bound)
+		format_scaled(le, sizeof(le), *bound, m->scale);
+	else
+		strcpy(le, "+Inf");
+	fprintf(w->out, "%s_bucket", m->name);
+	put_labels(w->out, m->labels, "le", le);
+	fprintf(w->out, " %llu\n", (unsigned long long)cumulative);
+}
+
+struct classic_bucket {
+	const struct writer *w;
+	const struct pcpu_metric_sample *m;
+};
+
+static void put_classic_bucket(void *arg, int64_t bound, uint64_t cumulative)
+{
+	struct classic_bucket *b = arg;
+
+	put_bucket(b->w, b->m, &bound, cumulative);
+}
+
+/*
+ * The classic buckets: a native histogram's classic bounds only (the text
+ * formats have no native buckets), then +Inf, _sum and _count.
+ */
+static void put_histogram(struct writer *w, const struct pcpu_metric_sample *m)
+{
+	char sum[64];
 	uint64_t cumulative = 0;
 
-	for (uint32_t i = 0; i <= m->nr_bounds; i++) {
-		cumulative += m->buckets[i];
-		if (i < m->nr_bounds)
-			format_scaled(le, sizeof(le), m->bounds[i], m->scale);
-		else
-			strcpy(le, "+Inf");
-		fprintf(w->out, "%s_bucket", m->name);
-		put_labels(w->out, m->labels, "le", le);
-		fprintf(w->out, " %llu\n", (unsigned long long)cumulative);
+	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) {
+		pcpu_native_each_classic(m, put_classic_bucket,
+					 &(struct classic_bucket){ .w = w, .m = m });
+		cumulative = m->count;
+	} else {
+		for (uint32_t i = 0; i < m->nr_bounds; i++) {
+			cumulative += m->buckets[i];
+			put_bucket(w, m, &m->bounds[i], cumulative);
+		}
+		cumulative += m->buckets[m->nr_bounds];
 	}
-	if (w->om && m->nr_bounds && m->bounds[0] < 0)
+	put_bucket(w, m, NULL, cumulative);
+	if (w->om && !(m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) && m->nr_bounds && m->bounds[0] < 0)
 		return;
-	format_scaled(le, sizeof(le), m->sum, m->scale);
+	format_scaled(sum, sizeof(sum), m->sum, m->scale);
 	fprintf(w->out, "%s_sum", m->name);
 	put_labels(w->out, m->labels, NULL, NULL);
-	fprintf(w->out, " %s\n%s_count", le, m->name);
+	fprintf(w->out, " %s\n%s_count", sum, m->name);
 	put_labels(w->out, m->labels, NULL, NULL);
 	fprintf(w->out, " %llu\n", (unsigned long long)cumulative);
 }

@@ -86,8 +86,7 @@ struct pcpu_family {
 	enum child_type child;
 	bool has_opts;
 	struct pcpu_counter_options opts;
-	int64_t *bounds;             /* histogram families: shared by the children */
-	uint32_t nr_bounds;
+	struct pcpu_histogram layout; /* histogram families: bounds shared by the children */
 	int64_t scale;
 	uint64_t seed;               /* of the hash: label values may come from outside */
 	struct child *removed;       /* removed children, not yet freed */
@@ -265,9 +264,8 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 	}
 	switch (f->child) {
 	case CHILD_HISTOGRAM:
-		c->hist = (struct pcpu_histogram){ .set = pcpu_histogram_make_set(f->nr_bounds),
-						   .bounds = f->bounds, .nr_bounds = f->nr_bounds,
-						   .scale = f->scale };
+		c->hist = f->layout;
+		c->hist.set = pcpu_histogram_make_set(f->layout.nr_bounds);
 		err = c->hist.set ? 0 : -errno;
 		break;
 	case CHILD_COUNTER:
@@ -346,7 +344,7 @@ static void free_family(struct pcpu_family *f)
 	free(f->const_values);
 	free(f->sorted_names);
 	free(f->order);
-	free(f->bounds);
+	pcpu_histogram_layout_free(&f->layout);
 	if (f->table)
 		cds_lfht_destroy(f->table, NULL);
 	pcpu_counter_destroy(&f->refused);
@@ -420,7 +418,10 @@ static int check_bounds(const struct pcpu_family_desc *d)
 	if ((d->flags & PCPU_FAMILY_F_SET_GAUGE) && (d->kind != PCPU_METRIC_GAUGE || d->opts))
 		return -EINVAL;
 	if (d->kind != PCPU_METRIC_HISTOGRAM)
-		return d->kind == PCPU_METRIC_COUNTER || d->kind == PCPU_METRIC_GAUGE ? 0 : -EINVAL;
+		return (d->kind == PCPU_METRIC_COUNTER || d->kind == PCPU_METRIC_GAUGE) &&
+				       !d->native ?
+			       0 :
+			       -EINVAL;
 	if (d->nr_bounds > PCPU_HISTOGRAM_MAX_BOUNDS || (d->nr_bounds && !d->bounds))
 		return -EINVAL;
 	for (uint32_t i = 1; i < d->nr_bounds; i++)
@@ -494,14 +495,10 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 	}
 	f->seed = new_seed();
 	if (d->kind == PCPU_METRIC_HISTOGRAM) {
-		f->nr_bounds = d->nr_bounds;
-		f->bounds = malloc((d->nr_bounds ? d->nr_bounds : 1) * sizeof(*f->bounds));
-		if (!f->bounds) {
-			err = -ENOMEM;
+		err = pcpu_histogram_layout(&f->layout, d->bounds, d->nr_bounds, d->scale,
+					    d->native);
+		if (err)
 			goto fail;
-		}
-		if (d->nr_bounds)
-			memcpy(f->bounds, d->bounds, d->nr_bounds * sizeof(*f->bounds));
 	}
 	while (d->label_names[f->nr_labels])
 		f->nr_labels++;
@@ -843,20 +840,10 @@ static int child_sample(struct pcpu_family *f, struct child *c, struct pcpu_metr
 			uint64_t *buckets)
 {
 	int64_t v;
-	int err;
-
+	
 	switch (f->child) {
 	case CHILD_HISTOGRAM:
-		err = pcpu_histogram_snapshot(&c->hist, buckets, &smp->sum);
-		if (err)
-			return err;
-		smp->nr_bounds = f->nr_bounds;
-		smp->bounds = f->bounds;
-		smp->buckets = buckets;
-		smp->count = 0;
-		for (uint32_t i = 0; i <= f->nr_bounds; i++)
-			smp->count += buckets[i];
-		return 0;
+		return pcpu_histogram_fill(&c->hist, smp, buckets);
 	case CHILD_GAUGE:
 		smp->value = pcpu_gauge_get(&c->gauge);
 		return 0;

@@ -63,66 +63,110 @@ struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds)
 static int histogram_sample(void *obj, unsigned int item, struct pcpu_metric_sample *smp,
 			    uint64_t *buckets)
 {
-	struct pcpu_histogram *h = obj;
+	(void)item;
+	return pcpu_histogram_fill(obj, smp, buckets);
+}
+
+int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp,
+			uint64_t *buckets)
+{
 	int ret = pcpu_histogram_snapshot(h, buckets, &smp->sum);
 
-	(void)item;
 	if (ret)
 		return ret;
 	smp->nr_bounds = h->nr_bounds;
 	smp->bounds = h->bounds;
 	smp->buckets = buckets;
+	smp->count = 0;
 	for (uint32_t b = 0; b <= h->nr_bounds; b++)
 		smp->count += buckets[b];
 	smp->scale = h->scale;
+	if (h->flags & PCPU_HISTOGRAM_NATIVE) {
+		smp->flags |= PCPU_METRIC_SAMPLE_F_NATIVE;
+		smp->schema = h->schema;
+		smp->classic = h->classic;
+		smp->nr_classic = h->nr_classic;
+	}
 	return 0;
 }
 
 const struct metric_source pcpu_histogram_source = { .sample = histogram_sample };
 
+int pcpu_histogram_layout(struct pcpu_histogram *h, const int64_t *bounds, uint32_t nr_bounds,
+			  int64_t scale, const struct pcpu_histogram_native *native)
+{
+	int64_t *classic = NULL, *merged;
+	uint32_t nr_merged = nr_bounds;
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	h->scale = scale > 1 ? scale : 1;
+	if (nr_bounds) {
+		classic = malloc(nr_bounds * sizeof(*classic));
+		if (!classic)
+			return -ENOMEM;
+		memcpy(classic, bounds, nr_bounds * sizeof(*classic));
+	}
+	merged = classic;
+	if (native) {
+		err = pcpu_native_bounds(native, h->scale, classic, nr_bounds, &merged, &nr_merged);
+		if (err) {
+			free(classic);
+			return err;
+		}
+		h->flags = PCPU_HISTOGRAM_NATIVE;
+		h->schema = native->schema;
+	}
+	h->classic = classic;
+	h->nr_classic = nr_bounds;
+	h->bounds = merged;
+	h->nr_bounds = nr_merged;
+	return 0;
+}
+
+void pcpu_histogram_layout_free(struct pcpu_histogram *h)
+{
+	if (h->bounds != h->classic)
+		free((void *)h->bounds);
+	free((void *)h->classic);
+	h->bounds = h->classic = NULL;
+}
+
 PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histogram_desc *d)
 {
 	struct pcpu_histogram *h;
-	int64_t *bounds = NULL;
 	int err = check_desc(d);
 
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	h = calloc(1, sizeof(*h));
-	if (d->nr_bounds)
-		bounds = malloc(d->nr_bounds * sizeof(*bounds));
-	if (!h || (d->nr_bounds && !bounds)) {
-		err = -ENOMEM;
-		goto fail;
+	h = malloc(sizeof(*h));
+	if (!h) {
+		errno = ENOMEM;
+		return NULL;
 	}
-	if (d->nr_bounds)
-		memcpy(bounds, d->bounds, d->nr_bounds * sizeof(*bounds));
-	h->bounds = bounds;
-	h->nr_bounds = d->nr_bounds;
-	h->scale = d->scale > 1 ? d->scale : 1;
-	h->set = pcpu_histogram_make_set(d->nr_bounds);
-	if (!h->set) {
-		err = -errno;
-		goto fail;
+	err = pcpu_histogram_layout(h, d->bounds, d->nr_bounds, d->scale, d->native);
+	if (err) {
+		free(h);
+		errno = -err;
+		return NULL;
 	}
-	err = pcpu_metrics_add(&(struct metric_spec){ .name = d->name, .help = d->help,
+	h->set = pcpu_histogram_make_set(h->nr_bounds);
+	err = h->set ? pcpu_metrics_add(&(struct metric_spec){ .name = d->name, .help = d->help,
 						      .unit = d->unit,
 						      .kind = PCPU_METRIC_HISTOGRAM,
 						      .labels = d->labels,
 						      .source = &pcpu_histogram_source, .obj = h },
-			       1);
-	if (err)
-		goto fail;
-	return h;
-fail:
-	if (h)
+			       1) : -errno;
+	if (err) {
 		pcpu_stat_destroy(h->set);
-	free(bounds);
-	free(h);
-	errno = -err;
-	return NULL;
+		pcpu_histogram_layout_free(h);
+		free(h);
+		errno = -err;
+		return NULL;
+	}
+	return h;
 }
 
 PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h)
@@ -131,7 +175,7 @@ PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h)
 		return;
 	pcpu_metrics_forget(h);
 	pcpu_stat_destroy(h->set);
-	free((void *)h->bounds);
+	pcpu_histogram_layout_free(h);
 	free(h);
 }
 

@@ -161,6 +161,26 @@ void pcpu_metrics_fork_child(void);
 /* The stat set of a histogram of @nr_bounds bounds; NULL with errno. */
 struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds);
 
+/* struct pcpu_histogram's flags: it has native buckets. */
+#define PCPU_HISTOGRAM_NATIVE 1u
+
+/*
+ * Fills @h's bounds (copied; merged with native ones, with @native), scale
+ * and native fields; not its set. 0, -ERANGE, -EINVAL (@native) or -ENOMEM.
+ * pcpu_histogram_layout_free() frees what it allocated.
+ */
+int pcpu_histogram_layout(struct pcpu_histogram *h, const int64_t *bounds, uint32_t nr_bounds,
+			  int64_t scale, const struct pcpu_histogram_native *native);
+void pcpu_histogram_layout_free(struct pcpu_histogram *h);
+
+/*
+ * A snapshot of @h as sample @smp: its buckets into @buckets (room for
+ * pcpu_histogram_nr_buckets()), sum, count, bounds, scale, native fields.
+ * 0 or a negative errno.
+ */
+int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp,
+			uint64_t *buckets);
+
 /* Native histograms (native.c). */
 
 /*
