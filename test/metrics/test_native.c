@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Native histograms (<percpu/histogram.h>): keys as Prometheus computes
+ * them, checked against the definition 2^((k-1)/2^s) < v <= 2^(k/2^s);
+ * every native bucket, the zero bucket and every classic bucket exact
+ * against a model that keys each observation itself; the clamp at the
+ * top; the descriptor's rules; the text formats' classic view; a family's
+ * native children; and collectors' native samples refused.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include <percpu/family.h>
+#include <percpu/histogram.h>
+
+#include "helpers.h"
+#include "metrics_internal.h"
+#include "pcpu_test.h"
+
+/* The definition, in long double: v lies in (2^((k-1)/2^s), 2^(k/2^s)]. */
+static bool key_holds(double v, int32_t schema, int32_t k)
+{
+	long double step = ldexpl(1.0L, -schema);
+
+	return v > exp2l((k - 1) * step) * (1 - 1e-15L) && v <= exp2l(k * step) * (1 + 1e-15L);
+}
+
+PCPU_TEST(native, keys_match_the_definition)
+{
+	/* known keys: powers of two are their bucket's upper bound */
+	cr_assert_eq(pcpu_metrics_native_key(1.0, 3), 0);
+	cr_assert_eq(pcpu_metrics_native_key(2.0, 3), 8);
+	cr_assert_eq(pcpu_metrics_native_key(1.5, 3), 5);
+	cr_assert_eq(pcpu_metrics_native_key(0.5, 0), -1);
+	cr_assert_eq(pcpu_metrics_native_key(3.0, -1), 1);
+	cr_assert_eq(pcpu_metrics_native_key(4.0, -1), 1);
+	cr_assert_eq(pcpu_metrics_native_key(0.25, -1), -1);
+	cr_assert_eq(pcpu_metrics_native_key(1e-9, 0), -29);
+	srand(7);
+	for (int32_t s = PCPU_HISTOGRAM_MIN_SCHEMA; s <= PCPU_HISTOGRAM_MAX_SCHEMA; s++)
+		for (int i = 0; i < 20000; i++) {
+			double v = ldexp(1.0 + rand() / (double)RAND_MAX, rand() % 120 - 60);
+			int32_t k = pcpu_metrics_native_key(v, s);
+
+			cr_assert(key_holds(v, s, k), "schema %d: %.17g in key %d", s, v, k);
+		}
+}
+
+/* A model: each observation's own key, zero bucket, classic counts. */
+#define MAX_KEYS 4096
+struct model {
+	uint64_t keys[MAX_KEYS]; /* key + MAX_KEYS / 2 */
+	uint64_t zero, count;
+	int64_t sum;
+};
+
+static void model_observe(struct model *m, int64_t v, int64_t scale, int32_t schema,
+			  int64_t zt, int64_t top_bound)
+{
+	m->count++;
+	m->sum += v;
+	if (v <= zt) {
+		m->zero++;
+		return;
+	}
+	/* past the top bucket's bound: counted in the top bucket */
+	if (v > top_bound)
+		v = top_bound;
+	m->keys[pcpu_metrics_native_key((double)v / (double)scale, schema) + MAX_KEYS / 2]++;
+}
+
+struct seen {
+	struct model got;
+	const char *name;
+	int samples;
+	uint32_t flags;
+	int32_t schema;
+	int64_t top_bound;
+	uint64_t classic[8];
+	uint32_t nr_classic;
+};
+
+static void add_key(void *arg, int32_t key, uint64_t count)
+{
+	struct model *m = arg;
+
+	cr_assert(key + MAX_KEYS / 2 >= 0 && key + MAX_KEYS / 2 < MAX_KEYS, "key %d", key);
+	m->keys[key + MAX_KEYS / 2] += count;
+}
+
+static void add_classic(void *arg, int64_t bound, uint64_t cumulative)
+{
+	struct seen *s = arg;
+
+	(void)bound;
+	s->classic[s->nr_classic++] = cumulative;
+}
+
+static int collect(const struct pcpu_metric_sample *m, void *arg)
+{
+	struct seen *s = arg;
+
+	if (strcmp(m->name, s->name) != 0)
+		return 0;
+	s->samples++;
+	s->flags = m->flags;
+	s->schema = m->schema;
+	s->got.zero += m->buckets[0];
+	s->got.count += m->count;
+	s->got.sum += m->sum;
+	s->top_bound = m->bounds[m->nr_bounds - 1];
+	pcpu_native_each_key(m, add_key, &s->got);
+	s->nr_classic = 0;
+	pcpu_native_each_classic(m, add_classic, s);
+	return 0;
+}
+
+static void check_exact(const char *name, int32_t schema, int64_t scale, int64_t zt, int64_t max,
+			const int64_t *classic, uint32_t nr_classic, int n)
+{
+	struct pcpu_histogram *h;
+	struct model want = { 0 };
+	struct seen seen = { .name = name };
+	uint64_t classic_want[8] = { 0 };
+	const int64_t *b;
+	uint32_t nb;
+	int64_t top_bound;
+
+	h = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+		.name = name, .help = "Test.", .bounds = classic, .nr_bounds = nr_classic,
+		.scale = scale,
+		.native = &(struct pcpu_histogram_native){ .schema = schema, .zero_threshold = zt,
+							   .max = max } });
+	cr_assert_not_null(h, "create %s: %s", name, strerror(errno));
+	nb = pcpu_histogram_nr_buckets(h);
+	b = pcpu_histogram_bounds(h);
+	cr_assert(nb >= 2 && nb <= PCPU_HISTOGRAM_MAX_BOUNDS + 1, "%u buckets", nb);
+	cr_assert_eq(b[0], zt, "the first bound is the zero threshold");
+	top_bound = b[nb - 2];
+	cr_assert_geq(top_bound, max ? max : INT64_MAX, "the top bound covers max");
+	srand(11);
+	for (int i = 0; i < n; i++) {
+		/* log-uniform over the whole range, the edges and the classic bounds too */
+		int64_t v;
+
+		switch (i % 8) {
+		case 0:
+			v = i % 3 - 1 + zt; /* about the zero threshold */
+			break;
+		case 1:
+			v = nr_classic ? classic[i % nr_classic] + (i % 3) - 1 : i;
+			break;
+		case 2:
+			v = b[1 + (unsigned)rand() % (nb - 2)]; /* on and past a bound */
+			v += v < INT64_MAX ? i % 2 : 0;
+			break;
+		default:
+			v = (int64_t)ldexp(1.0 + rand() / (double)RAND_MAX, rand() % 62);
+		}
+		pcpu_histogram_observe(h, v);
+		model_observe(&want, v, scale > 1 ? scale : 1, schema, zt, top_bound);
+		for (uint32_t c = 0; c < nr_classic; c++)
+			if (v <= classic[c])
+				classic_want[c]++;
+	}
+	cr_assert_eq(pcpu_metrics_foreach(collect, &seen), 0);
+	cr_assert_eq(seen.samples, 1);
+	cr_assert(seen.flags & PCPU_METRIC_SAMPLE_F_NATIVE);
+	cr_assert_eq(seen.schema, schema);
+	cr_assert_eq(seen.got.count, want.count);
+	cr_assert_eq(seen.got.zero, want.zero, "zero bucket: %llu, want %llu",
+		     (unsigned long long)seen.got.zero, (unsigned long long)want.zero);
+	cr_assert_eq(seen.got.sum, want.sum);
+	for (int k = 0; k < MAX_KEYS; k++)
+		cr_assert_eq(seen.got.keys[k], want.keys[k], "%s: key %d: %llu, want %llu", name,
+			     k - MAX_KEYS / 2, (unsigned long long)seen.got.keys[k],
+			     (unsigned long long)want.keys[k]);
+	cr_assert_eq(seen.nr_classic, nr_classic);
+	for (uint32_t c = 0; c < nr_classic; c++)
+		cr_assert_eq(seen.classic[c], classic_want[c], "classic %u", c);
+	pcpu_histogram_destroy(h);
+}
+
+PCPU_TEST(native, every_bucket_is_exact_against_a_model)
+{
+	static const int64_t classic[] = { 0, 1000, 250000, 1000000, 1000000000 };
+
+	/* nanoseconds exposed in seconds, schema 3 over the whole int64 range */
+	check_exact("native_ns", 3, 1000000000, 0, 0, NULL, 0, 200000);
+	check_exact("native_ns_classic", 3, 1000000000, 0, 0, classic, 5, 200000);
+	/* unscaled, coarse and fine schemas, a zero threshold, a top */
+	check_exact("native_plain", 0, 1, 0, 0, NULL, 0, 100000);
+	check_exact("native_coarse", -4, 1, 10, 0, classic + 1, 4, 100000);
+	check_exact("native_fine", 8, 1000, 1000, 3000, NULL, 0, 100000);
+	check_exact("native_clamped", 2, 1, 0, 1000000, classic, 4, 100000);
+}
+
+PCPU_TEST(native, descriptors_against_the_rules_are_refused)
+{
+	static const int64_t low[] = { 5, 100 };
+	struct {
+		struct pcpu_histogram_native n;
+		const int64_t *classic;
+		uint32_t nr;
+		int err;
+	} rows[] = {
+		{ { .schema = 9 }, NULL, 0, EINVAL },
+		{ { .schema = -5 }, NULL, 0, EINVAL },
+		{ { .schema = 0, .zero_threshold = -1 }, NULL, 0, EINVAL },
+		{ { .schema = 0, .reserved = 1 }, NULL, 0, EINVAL },
+		{ { .schema = 0, .zero_threshold = 10, .max = 10 }, NULL, 0, EINVAL },
+		{ { .schema = 0, .zero_threshold = 10 }, low, 2, EINVAL },  /* a bound below it */
+		{ { .schema = 0, .max = 50 }, low, 2, EINVAL },             /* a bound above max */
+		{ { .schema = 4 }, NULL, 0, ERANGE },                       /* 1009 buckets */
+		{ { .schema = 3 }, low, 2, 0 },
+		{ { .schema = 4, .max = 1000000 }, NULL, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pcpu_histogram *h;
+
+		errno = 0;
+		h = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+			.name = "native_rules", .bounds = rows[i].classic,
+			.nr_bounds = rows[i].nr, .native = &rows[i].n });
+		cr_assert_eq(h == NULL ? errno : 0, rows[i].err, "row %zu: errno %d", i, errno);
+		pcpu_histogram_destroy(h);
+	}
+	errno = 0;
+	cr_assert_null(pcpu_family_create(&(struct pcpu_family_desc){
+		.name = "native_counters", .kind = PCPU_METRIC_COUNTER,
+		.label_names = (const char *[]){ "a", NULL },
+		.native = &(struct pcpu_histogram_native){ .schema = 0 } }));
+	cr_assert_eq(errno, EINVAL);
+}
+
+PCPU_TEST(native, the_text_formats_show_the_classic_buckets)
+{
+	static const int64_t classic[] = { 1000000, 10000000 };
+	struct pcpu_histogram *h = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+		.name = "native_text_seconds", .help = "Latency.", .bounds = classic,
+		.nr_bounds = 2, .scale = 1000000000,
+		.native = &(struct pcpu_histogram_native){ .schema = 3 } });
+	char *text;
+
+	cr_assert_not_null(h, "%s", strerror(errno));
+	pcpu_histogram_observe(h, 500000);   /* 0.5 ms */
+	pcpu_histogram_observe(h, 5000000);  /* 5 ms */
+	pcpu_histogram_observe(h, 50000000); /* 50 ms */
+	pcpu_histogram_observe(h, 0);
+	for (int f = PCPU_METRICS_PROMETHEUS; f <= PCPU_METRICS_OPENMETRICS; f++) {
+		text = metrics_text(f);
+		cr_assert(metrics_has_line(text, "native_text_seconds_bucket{le=\"0.001\"} 2"), "%s",
+			  text);
+		cr_assert(metrics_has_line(text, "native_text_seconds_bucket{le=\"0.01\"} 3"));
+		cr_assert(metrics_has_line(text, "native_text_seconds_bucket{le=\"+Inf\"} 4"));
+		cr_assert(metrics_has_line(text, "native_text_seconds_sum 0.0555"));
+		cr_assert(metrics_has_line(text, "native_text_seconds_count 4"));
+		free(text);
+	}
+	pcpu_histogram_destroy(h);
+}
+
+PCPU_TEST(native, family_children_are_native)
+{
+	struct pcpu_family *f = pcpu_family_create(&(struct pcpu_family_desc){
+		.name = "native_family_seconds", .help = "Latency.", .kind = PCPU_METRIC_HISTOGRAM,
+		.label_names = (const char *[]){ "route", NULL }, .scale = 1000000000,
+		.native = &(struct pcpu_histogram_native){ .schema = 3 } });
+	struct seen seen = { .name = "native_family_seconds" };
+	struct pcpu_histogram *a, *b;
+
+	cr_assert_not_null(f, "%s", strerror(errno));
+	a = pcpu_family_get_histogram(f, (const char *[]){ "/a", NULL });
+	b = pcpu_family_get_histogram(f, (const char *[]){ "/b", NULL });
+	cr_assert(a && b && a != b);
+	cr_assert_eq(pcpu_histogram_bounds(a), pcpu_histogram_bounds(b), "bounds are shared");
+	pcpu_histogram_observe(a, 1000000000); /* 1 s: key 0 */
+	pcpu_histogram_observe(b, 2000000000); /* 2 s: key 8 */
+	pcpu_histogram_observe(b, 2000000000);
+	cr_assert_eq(pcpu_metrics_foreach(collect, &seen), 0);
+	cr_assert_eq(seen.samples, 2);
+	cr_assert(seen.flags & PCPU_METRIC_SAMPLE_F_NATIVE);
+	cr_assert_eq(seen.got.keys[MAX_KEYS / 2], 1);
+	cr_assert_eq(seen.got.keys[MAX_KEYS / 2 + 8], 2);
+	cr_assert_eq(seen.got.count, 3);
+	pcpu_family_destroy(f);
+}
+
+static int emit_native(int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx)
+{
+	static const int64_t bounds[] = { 0, 1 };
+	static const uint64_t buckets[] = { 1, 1, 0 };
+
+	return emit(&(struct pcpu_metric_sample){ .name = "native_collected", .help = "",
+						  .unit = "", .kind = PCPU_METRIC_HISTOGRAM,
+						  .nr_bounds = 2, .bounds = bounds,
+						  .buckets = buckets, .count = 2,
+						  .flags = PCPU_METRIC_SAMPLE_F_NATIVE },
+		    ctx);
+}
+
+static int got_emit = 1;
+
+static int collector(int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx, void *arg)
+{
+	(void)arg;
+	got_emit = emit_native(emit, ctx);
+	return 0;
+}
+
+PCPU_TEST(native, collectors_cannot_emit_native_samples)
+{
+	char *text;
+
+	cr_assert_eq(pcpu_metrics_collector_add(collector, NULL), 0);
+	text = metrics_text(PCPU_METRICS_PROMETHEUS);
+	cr_assert_eq(got_emit, -EINVAL);
+	cr_assert_null(strstr(text, "native_collected"));
+	free(text);
+	pcpu_metrics_collector_remove(collector, NULL);
+}
