@@ -25,9 +25,13 @@
 # password_file, tls_config with the certificate as ca_file and server_name
 # localhost), waits (at most 60 s) until its query API returns N for the sum
 # of daemon_requests_total, and checks up == 1 and that it stored exactly
-# the tallies: every requests series, the sums by route, the histogram's
-# buckets, _count and _sum per route, the scaled counter, the set gauges and
-# the collector's gauge.
+# the tallies: every requests series, the sums by route, the scaled
+# counter, the set gauges and the collector's gauge. Prometheus runs with
+# --enable-feature=native-histograms, so it negotiates the protobuf format
+# and stores the latency histogram as a native one: histogram_count() and
+# histogram_sum() per route are checked exactly, histogram_quantile() of
+# the 50th, 90th and 99th percentiles within a native bucket's width
+# (2^(1/8) - 1, schema 3) of the exact ones the daemon printed.
 #
 # Skipped (exit 77) without openssl or python3. Whatever happens, everything
 # it started is killed and waited for. Prints one "ok"/"not ok" line per
@@ -164,6 +168,7 @@ if [ -z "$PORT" ] || ! grep -q '^tallies done$' "$TMP/daemon.out"; then
 	finish
 fi
 sed -n 's/^tally //p' "$TMP/daemon.out" >"$TMP/tallies"
+sed -n 's/^quantile //p' "$TMP/daemon.out" >"$TMP/quantiles"
 echo "# percpu-daemon on https://127.0.0.1:$PORT$METRICS_PATH (pid $DAEMON_PID)," \
 	"$(wc -l <"$TMP/tallies") tallies"
 
@@ -343,7 +348,8 @@ scrape_configs:
       - targets: ['127.0.0.1:$PORT']
 EOF
 	prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
-		--web.listen-address="127.0.0.1:$PPORT" >"$TMP/prometheus.log" 2>&1 &
+		--web.listen-address="127.0.0.1:$PPORT" --enable-feature=native-histograms \
+		>"$TMP/prometheus.log" 2>&1 &
 	PROM_PID=$!
 	echo "# prometheus on 127.0.0.1:$PPORT (pid $PROM_PID), scraping https://127.0.0.1:$PORT$METRICS_PATH"
 	GOT=none
@@ -397,12 +403,35 @@ for (name, ls), (v, _) in tallies.items():
 got = {dict(k[1])["route"]: int(v) for k, v in
        query('sum by (route) (daemon_requests_total{job="percpu-daemon"})').items()}
 report(got == by_route, "prometheus: sum by (route) (daemon_requests_total) exact", (got, by_route))
-stored("prometheus: every daemon_request_duration_seconds_bucket exact",
-       "daemon_request_duration_seconds_bucket")
-stored("prometheus: daemon_request_duration_seconds_count per route exact",
-       "daemon_request_duration_seconds_count")
-stored("prometheus: daemon_request_duration_seconds_sum per route (ns as s)",
-       "daemon_request_duration_seconds_sum")
+# the histogram came as a native one (protobuf): no classic series stored
+hist = 'daemon_request_duration_seconds{job="percpu-daemon"}'
+classic = query('daemon_request_duration_seconds_bucket{job="percpu-daemon"}')
+report(not classic, "prometheus: the histogram stored as native, not as classic buckets",
+       list(classic)[:3])
+def per_route(name):
+    return {dict(k[1])["route"]: v for k, v in tallies.items() if k[0] == name}
+def by_route_of(expr):
+    return {dict(k[1])["route"]: float(v) for k, v in query(expr).items()}
+want = {r: float(v) for r, (v, _) in per_route("daemon_request_duration_seconds_count").items()}
+got = by_route_of("histogram_count(%s)" % hist)
+report(want and got == want, "prometheus: histogram_count() per route exact", (got, want))
+want = {r: v / s for r, (v, s) in per_route("daemon_request_duration_seconds_sum").items()}
+got = by_route_of("histogram_sum(%s)" % hist)
+report(want and got == want, "prometheus: histogram_sum() per route exact (ns as s)", (got, want))
+# histogram_quantile() over the native buckets: within a bucket's width
+# (schema 3: 2^(1/8) - 1) of the exact quantile the daemon computed
+width = 2 ** (1 / 8) - 1
+wrong, n = [], 0
+for line in open(tmp + "/quantiles"):
+    route, q, ns = line.split()
+    exact = int(ns) / 1e9
+    est = by_route_of("histogram_quantile(%s, %s)" % (q, hist)).get(route)
+    n += 1
+    if est is None or abs(est - exact) > width * exact:
+        wrong.append((route, q, exact, est))
+report(n > 0 and not wrong,
+       "prometheus: histogram_quantile() of %d quantiles within %.2f %% of the exact ones"
+       % (n, 100 * width), wrong)
 stored("prometheus: daemon_busy_seconds_total per worker (ns as s)",
        "daemon_busy_seconds_total")
 stored("prometheus: daemon_queue_depth per worker (set gauges)", "daemon_queue_depth")

@@ -13,7 +13,11 @@
  *    counter family with label values known only at run time, and a
  *    constant label on every series (const_labels).
  *  - daemon_request_duration_seconds{route}: a histogram family observed
- *    in nanoseconds and exposed in seconds (scale 1e9).
+ *    in nanoseconds and exposed in seconds (scale 1e9), with native
+ *    buckets (schema 3: 9 % wide, any quantile) beside the classic ones:
+ *    Prometheus gets the native ones where it negotiates the protobuf
+ *    format (--enable-feature=native-histograms), the text formats show
+ *    the classic ones.
  *  - daemon_busy_seconds_total{worker}: a scaled counter family, nanoseconds
  *    counted and seconds exposed (as process_cpu_seconds_total is).
  *  - daemon_queue_depth{worker}: set-style gauges (PCPU_FAMILY_F_SET_GAUGE),
@@ -29,7 +33,10 @@
  *                                        exact value of each series it
  *                                        counted, exposed as VALUE / SCALE;
  *                                        labels in any order, le in seconds)
- *   tallies done                        (after the last tally)
+ *   quantile ROUTE Q NS                 (the exact Q-quantile of a route's
+ *                                        latencies: the observation at rank
+ *                                        ceil(Q x count), in ns)
+ *   tallies done                        (after the last tally and quantile)
  *
  * Exit status: 0 after a clean shutdown (SIGINT, SIGTERM), 1 on an error
  * (a file that cannot be read, a server that cannot start), 2 on bad usage.
@@ -78,6 +85,15 @@ static const int64_t latency_bounds[] = {
 	50000000, 100000000, 250000000, 500000000, 1000000000, 2500000000,
 };
 #define NR_BOUNDS (sizeof(latency_bounds) / sizeof(latency_bounds[0]))
+/*
+ * native buckets: 2^(1/8) apart (schema 3), from a zero bucket that no
+ * positive duration falls in up to 60 s; with the classic bounds, 302
+ * buckets (8 bytes per CPU each)
+ */
+static const struct pcpu_histogram_native latency_native = {
+	.schema = 3,
+	.max = 60 * NS_PER_SEC,
+};
 
 /* ---- the metrics ---- */
 
@@ -110,6 +126,7 @@ static int create_metrics(void)
 		.bounds = latency_bounds,
 		.nr_bounds = NR_BOUNDS,
 		.scale = NS_PER_SEC, /* observed in ns, exposed in s */
+		.native = &latency_native,
 	};
 	const struct pcpu_family_desc bd = {
 		.name = "daemon_busy_seconds",
@@ -194,6 +211,8 @@ struct worker {
 	char name[16];           /* the worker label's value */
 	uint64_t first, stride, n, seed;
 	struct tally t;
+	int64_t *latency_ns[NR_ROUTES]; /* every observation, for exact quantiles */
+	size_t nr_latency[NR_ROUTES];
 	int err;
 };
 
@@ -237,6 +256,7 @@ static int work(struct worker *w)
 		w->t.buckets[r][b]++;
 		w->t.sum_ns[r] += ns;
 		w->t.busy_ns += ns;
+		w->latency_ns[r][w->nr_latency[r]++] = ns;
 	}
 	atomic_fetch_add(&workers_done, 1);
 	return 0;
@@ -308,8 +328,50 @@ static void print_tallies(const struct worker *ws, unsigned int nr)
 		       routes[r], all.sum_ns[r], NS_PER_SEC);
 	}
 	printf("tally daemon_workers_done %u 1\n", nr);
-	printf("tallies done\n");
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The exact quantiles of each route's latencies, which the native
+ * buckets let Prometheus estimate within a bucket's width (9 %).
+ */
+static int print_quantiles(const struct worker *ws, unsigned int nr)
+{
+	static const unsigned int percents[] = { 50, 90, 99 };
+
+	for (unsigned int r = 0; r < NR_ROUTES; r++) {
+		size_t count = 0, at = 0;
+		int64_t *all;
+
+		for (unsigned int i = 0; i < nr; i++)
+			count += ws[i].nr_latency[r];
+		if (!count)
+			continue;
+		all = malloc(count * sizeof(*all));
+		if (!all)
+			return -1;
+		for (unsigned int i = 0; i < nr; i++) {
+			memcpy(all + at, ws[i].latency_ns[r], ws[i].nr_latency[r] * sizeof(*all));
+			at += ws[i].nr_latency[r];
+		}
+		qsort(all, count, sizeof(*all), cmp_i64);
+		for (size_t q = 0; q < sizeof(percents) / sizeof(percents[0]); q++) {
+			/* ceil(count x percent / 100), at least 1 */
+			size_t rank = (count * percents[q] + 99) / 100;
+
+			printf("quantile %s 0.%02u %" PRId64 "\n", routes[r], percents[q],
+			       all[rank ? rank - 1 : 0]);
+		}
+		free(all);
+	}
 	fflush(stdout);
+	return 0;
 }
 
 /* ---- options ---- */
@@ -470,6 +532,13 @@ int main(int argc, char **argv)
 		w->stride = nr_workers;
 		w->n = n;
 		w->seed = seed;
+		for (unsigned int r = 0; r < NR_ROUTES; r++) {
+			w->latency_ns[r] = malloc((n / nr_workers + 1) * sizeof(int64_t));
+			if (!w->latency_ns[r]) {
+				fprintf(stderr, "percpu-daemon: out of memory\n");
+				goto out;
+			}
+		}
 		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
 			fprintf(stderr, "percpu-daemon: pthread_create failed\n");
 			break;
@@ -485,6 +554,10 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	print_tallies(ws, started);
+	if (print_quantiles(ws, started) != 0)
+		goto out;
+	printf("tallies done\n");
+	fflush(stdout);
 
 	/* up until told to stop, so that a scraper reads the final values */
 	do {
@@ -498,6 +571,9 @@ out:
 	pcpu_metrics_collector_remove(pcpu_metrics_process_collector, NULL);
 	pcpu_metrics_collector_remove(workers_collector, NULL);
 	destroy_metrics();
+	for (unsigned int i = 0; ws && i < nr_workers; i++)
+		for (unsigned int r = 0; r < NR_ROUTES; r++)
+			free(ws[i].latency_ns[r]);
 	free(ws);
 	free(cert);
 	free(key);
