@@ -10,7 +10,7 @@
 //                        Family::Add({...}).Increment() does
 //   histogram observe    8 buckets, values spread over them
 //   native observe       percpu: a native histogram (schema 3, 1 ns to
-//                        60 s: 288 buckets) fed ns over 0-1 s; prometheus-cpp
+//                        60 s: 272 buckets) fed ns over 0-1 s; prometheus-cpp
 //                        (which has no native histograms): the classic one
 //                        above, fed the same values in seconds
 //   gauge set, cached    a set-style gauge family's child, looked up once
