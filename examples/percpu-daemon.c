@@ -87,7 +87,7 @@ static const int64_t latency_bounds[] = {
 #define NR_BOUNDS (sizeof(latency_bounds) / sizeof(latency_bounds[0]))
 /*
  * native buckets: 2^(1/8) apart (schema 3), from a zero bucket that no
- * positive duration falls in up to 60 s; with the classic bounds, 286
+ * positive duration falls in up to 60 s; with the classic bounds, 283
  * buckets (8 bytes per CPU each)
  */
 static const struct pcpu_histogram_native latency_native = {
