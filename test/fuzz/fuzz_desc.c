@@ -2,7 +2,7 @@
 /*
  * Descriptions from the input into every creation call: counter options,
  * a registered counter and gauge (name, help, unit, kind, labels), a
- * histogram (bounds, scale, labels), a family (label names, maximum of
+ * histogram (bounds, scale, labels, native buckets), a family (label names, maximum of
  * children, options, bounds), a stat set (items: names, kinds, groups,
  * accuracy, floors, help, flags), a charge's options and a shared
  * segment's descriptor. Each call gives 0 or a negative errno (NULL and
@@ -79,6 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pcpu_family *fam;
 	struct pcpu_stat *set;
 	struct pcpu_charge ch;
+	struct pcpu_histogram_native native;
+	bool with_native;
 	struct pcpu_shared *seg;
 	uint32_t nl, nb, ni;
 	int err, c_ok, g_ok;
@@ -111,10 +113,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.labels = nl ? labels + 2 : NULL });
 	FUZZ_CHECK(g_ok <= 0 && errno_ok(-g_ok ? -g_ok : EINVAL), "register: %d", g_ok);
 
+	/* native buckets: a schema near its range, a zero threshold, a top */
+	with_native = fuzz_u8(&in) & 1;
+	native = (struct pcpu_histogram_native){ .schema = (int8_t)fuzz_u8(&in) % 11,
+						 .reserved = fuzz_u8(&in) == 0xff,
+						 .zero_threshold = num(&in), .max = num(&in) };
 	h = pcpu_histogram_create(&(struct pcpu_histogram_desc){
 		.name = str[2], .help = str[1], .unit = fuzz_u8(&in) & 1 ? str[3] : NULL,
 		.labels = nl ? labels : NULL, .bounds = bounds, .nr_bounds = nb,
-		.scale = num(&in) });
+		.scale = num(&in), .native = with_native ? &native : NULL });
 	FUZZ_CHECK(h || errno_ok(errno), "histogram: errno %d", errno);
 	if (h)
 		pcpu_histogram_observe(h, num(&in));
@@ -126,7 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.name = str[3], .help = str[4], .unit = fuzz_u8(&in) & 1 ? str[2] : NULL,
 		.kind = (enum pcpu_metric_kind)(fuzz_u8(&in) % 5), .label_names = names,
 		.max_children = (uint32_t)num(&in), .opts = fuzz_u8(&in) & 1 ? &opts : NULL,
-		.bounds = bounds, .nr_bounds = nb, .scale = num(&in) });
+		.bounds = bounds, .nr_bounds = nb, .scale = num(&in),
+		.native = with_native && fuzz_u8(&in) & 1 ? &native : NULL });
 	FUZZ_CHECK(fam || errno_ok(errno), "family: errno %d", errno);
 	if (fam) {
 		const char *values[4] = { str[5], str[6], str[7], NULL };
