@@ -77,6 +77,7 @@ PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
 		sp[i] = (struct metric_spec){ .prefix = prefix, .name = pcpu_stat_name(pub, i),
 					      .help = pcpu_stat_help(pub, i),
 					      .kind = pcpu_stat_kind(pub, i),
+					      .scale = pcpu_stat_scale(pub, i),
 					      .source = &pcpu_stat_item_source, .obj = pub,
 					      .item = i };
 	err = pcpu_metrics_add(sp, pub->nr_items);

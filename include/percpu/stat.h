@@ -81,6 +81,12 @@ struct pcpu_stat_item {
 	const char *help;
 	/** 0 or PCPU_METRIC_COUNTER: a counter; PCPU_METRIC_GAUGE. @since 0.2 */
 	enum pcpu_metric_kind kind;
+	/**
+	 * 0 or 1: none; else pcpu_stat_register() exposes the item divided by
+	 * it, as a counter's scale (nanoseconds counted, seconds exposed). A
+	 * shared segment's items have none (EINVAL). @since 0.4
+	 */
+	int64_t scale;
 };
 
 /** A stat set's descriptor. @since 0.1 */
@@ -226,6 +232,12 @@ PCPU_EXPORT const char *pcpu_stat_help(const struct pcpu_stat *s, unsigned int i
  * with errno as pcpu_stat_name(). @since 0.4
  */
 PCPU_EXPORT enum pcpu_metric_kind pcpu_stat_kind(const struct pcpu_stat *s, unsigned int item);
+
+/**
+ * The scale of item @p item (1 where its descriptor said 0 or 1); 0 with
+ * errno as pcpu_stat_name(). @since 0.4
+ */
+PCPU_EXPORT int64_t pcpu_stat_scale(const struct pcpu_stat *s, unsigned int item);
 
 /**
  * The index of the item named @p name.

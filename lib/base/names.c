@@ -267,7 +267,7 @@ int pcpu_stat_item_check(const struct pcpu_stat_item *it, int64_t max_floor)
 		return -EINVAL;
 	if (it->accuracy < 0 || it->accuracy > PCPU_STAT_MAX_ACCURACY)
 		return -EINVAL;
-	if (it->floor < 0 || it->floor > max_floor)
+	if (it->floor < 0 || it->floor > max_floor || it->scale < 0)
 		return -EINVAL;
 	return 0;
 }

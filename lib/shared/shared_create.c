@@ -101,6 +101,9 @@ static int check_desc(const struct pcpu_shared_desc *d, struct desc_size *size)
 		if (pcpu_stat_item_check(&it, PCPU_SHARED_MAX_THRESH) != 0 ||
 		    pcpu_metrics_check_name(NULL, it.name, NULL, kind) != 0)
 			return -EINVAL;
+		/* the segment's format has no item scale (a histogram's is in more) */
+		if (it.scale > 1)
+			return -EINVAL;
 		/* both exposition formats are UTF-8 */
 		if (help > PCPU_SHARED_MAX_HELP || !pcpu_shared_utf8(text, help))
 			return -EINVAL;

@@ -177,6 +177,7 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 			name += strlen(d->help) + 1;
 		}
 		it->kind = d->kind ? (uint32_t)d->kind : PCPU_METRIC_COUNTER;
+		it->scale = d->scale > 1 ? d->scale : 1;
 		s->pub.hot[i].slot = p;
 		s->pub.hot[i].threshold = threshold_for(it, 0);
 		it->threshold_max = s->pub.hot[i].threshold;

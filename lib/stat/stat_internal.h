@@ -84,6 +84,7 @@ struct item {
 	const char *name;
 	const char *help; /* NULL: none */
 	uint32_t kind;    /* PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE */
+	int64_t scale;    /* >= 1 */
 	uint64_t threshold_max; /* largest threshold ever published; raised atomically */
 	int64_t floor;
 	uint64_t divisor; /* accuracy * possible CPUs: threshold = |central| / divisor */

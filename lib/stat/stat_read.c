@@ -200,6 +200,13 @@ PCPU_EXPORT enum pcpu_metric_kind pcpu_stat_kind(const struct pcpu_stat *pub, un
 	return it ? (enum pcpu_metric_kind)it->kind : (enum pcpu_metric_kind)0;
 }
 
+PCPU_EXPORT int64_t pcpu_stat_scale(const struct pcpu_stat *pub, unsigned int item)
+{
+	const struct item *it = item_of(pub, item);
+
+	return it ? it->scale : 0;
+}
+
 PCPU_EXPORT const char *pcpu_stat_name(const struct pcpu_stat *pub, unsigned int item)
 {
 	const struct item *it = item_of(pub, item);

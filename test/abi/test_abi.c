@@ -63,6 +63,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_stat_item, floor, 16, 8)                                        \
 	X(pcpu_stat_item, help, 24, 8)                                         \
 	X(pcpu_stat_item, kind, 32, 4)                                         \
+	X(pcpu_stat_item, scale, 40, 8)                                        \
 	X(pcpu_metric_desc, name, 0, 8)                                        \
 	X(pcpu_metric_desc, help, 8, 8)                                        \
 	X(pcpu_metric_desc, unit, 16, 8)                                       \
@@ -151,7 +152,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(percpu_counter, 88, 8)                                               \
 	X(pcpu_stat, 32, 8)                                                    \
 	X(pcpu_stat_hot, 8, 4)                                                 \
-	X(pcpu_stat_item, 40, 8)                                               \
+	X(pcpu_stat_item, 48, 8)                                               \
 	X(pcpu_metric_desc, 48, 8)                                             \
 	X(pcpu_family_desc, 104, 8)                                             \
 	X(pcpu_histogram_desc, 64, 8)                                          \

@@ -16,6 +16,7 @@
 #include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
+#include <percpu/shared.h>
 #include <percpu/stat.h>
 
 #include "helpers.h"
@@ -528,6 +529,47 @@ PCPU_TEST(metrics, stat_item_help_and_kind_are_copied)
 	cr_expect_str_eq(text, "# HELP s_g Help.\n# TYPE s_g gauge\ns_g -3\n");
 	free(text);
 	pcpu_stat_destroy(s);
+}
+
+PCPU_TEST(metrics, stat_items_are_exposed_scaled)
+{
+	struct pcpu_stat_item items[] = {
+		{ .name = "busy_seconds", .kind = PCPU_METRIC_COUNTER, .scale = 1000000000 },
+		{ .name = "depth", .kind = PCPU_METRIC_GAUGE, .scale = 1 },
+		{ .name = "plain" },
+	};
+	struct pcpu_stat *s = pcpu_stat_create(&(struct pcpu_stat_desc){ .items = items, .nr_items = 3 });
+	char *text;
+
+	cr_assert_not_null(s);
+	items[0].scale = 7; /* copied at create */
+	cr_expect_eq(pcpu_stat_scale(s, 0), 1000000000);
+	cr_expect_eq(pcpu_stat_scale(s, 1), 1);
+	cr_expect_eq(pcpu_stat_scale(s, 2), 1);
+	cr_expect_eq(pcpu_stat_scale(s, 3), 0, "out of range");
+	cr_expect_eq(pcpu_stat_scale(NULL, 0), 0);
+	cr_assert_eq(pcpu_stat_register(s, "sc"), 0);
+	pcpu_stat_add(s, 0, 1500000000);
+	pcpu_stat_add(s, 1, 3);
+	pcpu_stat_add(s, 2, 5);
+	for (int f = PCPU_METRICS_PROMETHEUS; f <= PCPU_METRICS_OPENMETRICS; f++) {
+		text = metrics_text(f);
+		cr_expect(metrics_has_line(text, "sc_busy_seconds_total 1.5"), "%s", text);
+		cr_expect(metrics_has_line(text, "sc_depth 3"));
+		cr_expect(metrics_has_line(text, "sc_plain_total 5"));
+		free(text);
+	}
+	pcpu_stat_destroy(s);
+	/* a negative scale is refused at create, any scale in a shared segment */
+	items[0].scale = -1;
+	errno = 0;
+	cr_expect_null(pcpu_stat_create(&(struct pcpu_stat_desc){ .items = items, .nr_items = 3 }));
+	cr_expect_eq(errno, EINVAL);
+	items[0].scale = 1000;
+	errno = 0;
+	cr_expect_null(pcpu_shared_create(NULL, &(struct pcpu_shared_desc){ .items = items,
+									    .nr_items = 1 }));
+	cr_expect_eq(errno, EINVAL);
 }
 
 /* ---- monotone counters ------------------------------------------------------------- */

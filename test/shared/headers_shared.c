@@ -9,7 +9,7 @@
 int main(void)
 {
 	static const struct pcpu_stat_item items[] = { { "pedantic_hits", 0, 0, 0, "Hits.",
-							 PCPU_METRIC_COUNTER } };
+							 PCPU_METRIC_COUNTER, 0 } };
 	struct pcpu_shared_desc d = { items, 1, 0, 0, 0, 0 };
 	struct pcpu_shared *s = pcpu_shared_create(NULL, &d);
 	int ok;
