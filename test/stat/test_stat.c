@@ -741,13 +741,14 @@ PCPU_TEST(stat, exposed_structs_keep_their_layout)
 	cr_assert_eq(offsetof(struct pcpu_stat, nr_items), 16);
 	cr_assert_eq(offsetof(struct pcpu_stat, flags), 20);
 	cr_assert_eq(offsetof(struct pcpu_stat, mode), 24);
-	cr_assert_eq(sizeof(struct pcpu_stat_item), 40);
+	cr_assert_eq(sizeof(struct pcpu_stat_item), 48);
 	cr_assert_eq(offsetof(struct pcpu_stat_item, name), 0);
 	cr_assert_eq(offsetof(struct pcpu_stat_item, group), 8);
 	cr_assert_eq(offsetof(struct pcpu_stat_item, accuracy), 12);
 	cr_assert_eq(offsetof(struct pcpu_stat_item, floor), 16);
 	cr_assert_eq(offsetof(struct pcpu_stat_item, help), 24);
 	cr_assert_eq(offsetof(struct pcpu_stat_item, kind), 32);
+	cr_assert_eq(offsetof(struct pcpu_stat_item, scale), 40);
 	cr_assert_eq(sizeof(struct pcpu_stat_desc), 16);
 	cr_assert_eq(offsetof(struct pcpu_stat_desc, items), 0);
 	cr_assert_eq(offsetof(struct pcpu_stat_desc, nr_items), 8);
