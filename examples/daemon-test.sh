@@ -62,52 +62,8 @@ done
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/percpu-daemon-test.XXXXXX")
 DAEMON_PID= PROM_PID=
-PASSED=0 FAILED=0
-
-# stops PID (TERM, then KILL after 10 s) and waits for it; returns its status
-stop()
-{
-	local pid=$1 i
-
-	kill -TERM "$pid" 2>/dev/null || true
-	for i in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid"
-}
-
-cleanup()
-{
-	set +e
-	[ -n "$PROM_PID" ] && stop "$PROM_PID" >/dev/null 2>&1
-	[ -n "$DAEMON_PID" ] && stop "$DAEMON_PID" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-check()
-{
-	local what=$1
-
-	shift
-	if "$@"; then
-		echo "ok - $what"
-		PASSED=$((PASSED + 1))
-	else
-		echo "not ok - $what"
-		FAILED=$((FAILED + 1))
-	fi
-}
-
-finish()
-{
-	echo "daemon-test: $PASSED passed, $FAILED failed"
-	[ "$FAILED" -eq 0 ]
-	exit
-}
+TEST_NAME=daemon-test CLEANUP_PIDS="PROM_PID DAEMON_PID"
+. "$(dirname "$0")/test-helpers.sh"
 
 # pychecks WHAT SCRIPT [ARGS...]: runs the python checks in SCRIPT (a file),
 # which print their own "ok"/"not ok" lines; counts them, and a crash as a
@@ -125,12 +81,6 @@ pychecks()
 		echo "not ok - $what: the checker failed (status $rc)"
 		FAILED=$((FAILED + 1))
 	fi
-}
-
-# free_port: a TCP port on 127.0.0.1 that was free a moment ago
-free_port()
-{
-	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # ---- certificate, key, password ----
@@ -310,22 +260,6 @@ EOF
 pychecks "scrapes" "$TMP/scrape.py" "$TMP" "$PORT" "$METRICS_PATH" "$USER_NAME" "$WORKERS"
 
 # ---- Prometheus ----
-
-# pquery EXPR: the value of the first series the Prometheus query API
-# returns for the instant query EXPR, or "none"
-pquery()
-{
-	"$PY" - "http://127.0.0.1:$PPORT/api/v1/query" "$1" <<'EOF' || echo none
-import json, sys, urllib.parse, urllib.request
-q = urllib.parse.urlencode({"query": sys.argv[2]})
-try:
-    with urllib.request.urlopen(sys.argv[1] + "?" + q, timeout=5) as r:
-        res = json.load(r)["data"]["result"]
-    print(res[0]["value"][1] if res else "none")
-except Exception:
-    print("none")
-EOF
-}
 
 if [ "$PROMETHEUS" = 1 ]; then
 	PPORT=$(free_port)

@@ -45,58 +45,8 @@ GET_404='httpd_requests_total{code="404",method="GET"}'
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/percpu-httpd-test.XXXXXX")
 HTTPD_PID= PROM_PID=
-PASSED=0 FAILED=0
-
-# stops PID (TERM, then KILL after 10 s) and waits for it; returns its status
-stop()
-{
-	local pid=$1 i
-
-	kill -TERM "$pid" 2>/dev/null || true
-	for i in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid"
-}
-
-cleanup()
-{
-	set +e
-	[ -n "$PROM_PID" ] && stop "$PROM_PID" >/dev/null 2>&1
-	[ -n "$HTTPD_PID" ] && stop "$HTTPD_PID" >/dev/null 2>&1
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-check()
-{
-	local what=$1
-
-	shift
-	if "$@"; then
-		echo "ok - $what"
-		PASSED=$((PASSED + 1))
-	else
-		echo "not ok - $what"
-		FAILED=$((FAILED + 1))
-	fi
-}
-
-finish()
-{
-	echo "httpd-test: $PASSED passed, $FAILED failed"
-	[ "$FAILED" -eq 0 ]
-	exit
-}
-
-# free_port: a TCP port on 127.0.0.1 that was free a moment ago
-free_port()
-{
-	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+TEST_NAME=httpd-test CLEANUP_PIDS="PROM_PID HTTPD_PID"
+. "$(dirname "$0")/test-helpers.sh"
 
 # scrape FILE [ACCEPT]: GETs /metrics into FILE.body, its Content-Type into FILE.type
 # scrape FILE [ACCEPT [ACCEPT-ENCODING]]: FILE.body (inflated if gzipped),
@@ -227,22 +177,6 @@ c.close()
 EOF
 
 # ---- Prometheus ----
-
-# pquery EXPR: the value of the first series the Prometheus query API
-# returns for the instant query EXPR, or "none"
-pquery()
-{
-	"$PY" - "http://127.0.0.1:$PPORT/api/v1/query" "$1" <<'EOF' || echo none
-import json, sys, urllib.parse, urllib.request
-q = urllib.parse.urlencode({"query": sys.argv[2]})
-try:
-    with urllib.request.urlopen(sys.argv[1] + "?" + q, timeout=5) as r:
-        res = json.load(r)["data"]["result"]
-    print(res[0]["value"][1] if res else "none")
-except Exception:
-    print("none")
-EOF
-}
 
 if [ "$PROMETHEUS" = 1 ]; then
 	PPORT=$(free_port)
