@@ -151,7 +151,7 @@ struct pcpu_exemplar {
 	double timestamp; /**< when it was recorded: seconds since the epoch (CLOCK_REALTIME) */
 };
 
-/** OpenMetrics's limit on an exemplar's label names and values together, in characters. @since 0.4 */
+/** The most characters of an exemplar's label names and values together (OpenMetrics). @since 0.4 */
 #define PCPU_EXEMPLAR_MAX_CHARS 128
 
 /**
