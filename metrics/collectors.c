@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE /* stpcpy, strdup */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -250,6 +251,32 @@ static char *series_key(const struct pcpu_metric_sample *m)
 }
 
 /* 0 if @m is well formed (as registration checks it), else -EINVAL. */
+/*
+ * A sample's exemplars: on counters (one) and histograms (one a bucket)
+ * only, labels as pcpu_counter_add_exemplar()'s, value and timestamp
+ * finite; else -EINVAL.
+ */
+static int check_exemplars(const struct pcpu_metric_sample *m)
+{
+	uint32_t n;
+
+	if (!m->exemplars)
+		return 0;
+	if (m->kind != PCPU_METRIC_COUNTER && m->kind != PCPU_METRIC_HISTOGRAM)
+		return -EINVAL;
+	n = m->kind == PCPU_METRIC_HISTOGRAM ? m->nr_bounds + 1 : 1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pcpu_exemplar *e = &m->exemplars[i];
+
+		if (!e->labels)
+			continue;
+		if (pcpu_exemplar_check_labels(e->labels) || !isfinite(e->value) ||
+		    !isfinite(e->timestamp))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_sample(const struct pcpu_metric_sample *m)
 {
 	if (!m || !m->name || !m->help || !m->unit ||
@@ -271,7 +298,7 @@ static int check_sample(const struct pcpu_metric_sample *m)
 			if (m->bounds[i] <= m->bounds[i - 1])
 				return -EINVAL;
 	}
-	return 0;
+	return check_exemplars(m);
 }
 
 /* 0 if @m may follow what @s has written; -EINVAL or -EEXIST. */

@@ -10,7 +10,8 @@
  * "_info", typed gauge) and HELP escapes only backslash and newline;
  * OpenMetrics names the family without them, types info as info, escapes
  * double quotes in HELP too, has UNIT, forbids _sum (and so _count) on a
- * histogram with negative buckets, and ends with "# EOF".
+ * histogram with negative buckets, has exemplars (on _bucket and _total
+ * lines), and ends with "# EOF".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -130,9 +131,34 @@ static void put_header(struct writer *w, const struct pcpu_metric_sample *m)
 		fprintf(w->out, "# UNIT %s %s\n", m->name, m->unit);
 }
 
-/* name_bucket{labels,le="@bound / scale"} @cumulative; a bound past the last is +Inf. */
+/*
+ * The end of a sample line: "\n", or in OpenMetrics with exemplar @e (NULL
+ * or NULL labels: none) " # {labels} value timestamp\n", the timestamp to
+ * the millisecond (Prometheus's resolution).
+ */
+static void put_end(const struct writer *w, const struct pcpu_exemplar *e)
+{
+	char v[64];
+
+	if (w->om && e && e->labels) {
+		format_double(v, sizeof(v), e->value);
+		fputs(" # {", w->out);
+		for (const char *const *l = e->labels; *l; l += 2) {
+			fprintf(w->out, "%s%s=\"", l == e->labels ? "" : ",", l[0]);
+			put_escaped(w->out, l[1], true);
+			fputc('"', w->out);
+		}
+		fprintf(w->out, "} %s %.3f", v, e->timestamp);
+	}
+	fputc('\n', w->out);
+}
+
+/*
+ * name_bucket{labels,le="@bound / scale"} @cumulative, and exemplar @e; a
+ * bound past the last is +Inf.
+ */
 static void put_bucket(const struct writer *w, const struct pcpu_metric_sample *m,
-		       const int64_t *bound, uint64_t cumulative)
+		       const int64_t *bound, uint64_t cumulative, const struct pcpu_exemplar *e)
 {
 	char le[64];
 
@@ -142,19 +168,43 @@ static void put_bucket(const struct writer *w, const struct pcpu_metric_sample *
 		strcpy(le, "+Inf");
 	fprintf(w->out, "%s_bucket", m->name);
 	put_labels(w->out, m->labels, "le", le);
-	fprintf(w->out, " %llu\n", (unsigned long long)cumulative);
+	fprintf(w->out, " %llu", (unsigned long long)cumulative);
+	put_end(w, e);
+}
+
+/*
+ * A native sample's exemplar for the classic bucket that ends with fine
+ * bucket @to: the latest of fine buckets @from to @to (the text formats
+ * have no fine buckets to carry the others); NULL if none has one.
+ */
+static const struct pcpu_exemplar *latest_exemplar(const struct pcpu_metric_sample *m,
+						   uint32_t from, uint32_t to)
+{
+	const struct pcpu_exemplar *best = NULL;
+
+	for (uint32_t i = from; m->exemplars && i <= to; i++)
+		if (m->exemplars[i].labels &&
+		    (!best || m->exemplars[i].timestamp >= best->timestamp))
+			best = &m->exemplars[i];
+	return best;
 }
 
 struct classic_bucket {
 	const struct writer *w;
 	const struct pcpu_metric_sample *m;
+	uint32_t next; /* the first fine bucket above the classic bucket before */
 };
 
 static void put_classic_bucket(void *arg, int64_t bound, uint64_t cumulative)
 {
 	struct classic_bucket *b = arg;
+	uint32_t to = b->next;
 
-	put_bucket(b->w, b->m, &bound, cumulative);
+	/* every classic bound is a fine one */
+	while (to < b->m->nr_bounds && b->m->bounds[to] < bound)
+		to++;
+	put_bucket(b->w, b->m, &bound, cumulative, latest_exemplar(b->m, b->next, to));
+	b->next = to + 1;
 }
 
 /*
@@ -165,19 +215,23 @@ static void put_histogram(struct writer *w, const struct pcpu_metric_sample *m)
 {
 	char sum[64];
 	uint64_t cumulative = 0;
+	const struct pcpu_exemplar *inf = m->exemplars ? &m->exemplars[m->nr_bounds] : NULL;
 
 	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) {
-		pcpu_native_each_classic(m, put_classic_bucket,
-					 &(struct classic_bucket){ .w = w, .m = m });
+		struct classic_bucket b = { .w = w, .m = m };
+
+		pcpu_native_each_classic(m, put_classic_bucket, &b);
 		cumulative = m->count;
+		inf = latest_exemplar(m, b.next, m->nr_bounds);
 	} else {
 		for (uint32_t i = 0; i < m->nr_bounds; i++) {
 			cumulative += m->buckets[i];
-			put_bucket(w, m, &m->bounds[i], cumulative);
+			put_bucket(w, m, &m->bounds[i], cumulative,
+				   m->exemplars ? &m->exemplars[i] : NULL);
 		}
 		cumulative += m->buckets[m->nr_bounds];
 	}
-	put_bucket(w, m, NULL, cumulative);
+	put_bucket(w, m, NULL, cumulative, inf);
 	if (w->om && !(m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) && m->nr_bounds && m->bounds[0] < 0)
 		return;
 	format_scaled(sum, sizeof(sum), m->sum, m->scale);
@@ -214,7 +268,9 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 		format_double(v, sizeof(v), m->dvalue);
 	else
 		format_scaled(v, sizeof(v), m->value, m->scale);
-	fprintf(w->out, " %s\n", v);
+	fprintf(w->out, " %s", v);
+	/* exemplars are a counter's only (OpenMetrics) */
+	put_end(w, m->kind == PCPU_METRIC_COUNTER ? m->exemplars : NULL);
 	return 0;
 }
 

@@ -81,6 +81,7 @@ int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp
 	for (uint32_t b = 0; b <= h->nr_bounds; b++)
 		smp->count += buckets[b];
 	smp->scale = h->scale;
+	smp->exemplars = pcpu_histogram_exemplars(h);
 	if (h->flags & PCPU_HISTOGRAM_NATIVE) {
 		smp->flags |= PCPU_METRIC_SAMPLE_F_NATIVE;
 		smp->schema = h->schema;
@@ -174,6 +175,7 @@ PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h)
 	if (!h)
 		return;
 	pcpu_metrics_forget(h);
+	pcpu_histogram_exemplars_free(h);
 	pcpu_stat_destroy(h->set);
 	pcpu_histogram_layout_free(h);
 	free(h);

@@ -350,6 +350,8 @@ void pcpu_metrics_forget(const void *obj)
 		dead = m;
 	}
 	pcpu_metrics_unlock();
+	/* no scrape reads @obj's exemplars now (they are in its metrics' samples) */
+	pcpu_exemplars_forget(obj);
 	while (dead) {
 		struct metric *next = dead->next;
 

@@ -181,6 +181,29 @@ void pcpu_histogram_layout_free(struct pcpu_histogram *h);
 int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp,
 			uint64_t *buckets);
 
+/* Exemplars (exemplar.c). */
+
+/*
+ * 0 if @labels (NULL: none) are an exemplar's as struct pcpu_exemplar
+ * says, else -EINVAL.
+ */
+int pcpu_exemplar_check_labels(const char *const *labels);
+
+/*
+ * The exemplars of @h, one per bucket, valid until the next scrape; NULL
+ * if it never had one. Under the metrics lock (scrapes write the array).
+ */
+const struct pcpu_exemplar *pcpu_histogram_exemplars(struct pcpu_histogram *h);
+
+/* Frees @h's exemplars; no scrape or observe uses them any more. */
+void pcpu_histogram_exemplars_free(struct pcpu_histogram *h);
+
+/* As pcpu_histogram_exemplars(), for counter @c exposed at @scale: one. */
+const struct pcpu_exemplar *pcpu_counter_exemplars(const struct pcpu_counter *c, int64_t scale);
+
+/* Frees the counter exemplar of @obj, if any (pcpu_metrics_forget()). */
+void pcpu_exemplars_forget(const void *obj);
+
 /* Native histograms (native.c). */
 
 /*

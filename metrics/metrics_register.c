@@ -23,6 +23,8 @@ static int counter_sample(void *obj, unsigned int item, struct pcpu_metric_sampl
 	(void)item;
 	(void)buckets;
 	smp->value = pcpu_counter_sum(obj);
+	if (smp->kind == PCPU_METRIC_COUNTER)
+		smp->exemplars = pcpu_counter_exemplars(obj, smp->scale);
 	return 0;
 }
 

@@ -94,6 +94,8 @@ struct pcpu_histogram_desc {
 	const struct pcpu_histogram_native *native;
 };
 
+struct pcpu_exemplars;
+
 /** A histogram. The fields are private; the layout is ABI. @since 0.2 */
 struct pcpu_histogram {
 	/**
@@ -113,6 +115,8 @@ struct pcpu_histogram {
 	int32_t schema;         /**< native: the schema */
 	uint32_t flags;         /**< private */
 	uint32_t reserved2;     /**< zero */
+	/** private: NULL until the first exemplar (pcpu_histogram_observe_exemplar()) @since 0.4 */
+	struct pcpu_exemplars *exemplars;
 };
 
 /**
@@ -189,6 +193,30 @@ static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t valu
 	if (sum_hi)
 		pcpu_stat_add(h->set, h->nr_bounds + 2, sum_hi);
 }
+
+/**
+ * Observes @p value as pcpu_histogram_observe() does, and records the
+ * exemplar @p labels (e.g. {"trace_id", "4bf92f3577b34da6", NULL}; NULL:
+ * none; the rules of struct pcpu_exemplar) with @p value (divided by the
+ * scale) and the time (CLOCK_REALTIME) for the bucket @p value falls in,
+ * replacing that bucket's previous one. OpenMetrics text shows it on the
+ * bucket's line; a native histogram's classic bucket shows the latest of
+ * its fine buckets' exemplars (+Inf: of those above the last classic
+ * bound). Works on a label family's histogram children too.
+ *
+ * A slow path: the first exemplar allocates the histogram's exemplar
+ * storage (a pointer per bucket, three times; a histogram that never gets
+ * one pays the one pointer in struct pcpu_histogram); each one copies the
+ * labels (one malloc()) and swaps them in under the histogram's exemplar
+ * lock, which a scrape takes to pick them up. pcpu_histogram_observe()
+ * takes no lock and is not slowed. The observation counts whatever the
+ * return, except for a NULL @p h.
+ * @return 0; -EINVAL for a NULL @p h or bad labels; -ENOMEM: the exemplar
+ *         is not recorded. Not concurrent with pcpu_histogram_destroy().
+ * @since 0.4
+ */
+PCPU_EXPORT int pcpu_histogram_observe_exemplar(struct pcpu_histogram *h, int64_t value,
+						const char *const *labels);
 
 #ifdef __cplusplus
 }

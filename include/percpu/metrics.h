@@ -77,6 +77,27 @@ struct pcpu_metric_desc {
 PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_metric_desc *d);
 
 /**
+ * Adds @p delta to @p c as pcpu_counter_add() does, and records the
+ * exemplar @p labels (e.g. {"trace_id", "4bf92f3577b34da6", NULL}; NULL:
+ * none) with value @p delta (divided by the scale) and the time
+ * (CLOCK_REALTIME), replacing the counter's previous one. OpenMetrics
+ * text shows it on the counter's _total line.
+ *
+ * A slow path: it looks the counter up in a table under a read-write
+ * lock, copies the labels (one malloc()) and swaps them in under the
+ * counter's exemplar lock, which a scrape takes to pick them up. Adds
+ * without exemplars take no lock and are not slowed. The add counts
+ * whatever the return, except for a NULL or uninitialised @p c.
+ * @return 0; -EINVAL for a NULL or uninitialised @p c, or labels against
+ *         the rules of struct pcpu_exemplar; -ENOENT for a counter not
+ *         registered as a metric (pcpu_counter_register(), the DEFINE
+ *         macros; a label family's children are not); -ENOMEM: the
+ *         exemplar is not recorded. @since 0.4
+ */
+PCPU_EXPORT int pcpu_counter_add_exemplar(struct pcpu_counter *c, int64_t delta,
+					  const char *const *labels);
+
+/**
  * Registers every item of @p s: item "x" as the metric "prefix_x" (just
  * "x" for a NULL or empty @p prefix), of the item's kind and help, until
  * pcpu_stat_destroy(). All items or none. A set may be registered again
@@ -116,6 +137,24 @@ PCPU_EXPORT int pcpu_metrics_write(FILE *out, enum pcpu_metrics_format f);
 PCPU_EXPORT const char *pcpu_metrics_content_type(enum pcpu_metrics_format f);
 
 /**
+ * An exemplar (OpenMetrics): labels naming an event (a trace id) with the
+ * value it added or observed and when. @since 0.4
+ */
+struct pcpu_exemplar {
+	/**
+	 * {"key", "value", ..., NULL} ({NULL}: no labels); NULL: no
+	 * exemplar. Names as label names, values UTF-8, the names and values
+	 * together at most PCPU_EXEMPLAR_MAX_CHARS characters.
+	 */
+	const char *const *labels;
+	double value;     /**< the observation or the add's delta, divided by the scale */
+	double timestamp; /**< when it was recorded: seconds since the epoch (CLOCK_REALTIME) */
+};
+
+/** The most characters of an exemplar's label names and values together (OpenMetrics). @since 0.4 */
+#define PCPU_EXEMPLAR_MAX_CHARS 128
+
+/**
  * One metric as pcpu_metrics_foreach() sees it. Pointers are valid only
  * during the callback. @since 0.2
  */
@@ -147,6 +186,15 @@ struct pcpu_metric_sample {
 	int32_t schema;             /**< -4 to 8: see PCPU_METRIC_SAMPLE_F_NATIVE @since 0.4 */
 	uint32_t nr_classic;        /**< classic bounds to expose @since 0.4 */
 	const int64_t *classic;     /**< nr_classic ascending, each one of @c bounds @since 0.4 */
+	/**
+	 * NULL: no exemplars. Else a histogram's, one per bucket of
+	 * @c buckets (nr_bounds + 1), or a counter's, one; an entry whose
+	 * labels are NULL has none. Only OpenMetrics text shows them (on
+	 * _bucket and _total lines). Collectors may set them on counters and
+	 * classic histograms (emit() checks them as pcpu_counter_add_exemplar()
+	 * checks its labels, and a finite value and timestamp). @since 0.4
+	 */
+	const struct pcpu_exemplar *exemplars;
 };
 
 /**

@@ -105,6 +105,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram, schema, 44, 4)                                       \
 	X(pcpu_histogram, flags, 48, 4)                                        \
 	X(pcpu_histogram, reserved2, 52, 4)                                    \
+	X(pcpu_histogram, exemplars, 56, 8)                                    \
 	X(pcpu_metric_sample, name, 0, 8)                                      \
 	X(pcpu_metric_sample, help, 8, 8)                                      \
 	X(pcpu_metric_sample, unit, 16, 8)                                     \
@@ -122,6 +123,10 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_sample, schema, 112, 4)                                  \
 	X(pcpu_metric_sample, nr_classic, 116, 4)                              \
 	X(pcpu_metric_sample, classic, 120, 8)                                 \
+	X(pcpu_metric_sample, exemplars, 128, 8)                               \
+	X(pcpu_exemplar, labels, 0, 8)                                         \
+	X(pcpu_exemplar, value, 8, 8)                                          \
+	X(pcpu_exemplar, timestamp, 16, 8)                                     \
 	X(pcpu_gauge, value, 0, 8)                                             \
 	X(pcpu_gauge, flags, 8, 4)                                             \
 	X(pcpu_gauge, reserved, 12, 4)                                         \
@@ -156,9 +161,10 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_desc, 48, 8)                                             \
 	X(pcpu_family_desc, 104, 8)                                             \
 	X(pcpu_histogram_desc, 64, 8)                                          \
-	X(pcpu_histogram, 56, 8)                                               \
+	X(pcpu_histogram, 64, 8)                                               \
 	X(pcpu_histogram_native, 24, 8)                                        \
-	X(pcpu_metric_sample, 128, 8)                                          \
+	X(pcpu_exemplar, 24, 8)                                                \
+	X(pcpu_metric_sample, 136, 8)                                          \
 	X(pcpu_gauge, 16, 8)                                                   \
 	X(pcpu_gauge_double, 16, 8)                                            \
 	X(pcpu_charge_slot, 16, 8)                                             \

@@ -2,8 +2,9 @@
 """Is an exposition valid? Parses a text 0.0.4 file and an OpenMetrics
 file with prometheus_client's parsers, and fails on what the lenient text
 parser lets through: a family written twice, one series written twice.
-usage: check_body.py PROMETHEUS-FILE OPENMETRICS-FILE; exit 0 valid,
-1 invalid (the reason on stdout), 77 without the module."""
+usage: check_body.py PROMETHEUS-FILE OPENMETRICS-FILE [EXEMPLARS]; with
+EXEMPLARS, the OpenMetrics body must hold that many exemplars. Exit 0
+valid, 1 invalid (the reason on stdout), 77 without the module."""
 import sys
 
 try:
@@ -14,8 +15,9 @@ except ImportError:
     sys.exit(77)
 
 
-def check(what, families):
+def check(what, families, exemplars=None):
     names, series = set(), set()
+    seen = 0
     for f in families:
         if f.name in names:
             raise ValueError(f"{what}: family {f.name} written twice")
@@ -25,6 +27,9 @@ def check(what, families):
             if key in series:
                 raise ValueError(f"{what}: series {key} written twice")
             series.add(key)
+            seen += s.exemplar is not None
+    if exemplars is not None and seen != exemplars:
+        raise ValueError(f"{what}: {seen} exemplars, not {exemplars}")
     return len(series)
 
 
@@ -33,7 +38,8 @@ def main():
     om = open(sys.argv[2], encoding="utf-8").read()
     try:
         n = check("text 0.0.4", prom_parse(prom))
-        m = check("openmetrics", om_parse(om))
+        m = check("openmetrics", om_parse(om),
+                  int(sys.argv[3]) if len(sys.argv) > 3 else None)
     except Exception as e:  # any parser error: invalid
         print(f"invalid: {e!r}")
         sys.exit(1)

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Exemplars (see pcpu_histogram_observe_exemplar() and
+ * pcpu_counter_add_exemplar()): a slow path beside the lock-free adds.
+ *
+ * A store holds one slot per bucket (a counter's: one). A record is one
+ * malloc()ed block, never changed once made: its labels and text follow
+ * it. Under the store's lock, cur[i] is the slot's latest record and
+ * shown[i] the one that the last scrape exposed; a record is freed when
+ * neither points at it (a writer frees the record it replaces unless
+ * shown[i] holds it; a scrape frees the shown record it moves past, which
+ * cur[i] no longer holds). shown[] and out[] are written only by scrapes,
+ * which the metrics lock serialises and which read out[] (the sample's
+ * exemplars) after dropping the store's lock: no writer frees what they
+ * read. So a store holds at most two records a slot.
+ *
+ * Fork. Each store is a registry object whose fork handlers take its lock
+ * and make it anew in the child, as a label family does with its own.
+ * registry_add() takes the registry's lock: it runs before the store is
+ * published, under no lock of ours.
+ *
+ * Counters. struct pcpu_counter has no room for a pointer: a sorted table
+ * maps a counter to its store, under a read-write lock (a registry object
+ * too, for fork), which lookups take shared. A counter's entry goes when
+ * its metric is forgotten (pcpu_metrics_forget(), at destroy).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <percpu/client.h>
+#include <percpu/counter.h>
+#include <percpu/histogram.h>
+#include <percpu/metrics.h>
+
+#include "metrics_internal.h"
+
+struct record {
+	struct pcpu_exemplar pub; /* unscaled; pub.labels points at the array after it */
+};
+
+struct pcpu_exemplars {
+	pthread_mutex_t lock;
+	struct pcpu_registry_entry *entry;
+	uint32_t n;
+	struct record **cur;        /* under lock */
+	struct record **shown;      /* under lock; written by scrapes */
+	struct pcpu_exemplar *out;  /* scrapes only (the metrics lock) */
+};
+
+/* Fork: the lock must not be left held by a thread the child does not have. */
+
+static void store_fork_prepare(void *obj)
+{
+	pthread_mutex_lock(&((struct pcpu_exemplars *)obj)->lock);
+}
+
+static void store_fork_parent(void *obj)
+{
+	pthread_mutex_unlock(&((struct pcpu_exemplars *)obj)->lock);
+}
+
+static void store_fork_child(void *obj)
+{
+	pthread_mutex_init(&((struct pcpu_exemplars *)obj)->lock, NULL);
+}
+
+static const struct pcpu_class store_class = {
+	.fork_prepare = store_fork_prepare,
+	.fork_parent = store_fork_parent,
+	.fork_child = store_fork_child,
+};
+
+/* The labels. */
+
+/* Characters (UTF-8 code points) of @s, which is valid UTF-8. */
+static size_t utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+int pcpu_exemplar_check_labels(const char *const *labels)
+{
+	size_t chars = 0;
+	int n;
+
+	if (!labels)
+		return 0;
+	n = pcpu_metrics_check_labels(labels, PCPU_METRIC_COUNTER);
+	if (n < 0)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (pcpu_metrics_check_label_value(labels[2 * i + 1], SIZE_MAX) != 0)
+			return -EINVAL;
+		chars += utf8_chars(labels[2 * i]) + utf8_chars(labels[2 * i + 1]);
+	}
+	return chars > PCPU_EXEMPLAR_MAX_CHARS ? -EINVAL : 0;
+}
+
+/* A record of @labels (checked), @value, now; NULL for want of memory. */
+static struct record *new_record(const char *const *labels, double value)
+{
+	size_t nr = 0, text = 0;
+	struct record *r;
+	const char **l;
+	char *p;
+	struct timespec ts;
+
+	for (; labels && labels[nr]; nr++)
+		text += strlen(labels[nr]) + 1;
+	r = malloc(sizeof(*r) + (nr + 1) * sizeof(char *) + text);
+	if (!r)
+		return NULL;
+	l = (const char **)(r + 1);
+	p = (char *)(l + nr + 1);
+	for (size_t i = 0; i < nr; i++) {
+		l[i] = p;
+		p = stpcpy(p, labels[i]) + 1;
+	}
+	l[nr] = NULL;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r->pub = (struct pcpu_exemplar){ .labels = l, .value = value,
+					 .timestamp = (double)ts.tv_sec + ts.tv_nsec / 1e9 };
+	return r;
+}
+
+/* Stores. */
+
+static void store_free(struct pcpu_exemplars *st)
+{
+	if (!st)
+		return;
+	for (uint32_t i = 0; i < st->n; i++) {
+		if (st->shown[i] != st->cur[i])
+			free(st->shown[i]);
+		free(st->cur[i]);
+	}
+	free(st->cur);
+	free(st->shown);
+	free(st->out);
+	free(st);
+}
+
+/* A store of @n slots, registered for fork; NULL for want of memory. */
+static struct pcpu_exemplars *store_new(uint32_t n)
+{
+	struct pcpu_exemplars *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->n = n;
+	st->cur = calloc(n, sizeof(*st->cur));
+	st->shown = calloc(n, sizeof(*st->shown));
+	st->out = calloc(n, sizeof(*st->out));
+	pthread_mutex_init(&st->lock, NULL);
+	if (st->cur && st->shown && st->out)
+		st->entry = pcpu_registry_add(&store_class, st);
+	if (!st->entry) {
+		store_free(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* Unregisters and frees @st (NULL: nothing); no scrape or writer uses it. */
+static void store_destroy(struct pcpu_exemplars *st)
+{
+	if (!st)
+		return;
+	pcpu_registry_remove(st->entry);
+	pthread_mutex_destroy(&st->lock);
+	store_free(st);
+}
+
+/* Puts a record of @labels and @value in slot @i of @st; 0 or -ENOMEM. */
+static int store_put(struct pcpu_exemplars *st, uint32_t i, const char *const *labels,
+		     double value)
+{
+	struct record *r = new_record(labels, value), *old;
+
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_lock(&st->lock);
+	old = st->cur[i];
+	st->cur[i] = r;
+	if (old == st->shown[i])
+		old = NULL; /* the last scrape's: it frees it when it moves past */
+	pthread_mutex_unlock(&st->lock);
+	free(old);
+	return 0;
+}
+
+/*
+ * The exemplars to expose now, one per slot, values divided by @scale;
+ * under the metrics lock.
+ */
+static const struct pcpu_exemplar *store_show(struct pcpu_exemplars *st, int64_t scale)
+{
+	pthread_mutex_lock(&st->lock);
+	for (uint32_t i = 0; i < st->n; i++) {
+		if (st->shown[i] != st->cur[i]) {
+			/* cur[i] replaced it: nobody else points at it */
+			free(st->shown[i]);
+			st->shown[i] = st->cur[i];
+		}
+		st->out[i] = st->shown[i] ? st->shown[i]->pub : (struct pcpu_exemplar){ 0 };
+		if (scale > 1)
+			st->out[i].value /= (double)scale;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return st->out;
+}
+
+/* Histograms. */
+
+PCPU_EXPORT int pcpu_histogram_observe_exemplar(struct pcpu_histogram *h, int64_t value,
+						const char *const *labels)
+{
+	struct pcpu_exemplars *st, *none = NULL;
+	uint32_t lo = 0, hi;
+
+	if (!h)
+		return -EINVAL;
+	pcpu_histogram_observe(h, value);
+	if (pcpu_exemplar_check_labels(labels))
+		return -EINVAL;
+	/* the bucket the observe chose */
+	hi = h->nr_bounds;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (value <= h->bounds[mid])
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	st = __atomic_load_n(&h->exemplars, __ATOMIC_ACQUIRE);
+	if (!st) {
+		st = store_new(h->nr_bounds + 1);
+		if (!st)
+			return -ENOMEM;
+		/* two first exemplars at once: one store wins */
+		if (!__atomic_compare_exchange_n(&h->exemplars, &none, st, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			store_destroy(st);
+			st = none;
+		}
+	}
+	return store_put(st, lo, labels, (double)value);
+}
+
+const struct pcpu_exemplar *pcpu_histogram_exemplars(struct pcpu_histogram *h)
+{
+	struct pcpu_exemplars *st = __atomic_load_n(&h->exemplars, __ATOMIC_ACQUIRE);
+
+	return st ? store_show(st, h->scale) : NULL;
+}
+
+void pcpu_histogram_exemplars_free(struct pcpu_histogram *h)
+{
+	store_destroy(h->exemplars);
+	h->exemplars = NULL;
+}
+
+/* Counters. */
+
+struct counter_entry {
+	const struct pcpu_counter *c;
+	struct pcpu_exemplars *st;
+};
+
+static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct counter_entry *table;
+static size_t nr_table, table_cap;
+static struct pcpu_registry_entry *table_entry; /* for fork, set once */
+static pthread_mutex_t table_setup = PTHREAD_MUTEX_INITIALIZER;
+
+static void table_fork_prepare(void *obj)
+{
+	(void)obj;
+	pthread_rwlock_wrlock(&table_lock);
+}
+
+static void table_fork_parent(void *obj)
+{
+	(void)obj;
+	pthread_rwlock_unlock(&table_lock);
+}
+
+static void table_fork_child(void *obj)
+{
+	(void)obj;
+	pthread_rwlock_init(&table_lock, NULL);
+}
+
+static const struct pcpu_class table_class = {
+	.fork_prepare = table_fork_prepare,
+	.fork_parent = table_fork_parent,
+	.fork_child = table_fork_child,
+};
+
+/* The first index of the table not below @c; under table_lock. */
+static size_t table_rank(const void *c)
+{
+	size_t lo = 0, hi = nr_table;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)table[mid].c < (uintptr_t)c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* @c's store, or NULL; under table_lock. */
+static struct counter_entry *table_find(const void *c)
+{
+	size_t i = table_rank(c);
+
+	return i < nr_table && table[i].c == c ? &table[i] : NULL;
+}
+
+/* The table's fork handlers, installed once: 0 or -ENOMEM. Under no lock of ours. */
+static int table_setup_once(void)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&table_setup);
+	if (!table_entry) {
+		table_entry = pcpu_registry_add(&table_class, &table);
+		err = table_entry ? 0 : -ENOMEM;
+	}
+	pthread_mutex_unlock(&table_setup);
+	return err;
+}
+
+/* @c's store, made on its first exemplar; NULL for want of memory. */
+static struct pcpu_exemplars *counter_store(struct pcpu_counter *c)
+{
+	struct counter_entry *e;
+	struct pcpu_exemplars *st;
+
+	pthread_rwlock_rdlock(&table_lock);
+	e = table_find(c);
+	st = e ? e->st : NULL;
+	pthread_rwlock_unlock(&table_lock);
+	if (st)
+		return st;
+	if (table_setup_once() != 0)
+		return NULL;
+	st = store_new(1);
+	if (!st)
+		return NULL;
+	pthread_rwlock_wrlock(&table_lock);
+	e = table_find(c);
+	if (!e && nr_table == table_cap) {
+		size_t cap = table_cap ? 2 * table_cap : 16;
+		struct counter_entry *t = realloc(table, cap * sizeof(*t));
+
+		if (!t) {
+			pthread_rwlock_unlock(&table_lock);
+			store_destroy(st);
+			return NULL;
+		}
+		table = t;
+		table_cap = cap;
+	}
+	if (e) {
+		/* another first exemplar won */
+		pthread_rwlock_unlock(&table_lock);
+		store_destroy(st);
+		pthread_rwlock_rdlock(&table_lock);
+		e = table_find(c);
+		st = e ? e->st : NULL;
+		pthread_rwlock_unlock(&table_lock);
+		return st;
+	}
+	size_t i = table_rank(c);
+
+	memmove(&table[i + 1], &table[i], (nr_table - i) * sizeof(*table));
+	table[i] = (struct counter_entry){ .c = c, .st = st };
+	__atomic_store_n(&nr_table, nr_table + 1, __ATOMIC_RELAXED);
+	pthread_rwlock_unlock(&table_lock);
+	return st;
+}
+
+PCPU_EXPORT int pcpu_counter_add_exemplar(struct pcpu_counter *c, int64_t delta,
+					  const char *const *labels)
+{
+	struct pcpu_exemplars *st;
+
+	if (!c || !pcpu_counter_initialized(c))
+		return -EINVAL;
+	pcpu_counter_add(c, delta);
+	if (pcpu_exemplar_check_labels(labels))
+		return -EINVAL;
+	if (!(__atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PCPU_COUNTER_F_DESCRIBED))
+		return -ENOENT;
+	st = counter_store(c);
+	if (!st)
+		return -ENOMEM;
+	return store_put(st, 0, labels, (double)delta);
+}
+
+const struct pcpu_exemplar *pcpu_counter_exemplars(const struct pcpu_counter *c, int64_t scale)
+{
+	struct counter_entry *e;
+	struct pcpu_exemplars *st;
+
+	if (!__atomic_load_n(&nr_table, __ATOMIC_RELAXED))
+		return NULL;
+	pthread_rwlock_rdlock(&table_lock);
+	e = table_find(c);
+	st = e ? e->st : NULL;
+	pthread_rwlock_unlock(&table_lock);
+	return st ? store_show(st, scale) : NULL;
+}
+
+void pcpu_exemplars_forget(const void *obj)
+{
+	struct counter_entry *e;
+	struct pcpu_exemplars *st = NULL;
+
+	if (!__atomic_load_n(&nr_table, __ATOMIC_RELAXED))
+		return;
+	pthread_rwlock_wrlock(&table_lock);
+	e = table_find(obj);
+	if (e) {
+		size_t i = (size_t)(e - table);
+
+		st = e->st;
+		memmove(&table[i], &table[i + 1], (nr_table - i - 1) * sizeof(*table));
+		__atomic_store_n(&nr_table, nr_table - 1, __ATOMIC_RELAXED);
+	}
+	pthread_rwlock_unlock(&table_lock);
+	store_destroy(st);
+}
