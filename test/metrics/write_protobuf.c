@@ -67,7 +67,16 @@ static int basic(const char *path)
 	pcpu_histogram_observe(lat, 500000);
 	pcpu_histogram_observe(lat, 2000000);
 	pcpu_histogram_observe(lat, 20000000);
-	return write_to(path) ? 1 : 0;
+	err = write_to(path);
+	/* all freed, so that the sanitizers' leak check passes */
+	pcpu_histogram_destroy(lat);
+	pcpu_gauge_unregister(&depth);
+	pcpu_gauge_double_unregister(&load);
+	pcpu_gauge_unregister(&build);
+	pcpu_counter_destroy(&a);
+	pcpu_counter_destroy(&b);
+	pcpu_counter_destroy(&cpu);
+	return err ? 1 : 0;
 }
 
 static int native(const char *path)
@@ -79,6 +88,7 @@ static int native(const char *path)
 	struct pcpu_histogram *h = pcpu_histogram_create(&(struct pcpu_histogram_desc){
 		.name = "pb_size_bytes", .help = "Sizes.", .unit = "bytes", .bounds = classic,
 		.nr_bounds = 1, .native = &nat });
+	int err;
 
 	if (!h && (errno == EINVAL || errno == ENOTSUP))
 		return 77;
@@ -86,11 +96,14 @@ static int native(const char *path)
 		return 1;
 	if (pcpu_histogram_nr_buckets(h) == 2) {
 		fprintf(stderr, "histograms are not native yet\n");
+		pcpu_histogram_destroy(h);
 		return 77;
 	}
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
 		pcpu_histogram_observe(h, values[i]);
-	return write_to(path) ? 1 : 0;
+	err = write_to(path);
+	pcpu_histogram_destroy(h);
+	return err ? 1 : 0;
 }
 
 int main(int argc, char **argv)
