@@ -11,8 +11,9 @@
  * NAME_total, an info family NAME_info typed gauge with value 1; HELP as
  * it is (no escaping: it is no text format). Histograms give their
  * buckets without +Inf (Prometheus makes it from sample_count); a native
- * one (PCPU_METRIC_SAMPLE_F_NATIVE) gives schema, zero bucket, positive
- * spans and deltas, and its classic buckets only where it has some.
+ * one (PCPU_METRIC_SAMPLE_F_NATIVE) gives schema, zero bucket, its runs
+ * of consecutive buckets (BucketSpan messages: positive_span) and their
+ * deltas (positive_delta), and its classic buckets only where it has some.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -158,24 +159,24 @@ static double scaled(int64_t v, int64_t scale)
 	return (double)v / (double)scale;
 }
 
-/* The native buckets of one histogram as spans and deltas. */
-struct spans {
-	struct buf *spans, *deltas, *span; /* span: the open span's message */
+/* The native buckets of one histogram as runs (BucketSpan) and deltas. */
+struct runs {
+	struct buf *runs, *deltas, *run; /* run: the open run's BucketSpan */
 	int32_t next;                      /* the key after the last bucket */
-	uint32_t length;                   /* of the open span */
+	uint32_t length;                 /* of the open run */
 	int32_t offset;
 	uint64_t prev;                     /* the last bucket's count */
 	bool any;
 };
 
-static void close_span(struct spans *s)
+static void close_run(struct runs *s)
 {
-	put_uint(s->span, SPAN_OFFSET, zigzag(s->offset));
-	put_uint(s->span, SPAN_LENGTH, s->length);
-	put_message(s->spans, HIST_POSITIVE_SPAN, s->span);
+	put_uint(s->run, SPAN_OFFSET, zigzag(s->offset));
+	put_uint(s->run, SPAN_LENGTH, s->length);
+	put_message(s->runs, HIST_POSITIVE_SPAN, s->run);
 }
 
-static void put_delta(struct spans *s, uint64_t count)
+static void put_delta(struct runs *s, uint64_t count)
 {
 	put_varint(s->deltas, zigzag((int64_t)(count - s->prev)));
 	s->prev = count;
@@ -183,18 +184,18 @@ static void put_delta(struct spans *s, uint64_t count)
 }
 
 /*
- * As the Go client: a gap of 1 or 2 empty buckets stays inside the span
- * (as zero counts), a longer one starts a new span whose offset is the gap
- * (the first span's: its first key).
+ * As the Go client: a gap of 1 or 2 empty buckets stays inside the run
+ * (as zero counts), a longer one starts a new run whose offset is the gap
+ * (the first run's: its first key).
  */
 static void add_key(void *arg, int32_t key, uint64_t count)
 {
-	struct spans *s = arg;
+	struct runs *s = arg;
 	int64_t gap = s->any ? (int64_t)key - s->next : key;
 
 	if (!s->any || gap > 2) {
 		if (s->any)
-			close_span(s);
+			close_run(s);
 		s->offset = (int32_t)gap;
 		s->length = 0;
 	} else {
@@ -228,7 +229,7 @@ struct scratch {
 
 static void put_native(struct scratch *x, const struct pcpu_metric_sample *m)
 {
-	struct spans s = { .spans = &x->value, .deltas = &x->deltas, .span = &x->item };
+	struct runs s = { .runs = &x->value, .deltas = &x->deltas, .run = &x->item };
 	double zero = m->nr_bounds ? scaled(m->bounds[0], m->scale) : 0;
 
 	/* 2^-128 for a threshold of 0, as the Go client: below any positive observation */
@@ -240,7 +241,7 @@ static void put_native(struct scratch *x, const struct pcpu_metric_sample *m)
 	if (m->nr_bounds)
 		pcpu_native_each_key(m, add_key, &s);
 	if (s.any) {
-		close_span(&s);
+		close_run(&s);
 		/* packed: one length-delimited field of varints */
 		put_message(&x->value, HIST_POSITIVE_DELTA, &x->deltas);
 	}
