@@ -294,12 +294,16 @@ int pcpu_exposition_write(FILE *out, enum pcpu_metrics_format f, pcpu_sample_wal
 	size_t len = 0;
 	int err;
 
-	if (!out || (f != PCPU_METRICS_PROMETHEUS && f != PCPU_METRICS_OPENMETRICS))
+	if (!out || (f != PCPU_METRICS_PROMETHEUS && f != PCPU_METRICS_OPENMETRICS &&
+		     f != PCPU_METRICS_PROTOBUF))
 		return -EINVAL;
 	w.out = open_memstream(&text, &len);
 	if (!w.out)
 		return -ENOMEM;
-	err = walk(put_metric, &w, ctx);
+	if (f == PCPU_METRICS_PROTOBUF)
+		err = pcpu_exposition_write_proto(w.out, walk, ctx);
+	else
+		err = walk(put_metric, &w, ctx);
 	if (w.om)
 		fputs("# EOF\n", w.out);
 	free(w.family);
@@ -322,6 +326,9 @@ PCPU_EXPORT const char *pcpu_metrics_content_type(enum pcpu_metrics_format f)
 		return "text/plain; version=0.0.4; charset=utf-8";
 	case PCPU_METRICS_OPENMETRICS:
 		return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+	case PCPU_METRICS_PROTOBUF:
+		return "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
+		       "encoding=delimited";
 	}
 	return NULL;
 }

@@ -7,6 +7,10 @@
  * the q-value of the most specific media range that matches it (with our
  * version > without a version > type wildcard > any type), and the better
  * q wins; ties go to the text format 0.0.4, which every scraper reads.
+ * Protobuf is offered only to a scraper that names it in full (as
+ * Prometheus does, and the Go client's expfmt.Negotiate() requires): a
+ * wildcard never matches it, and it must beat both text formats, since
+ * a client that did not ask for it cannot read it.
  * q-values are parsed by hand, in thousandths: strtod() would follow the
  * daemon's LC_NUMERIC.
  */
@@ -70,9 +74,9 @@ static int parse_q(struct span s)
 	return q;
 }
 
-/* A media range, its version parameter and its q-value. */
+/* A media range, the parameters we look at and its q-value. */
 struct range {
-	struct span type, subtype, version;
+	struct span type, subtype, version, proto, encoding;
 	int q;
 };
 
@@ -96,10 +100,16 @@ static bool parse_range(struct span el, struct range *r)
 		eq = memchr(param.start, '=', (size_t)(param.end - param.start));
 		if (!eq)
 			continue;
-		if (span_is(trim(param.start, eq), "q"))
+		struct span name = trim(param.start, eq), value = unquote(trim(eq + 1, param.end));
+
+		if (span_is(name, "q"))
 			r->q = parse_q(trim(eq + 1, param.end));
-		else if (span_is(trim(param.start, eq), "version"))
-			r->version = unquote(trim(eq + 1, param.end));
+		else if (span_is(name, "version"))
+			r->version = value;
+		else if (span_is(name, "proto"))
+			r->proto = value;
+		else if (span_is(name, "encoding"))
+			r->encoding = value;
 	}
 	return r->q >= 0;
 }
@@ -109,7 +119,11 @@ struct offer {
 	const char *type, *subtype, *version;
 	int specificity; /* of the best range seen so far; 0: none */
 	int q;
+	/* how specific range @r is for this offer: 0 for no match */
+	int (*match)(const struct range *r, const struct offer *o);
 };
+
+#define PROTO_MESSAGE "io.prometheus.client.MetricFamily"
 
 /* 4: type, subtype and our version; 3: without a version; 2, 1: wildcards; 0: no match */
 static int specificity(const struct range *r, const struct offer *o)
@@ -127,9 +141,26 @@ static int specificity(const struct range *r, const struct offer *o)
 	return span_is(r->version, o->version) ? 4 : 0;
 }
 
+/*
+ * The protobuf range, in full: type and subtype (any case), proto (a
+ * message name: exact) and encoding (a token: any case); nothing less.
+ */
+static int protobuf_specificity(const struct range *r, const struct offer *o)
+{
+	size_t n = strlen(PROTO_MESSAGE);
+
+	(void)o;
+	if (!span_is(r->type, "application") || !span_is(r->subtype, "vnd.google.protobuf"))
+		return 0;
+	if ((size_t)(r->proto.end - r->proto.start) != n ||
+	    memcmp(r->proto.start, PROTO_MESSAGE, n) != 0 || !span_is(r->encoding, "delimited"))
+		return 0;
+	return 4;
+}
+
 static void consider(struct offer *o, const struct range *r)
 {
-	int s = specificity(r, o);
+	int s = o->match(r, o);
 
 	if (s > o->specificity || (s == o->specificity && s > 0 && r->q > o->q)) {
 		o->specificity = s;
@@ -162,17 +193,24 @@ static void offer_range(struct span el, void *arg)
 		return;
 	consider(&offers[0], &r);
 	consider(&offers[1], &r);
+	consider(&offers[2], &r);
 }
 
 PCPU_EXPORT enum pcpu_metrics_format pcpu_metrics_negotiate(const char *accept)
 {
-	struct offer offers[2] = {
-		{ "text", "plain", "0.0.4", 0, 0 },
-		{ "application", "openmetrics-text", "1.0.0", 0, 0 },
+	struct offer offers[3] = {
+		{ "text", "plain", "0.0.4", 0, 0, specificity },
+		{ "application", "openmetrics-text", "1.0.0", 0, 0, specificity },
+		{ NULL, NULL, NULL, 0, 0, protobuf_specificity },
 	};
+	enum pcpu_metrics_format text;
 
 	each_element(accept, offer_range, offers);
-	return offers[1].q > offers[0].q ? PCPU_METRICS_OPENMETRICS : PCPU_METRICS_PROMETHEUS;
+	text = offers[1].q > offers[0].q ? PCPU_METRICS_OPENMETRICS : PCPU_METRICS_PROMETHEUS;
+	/* a protobuf range with a q above both (an unmatched offer's q is 0) */
+	if (offers[2].q > offers[0].q && offers[2].q > offers[1].q)
+		return PCPU_METRICS_PROTOBUF;
+	return text;
 }
 
 #ifdef PCPU_HAVE_ZLIB

@@ -249,4 +249,12 @@ typedef int (*pcpu_sample_walk)(int (*cb)(const struct pcpu_metric_sample *, voi
 int pcpu_exposition_write(FILE *out, enum pcpu_metrics_format f, pcpu_sample_walk walk,
 			  void *ctx);
 
+/*
+ * Writes the samples @walk(..., @ctx) gives to @out as Prometheus's
+ * delimited protobuf MetricFamily messages (exposition_proto.c): 0, what
+ * the walk returned, or -ENOMEM. @out is pcpu_exposition_write()'s
+ * memory stream: it checks the stream's errors.
+ */
+int pcpu_exposition_write_proto(FILE *out, pcpu_sample_walk walk, void *ctx);
+
 #endif /* PCPU_LIB_METRICS_INTERNAL_H */

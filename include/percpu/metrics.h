@@ -3,7 +3,8 @@
  * @file metrics.h
  * Metrics: names, help, unit, kind and constant labels on counters and
  * stat-set items, file-scope definitions, and one call that writes every
- * registered metric as Prometheus text 0.0.4 or OpenMetrics 1.0.0.
+ * registered metric as Prometheus text 0.0.4, OpenMetrics 1.0.0 or (since
+ * 0.4) Prometheus's protobuf format.
  *
  * Names. A metric name matches [a-zA-Z_:][a-zA-Z0-9_:]*, a label name
  * [a-zA-Z_][a-zA-Z0-9_]* and does not start with "__". A counter is
@@ -114,7 +115,12 @@ enum pcpu_metrics_format {
 	/**
 	 * Prometheus's protobuf format (io.prometheus.client.MetricFamily
 	 * messages, each preceded by its length as a varint): the one that
-	 * carries native histograms. @since 0.4
+	 * carries native histograms. Families and names as in text 0.0.4
+	 * (NAME_total for a counter, NAME_info a gauge of value 1), HELP
+	 * unescaped, no UNIT; values as doubles (scaled); a histogram's
+	 * buckets without +Inf, a native one's schema, zero bucket, positive
+	 * spans and deltas, with its classic buckets where it has some.
+	 * @since 0.4
 	 */
 	PCPU_METRICS_PROTOBUF,
 };

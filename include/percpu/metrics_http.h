@@ -3,7 +3,8 @@
  * @file metrics_http.h
  * The body of a /metrics response for any HTTP server: the format chosen
  * from the request's Accept header by q-value, as Prometheus negotiates it
- * (OpenMetrics 1.0.0 when preferred, the text format 0.0.4 otherwise), and
+ * (protobuf or OpenMetrics 1.0.0 when preferred, the text format 0.0.4
+ * otherwise), and
  * gzip when Accept-Encoding allows it (where the library was built with
  * zlib). Every registered metric, as pcpu_metrics_write() writes them.
  * And, for a daemon that has no HTTP server, a small one that serves
@@ -42,6 +43,15 @@ struct pcpu_metrics_response {
  * 1.0.0, or text/plain without a version or with 0.0.4; then the type's
  * wildcard (application or text); then the any-type wildcard. A range with
  * another version (OpenMetrics 0.0.1, text 1.0.0) does not match.
+ *
+ * Since 0.4, PCPU_METRICS_PROTOBUF when the header names
+ * application/vnd.google.protobuf with the parameters
+ * proto=io.prometheus.client.MetricFamily and encoding=delimited (in any
+ * order, among others; type, subtype, parameter names and the encoding in
+ * any case, the message name exact) at a q-value above both text formats'
+ * (a tie goes to text). No wildcard and no other protobuf range matches it:
+ * a scraper gets protobuf only when it asks for it by name, as Prometheus
+ * does with native histograms on.
  * @since 0.3
  */
 PCPU_EXPORT enum pcpu_metrics_format pcpu_metrics_negotiate(const char *accept);

@@ -31,6 +31,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 		}                                                               \
 	} while (0)
 
+/*
+ * Whether @p (@n bytes, n > 0) is a delimited protobuf stream of
+ * MetricFamily messages: each a varint length and that many bytes, the
+ * lengths covering the body exactly, each message starting with field 1
+ * (the family's name, length-delimited: byte 0x0a).
+ */
+static inline bool fuzz_protobuf_families(const uint8_t *p, size_t n)
+{
+	while (n) {
+		uint64_t len = 0;
+		unsigned int shift = 0;
+
+		do {
+			if (!n || shift > 63)
+				return false;
+			len |= (uint64_t)(*p & 0x7f) << shift;
+			shift += 7;
+			n--;
+		} while (*p++ & 0x80);
+		if (len == 0 || len > n || p[0] != 0x0a)
+			return false;
+		p += len;
+		n -= len;
+	}
+	return true;
+}
+
 struct fuzz_in {
 	const uint8_t *p;
 	size_t left;

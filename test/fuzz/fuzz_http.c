@@ -5,8 +5,8 @@
  * pcpu_metrics_gzip_accepted() and pcpu_metrics_respond(). Checks: a known
  * format; the response's content type and encoding are what negotiation
  * and the gzip check said; an uncompressed body is the exposition of that
- * format (OpenMetrics ends with "# EOF"); respond() never fails but for
- * memory.
+ * format (OpenMetrics ends with "# EOF", text has none, protobuf is
+ * delimited MetricFamily messages); respond() never fails but for memory.
  */
 #define _GNU_SOURCE
 #include <percpu/counter.h>
@@ -49,7 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		encoding = NULL;
 
 	f = pcpu_metrics_negotiate(accept);
-	FUZZ_CHECK(f == PCPU_METRICS_PROMETHEUS || f == PCPU_METRICS_OPENMETRICS, "format %d", f);
+	FUZZ_CHECK(f == PCPU_METRICS_PROMETHEUS || f == PCPU_METRICS_OPENMETRICS ||
+			   f == PCPU_METRICS_PROTOBUF,
+		   "format %d", f);
 	gzip = pcpu_metrics_gzip_accepted(encoding);
 	err = pcpu_metrics_respond(accept, encoding, &res);
 	FUZZ_CHECK(err == 0 || err == -ENOMEM, "respond: %d", err);
@@ -66,6 +68,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   "OpenMetrics without # EOF");
 		if (!gzip && f == PCPU_METRICS_PROMETHEUS)
 			FUZZ_CHECK(!memmem(res.body, res.length, "# EOF", 5), "text with # EOF");
+		if (!gzip && f == PCPU_METRICS_PROTOBUF)
+			FUZZ_CHECK(fuzz_protobuf_families((const uint8_t *)res.body, res.length),
+				   "protobuf that is no delimited MetricFamily stream");
+		if (!gzip && f != PCPU_METRICS_PROTOBUF)
+			FUZZ_CHECK(strncmp(res.body, "# HELP", 6) == 0, "text without # HELP first");
 		if (gzip)
 			FUZZ_CHECK(res.length >= 2 && (uint8_t)res.body[0] == 0x1f &&
 				   (uint8_t)res.body[1] == 0x8b, "not gzip");

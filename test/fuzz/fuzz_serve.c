@@ -12,7 +12,8 @@
  * well-formed HTTP/1.x response: a status line with a code in 200..599
  * (after any 100 Continue), the end of the headers, and a body as long as
  * its Content-Length; a 200 is the exposition (a body starting with
- * "# HELP" or "# TYPE", or gzip's magic when Content-Encoding says so).
+ * "# HELP" or "# TYPE", delimited MetricFamily messages when Content-Type
+ * says protobuf, or gzip's magic when Content-Encoding says so).
  * Then a plain valid GET, on a connection kept alive between inputs, must
  * still get its 200 within seconds: no input can kill or wedge the server.
  *
@@ -102,6 +103,7 @@ struct reply {
 	size_t head;    /* bytes of status line and headers, the blank line included */
 	long length;    /* Content-Length; -1 if none */
 	bool gzip;
+	bool protobuf;  /* Content-Type: Prometheus's protobuf format */
 };
 
 /* The value of header @name in the headers at @h (@n bytes), or NULL. */
@@ -160,6 +162,8 @@ static int parse_head(const char *p, size_t n, struct reply *r)
 	}
 	v = header(p, r->head - 2, "Content-Encoding", &len);
 	r->gzip = v && len == 4 && strncasecmp(v, "gzip", 4) == 0;
+	v = header(p, r->head - 2, "Content-Type", &len);
+	r->protobuf = v && len >= 31 && strncasecmp(v, "application/vnd.google.protobuf", 31) == 0;
 	return 1;
 }
 
@@ -204,6 +208,10 @@ static int read_reply(int fd, bool head, int64_t deadline, bool *eof)
 				if (r.gzip)
 					FUZZ_CHECK((uint8_t)b[0] == 0x1f && (uint8_t)b[1] == 0x8b,
 						   "a 200 gzip body without gzip's magic");
+				else if (r.protobuf)
+					FUZZ_CHECK(fuzz_protobuf_families((const uint8_t *)b,
+									  body ? body : n - off - r.head),
+						   "a 200 protobuf body that is no delimited stream");
 				else
 					FUZZ_CHECK(strncmp(b, "# HELP", 6) == 0 ||
 						   strncmp(b, "# TYPE", 6) == 0,

@@ -28,6 +28,7 @@ struct accept_case {
 
 #define OM PCPU_METRICS_OPENMETRICS
 #define TEXT PCPU_METRICS_PROMETHEUS
+#define PB PCPU_METRICS_PROTOBUF
 
 static struct accept_case accept_cases[] = {
 	/* no header, or nothing we can read: the text format */
@@ -39,12 +40,17 @@ static struct accept_case accept_cases[] = {
 	  "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", OM },
 	/* Prometheus 2.x with OpenMetrics off (scrape_protocols text only) */
 	{ "text/plain;version=0.0.4;q=1,*/*;q=0.1", TEXT },
-	/* Prometheus 3.x's default: protobuf first, then OpenMetrics 1.0.0 */
+	/* Prometheus 3.x's default (config.DefaultScrapeProtocols, weights from 0.6) */
+	{ "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,"
+	  "application/openmetrics-text;version=0.0.1;q=0.5,"
+	  "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,"
+	  "*/*;q=0.2", OM },
+	/* Prometheus 3.x with native histograms (DefaultProtoFirstScrapeProtocols) */
 	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
 	  "encoding=delimited;q=0.5,application/openmetrics-text;version=1.0.0;"
 	  "escaping=allow-utf-8;q=0.4,application/openmetrics-text;version=0.0.1;q=0.3,"
 	  "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.2,text/plain;version=0.0.4;q=0.1,"
-	  "*/*;q=0.05", OM },
+	  "*/*;q=0.05", PB },
 	/* Prometheus 3.x told to prefer the classic text format */
 	{ "text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,"
 	  "*/*;q=0.1", TEXT },
@@ -70,6 +76,43 @@ static struct accept_case accept_cases[] = {
 	{ "application/openmetrics-text;q=1.5, text/plain;q=0.1", TEXT },
 	{ "application/openmetrics-text;q=abc", TEXT },
 	{ "application/openmetrics-text;q=0.5, text/plain;q=0.499", OM },
+	/* Prometheus 2.42 with --enable-feature=native-histograms (scrape.go) */
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+	  "encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,"
+	  "application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,"
+	  "*/*;q=0.1", PB },
+	/* as later 2.x send it (acceptHeader(): weights) */
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+	  "encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2", PB },
+	/* protobuf: parameters in any order, among others; case as RFC 9110 */
+	{ "application/vnd.google.protobuf;encoding=delimited;proto=io.prometheus.client.MetricFamily",
+	  PB },
+	{ "Application/Vnd.Google.Protobuf ; Encoding=\"Delimited\" ; foo=bar ; "
+	  "Proto=\"io.prometheus.client.MetricFamily\" ; q=0.9, text/plain;q=0.8", PB },
+	/* the message name is exact; other encodings and bare protobuf do not match */
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.metricfamily;"
+	  "encoding=delimited", TEXT },
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text",
+	  TEXT },
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily", TEXT },
+	{ "application/vnd.google.protobuf;encoding=delimited", TEXT },
+	{ "application/vnd.google.protobuf", TEXT },
+	/* no wildcard matches it, however it ranks */
+	{ "application/*", OM },
+	{ "*/*;q=1, application/openmetrics-text;q=0.1", TEXT },
+	/* it must beat both text formats; a tie goes to text */
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+	  "encoding=delimited;q=0.5,application/openmetrics-text;q=0.5", OM },
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+	  "encoding=delimited;q=0.5,text/plain;q=0.5", TEXT },
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+	  "encoding=delimited;q=0.5,application/openmetrics-text;q=0.6,text/plain;q=0.1", OM },
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+	  "encoding=delimited;q=0.5,*/*;q=0.6", TEXT },
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+	  "encoding=delimited;q=0", TEXT },
+	{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"
+	  "encoding=delimited;q=0.001", PB },
 };
 
 /*
@@ -204,6 +247,66 @@ Test(metrics_http, a_gzipped_response_inflates_to_the_exposition)
 #else
 	cr_skip_test("built without zlib");
 #endif
+}
+
+/* pcpu_metrics_write()'s bytes for @f (a protobuf body may hold NULs). */
+static char *metrics_bytes(enum pcpu_metrics_format f, size_t *len)
+{
+	char *body = NULL;
+	FILE *out = open_memstream(&body, len);
+
+	cr_assert_not_null(out);
+	cr_assert_eq(pcpu_metrics_write(out, f), 0);
+	fclose(out);
+	return body;
+}
+
+#define PROMETHEUS_PROTOBUF                                                              \
+	"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;"       \
+	"encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,"           \
+	"application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5," \
+	"*/*;q=0.1"
+
+Test(metrics_http, a_protobuf_response_is_the_protobuf_exposition_gzipped_or_not)
+{
+	struct pcpu_metrics_response res;
+	size_t len;
+	char *want = metrics_bytes(PCPU_METRICS_PROTOBUF, &len);
+	/* the counter's family: its name with "_total", as a length-delimited field 1 */
+	static const char name[] = "\x0a\x18http_test_requests_total";
+
+	cr_assert_eq(pcpu_metrics_respond(PROMETHEUS_PROTOBUF, NULL, &res), 0);
+	cr_assert_str_eq(res.content_type,
+			 "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
+			 "encoding=delimited");
+	cr_assert_str_eq(res.content_type, pcpu_metrics_content_type(PCPU_METRICS_PROTOBUF));
+	cr_assert_null(res.content_encoding);
+	cr_assert_eq(res.length, len);
+	cr_assert_eq(memcmp(res.body, want, len), 0);
+	cr_assert(memmem(want, len, name, sizeof(name) - 1) != NULL);
+	pcpu_metrics_response_free(&res);
+#ifdef PCPU_TEST_HAVE_ZLIB
+	{
+		char *got = malloc(len + 1);
+		z_stream z = { 0 };
+
+		cr_assert_eq(pcpu_metrics_respond(PROMETHEUS_PROTOBUF, "gzip", &res), 0);
+		cr_assert_str_eq(res.content_type, pcpu_metrics_content_type(PCPU_METRICS_PROTOBUF));
+		cr_assert_str_eq(res.content_encoding, "gzip");
+		cr_assert_eq(inflateInit2(&z, 15 + 16), Z_OK);
+		z.next_in = (Bytef *)res.body;
+		z.avail_in = (uInt)res.length;
+		z.next_out = (Bytef *)got;
+		z.avail_out = (uInt)len + 1;
+		cr_assert_eq(inflate(&z, Z_FINISH), Z_STREAM_END);
+		cr_assert_eq(z.total_out, len);
+		cr_assert_eq(memcmp(got, want, len), 0);
+		inflateEnd(&z);
+		pcpu_metrics_response_free(&res);
+		free(got);
+	}
+#endif
+	free(want);
 }
 
 Test(metrics_http, respond_without_a_response_returns_einval)

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Prometheus's protobuf format (see <percpu/metrics.h>): one
+ * io.prometheus.client.MetricFamily per family, each preceded by its
+ * length as a varint, encoded by hand (the core takes no protobuf
+ * library): a message is its fields in order, each a tag (field << 3 |
+ * wire type) and a varint, a little-endian double, or a length and bytes.
+ * Families come contiguous from the walk, as for the text formats.
+ *
+ * What the text format 0.0.4 does, this does: a counter family is named
+ * NAME_total, an info family NAME_info typed gauge with value 1; HELP as
+ * it is (no escaping: it is no text format). Histograms give their
+ * buckets without +Inf (Prometheus makes it from sample_count); a native
+ * one (PCPU_METRIC_SAMPLE_F_NATIVE) gives schema, zero bucket, its runs
+ * of consecutive buckets (BucketSpan messages: positive_span) and their
+ * deltas (positive_delta), and its classic buckets only where it has some.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <percpu/metrics.h>
+
+#include "metrics_internal.h"
+
+/* Wire types. */
+#define WT_VARINT 0
+#define WT_I64 1
+#define WT_LEN 2
+
+/* io.prometheus.client field numbers (client_model's metrics.proto). */
+enum {
+	FAMILY_NAME = 1, FAMILY_HELP = 2, FAMILY_TYPE = 3, FAMILY_METRIC = 4,
+	LABEL_NAME = 1, LABEL_VALUE = 2,
+	METRIC_LABEL = 1, METRIC_GAUGE = 2, METRIC_COUNTER = 3, METRIC_HISTOGRAM = 7,
+	VALUE_VALUE = 1, /* Gauge.value, Counter.value */
+	HIST_COUNT = 1, HIST_SUM = 2, HIST_BUCKET = 3, HIST_SCHEMA = 5, HIST_ZERO_THRESHOLD = 6,
+	HIST_ZERO_COUNT = 7, HIST_POSITIVE_SPAN = 12, HIST_POSITIVE_DELTA = 13,
+	BUCKET_CUMULATIVE = 1, BUCKET_UPPER_BOUND = 2,
+	SPAN_OFFSET = 1, SPAN_LENGTH = 2,
+};
+
+/* MetricType. */
+enum { TYPE_COUNTER = 0, TYPE_GAUGE = 1, TYPE_HISTOGRAM = 4 };
+
+/* A message being built; a failed allocation sets @oom and drops what follows. */
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void put_raw(struct buf *b, const void *data, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 64;
+		uint8_t *p;
+
+		while (cap - b->len < n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+/* @v in 7-bit groups, least significant first, the high bit on all but the last. */
+static size_t encode_varint(uint8_t out[10], uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		out[n++] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+static void put_varint(struct buf *b, uint64_t v)
+{
+	uint8_t out[10];
+
+	put_raw(b, out, encode_varint(out, v));
+}
+
+static void put_tag(struct buf *b, unsigned int field, unsigned int wire)
+{
+	put_varint(b, (uint64_t)field << 3 | wire);
+}
+
+static void put_uint(struct buf *b, unsigned int field, uint64_t v)
+{
+	put_tag(b, field, WT_VARINT);
+	put_varint(b, v);
+}
+
+/* sint32 and sint64: zigzag, so that small negative numbers are short. */
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static void put_double(struct buf *b, unsigned int field, double d)
+{
+	uint64_t bits;
+	uint8_t le[8];
+
+	memcpy(&bits, &d, sizeof(bits));
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(bits >> (8 * i));
+	put_tag(b, field, WT_I64);
+	put_raw(b, le, sizeof(le));
+}
+
+static void put_bytes(struct buf *b, unsigned int field, const void *data, size_t n)
+{
+	put_tag(b, field, WT_LEN);
+	put_varint(b, n);
+	put_raw(b, data, n);
+}
+
+static void put_string(struct buf *b, unsigned int field, const char *s)
+{
+	put_bytes(b, field, s, strlen(s));
+}
+
+/* Appends @sub as field @field of @b, and empties @sub for the next. */
+static void put_message(struct buf *b, unsigned int field, struct buf *sub)
+{
+	b->oom |= sub->oom;
+	put_bytes(b, field, sub->p, sub->len);
+	sub->len = 0;
+	sub->oom = false;
+}
+
+/*
+ * @v / @scale as the text formats write it: exactly the integer when
+ * @scale divides @v, else the nearest double of the quotient.
+ */
+static double scaled(int64_t v, int64_t scale)
+{
+	if (scale <= 1)
+		return (double)v;
+	if (v % scale == 0)
+		return (double)(v / scale);
+	return (double)v / (double)scale;
+}
+
+/* The native buckets of one histogram as runs (BucketSpan) and deltas. */
+struct runs {
+	struct buf *runs, *deltas, *run; /* run: the open run's BucketSpan */
+	int32_t next;                      /* the key after the last bucket */
+	uint32_t length;                 /* of the open run */
+	int32_t offset;
+	uint64_t prev;                     /* the last bucket's count */
+	bool any;
+};
+
+static void close_run(struct runs *s)
+{
+	put_uint(s->run, SPAN_OFFSET, zigzag(s->offset));
+	put_uint(s->run, SPAN_LENGTH, s->length);
+	put_message(s->runs, HIST_POSITIVE_SPAN, s->run);
+}
+
+static void put_delta(struct runs *s, uint64_t count)
+{
+	put_varint(s->deltas, zigzag((int64_t)(count - s->prev)));
+	s->prev = count;
+	s->length++;
+}
+
+/*
+ * As the Go client: a gap of 1 or 2 empty buckets stays inside the run
+ * (as zero counts), a longer one starts a new run whose offset is the gap
+ * (the first run's: its first key).
+ */
+static void add_key(void *arg, int32_t key, uint64_t count)
+{
+	struct runs *s = arg;
+	int64_t gap = s->any ? (int64_t)key - s->next : key;
+
+	if (!s->any || gap > 2) {
+		if (s->any)
+			close_run(s);
+		s->offset = (int32_t)gap;
+		s->length = 0;
+	} else {
+		for (; gap > 0; gap--)
+			put_delta(s, 0);
+	}
+	put_delta(s, count);
+	s->next = key + 1;
+	s->any = true;
+}
+
+/* One classic bucket: cumulative count and upper bound, scaled. */
+struct classic {
+	struct buf *hist, *bucket;
+	int64_t scale;
+};
+
+static void add_classic(void *arg, int64_t bound, uint64_t cumulative)
+{
+	struct classic *c = arg;
+
+	put_uint(c->bucket, BUCKET_CUMULATIVE, cumulative);
+	put_double(c->bucket, BUCKET_UPPER_BOUND, scaled(bound, c->scale));
+	put_message(c->hist, HIST_BUCKET, c->bucket);
+}
+
+/* Scratch messages, reused from sample to sample. */
+struct scratch {
+	struct buf family, metric, value, item, deltas;
+};
+
+static void put_native(struct scratch *x, const struct pcpu_metric_sample *m)
+{
+	struct runs s = { .runs = &x->value, .deltas = &x->deltas, .run = &x->item };
+	double zero = m->nr_bounds ? scaled(m->bounds[0], m->scale) : 0;
+
+	/* 2^-128 for a threshold of 0, as the Go client: below any positive observation */
+	put_uint(&x->value, HIST_SCHEMA, zigzag(m->schema));
+	put_double(&x->value, HIST_ZERO_THRESHOLD, zero > 0 ? zero : ldexp(1, -128));
+	put_uint(&x->value, HIST_ZERO_COUNT, m->nr_bounds ? m->buckets[0] : 0);
+	x->deltas.len = 0;
+	x->deltas.oom = false;
+	if (m->nr_bounds)
+		pcpu_native_each_key(m, add_key, &s);
+	if (s.any) {
+		close_run(&s);
+		/* packed: one length-delimited field of varints */
+		put_message(&x->value, HIST_POSITIVE_DELTA, &x->deltas);
+	}
+}
+
+static void put_histogram(struct scratch *x, const struct pcpu_metric_sample *m)
+{
+	struct classic c = { &x->value, &x->item, m->scale };
+	uint64_t count = 0;
+
+	for (uint32_t i = 0; i <= m->nr_bounds; i++)
+		count += m->buckets[i];
+	put_uint(&x->value, HIST_COUNT, count);
+	put_double(&x->value, HIST_SUM, scaled(m->sum, m->scale));
+	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) {
+		pcpu_native_each_classic(m, add_classic, &c);
+		put_native(x, m);
+		return;
+	}
+	count = 0;
+	for (uint32_t i = 0; i < m->nr_bounds; i++) {
+		count += m->buckets[i];
+		add_classic(&c, m->bounds[i], count);
+	}
+}
+
+struct proto_writer {
+	FILE *out;
+	char *family; /* the family being built, NULL before the first */
+	struct scratch x;
+};
+
+/* Writes the family built so far, preceded by its length. */
+static void flush_family(struct proto_writer *w)
+{
+	uint8_t len[10];
+
+	fwrite(len, 1, encode_varint(len, w->x.family.len), w->out);
+	fwrite(w->x.family.p, 1, w->x.family.len, w->out);
+	w->x.family.len = 0;
+}
+
+static void start_family(struct proto_writer *w, const struct pcpu_metric_sample *m)
+{
+	const char *suffix = m->kind == PCPU_METRIC_COUNTER ? "_total" :
+			     m->kind == PCPU_METRIC_INFO    ? "_info" :
+							      "";
+	int type = m->kind == PCPU_METRIC_COUNTER   ? TYPE_COUNTER :
+		   m->kind == PCPU_METRIC_HISTOGRAM ? TYPE_HISTOGRAM :
+						      TYPE_GAUGE;
+	size_t n = strlen(m->name), s = strlen(suffix);
+
+	put_tag(&w->x.family, FAMILY_NAME, WT_LEN);
+	put_varint(&w->x.family, n + s);
+	put_raw(&w->x.family, m->name, n);
+	put_raw(&w->x.family, suffix, s);
+	if (m->help[0])
+		put_string(&w->x.family, FAMILY_HELP, m->help);
+	put_uint(&w->x.family, FAMILY_TYPE, (uint64_t)type);
+}
+
+static int put_metric(const struct pcpu_metric_sample *m, void *arg)
+{
+	struct proto_writer *w = arg;
+	struct scratch *x = &w->x;
+	unsigned int field;
+
+	if (!w->family || strcmp(w->family, m->name) != 0) {
+		if (w->family)
+			flush_family(w);
+		free(w->family);
+		w->family = strdup(m->name);
+		if (!w->family)
+			return -ENOMEM;
+		start_family(w, m);
+	}
+	for (const char *const *l = m->labels; l && *l; l += 2) {
+		put_string(&x->item, LABEL_NAME, l[0]);
+		put_string(&x->item, LABEL_VALUE, l[1]);
+		put_message(&x->metric, METRIC_LABEL, &x->item);
+	}
+	if (m->kind == PCPU_METRIC_HISTOGRAM) {
+		put_histogram(x, m);
+		field = METRIC_HISTOGRAM;
+	} else {
+		double v = m->kind == PCPU_METRIC_INFO ? 1 : /* whatever its source holds */
+			   m->flags & PCPU_METRIC_SAMPLE_F_DOUBLE ? m->dvalue :
+								    scaled(m->value, m->scale);
+
+		put_double(&x->value, VALUE_VALUE, v);
+		field = m->kind == PCPU_METRIC_COUNTER ? METRIC_COUNTER : METRIC_GAUGE;
+	}
+	put_message(&x->metric, field, &x->value);
+	put_message(&x->family, FAMILY_METRIC, &x->metric);
+	return x->family.oom ? -ENOMEM : 0;
+}
+
+int pcpu_exposition_write_proto(FILE *out, pcpu_sample_walk walk, void *ctx)
+{
+	struct proto_writer w = { .out = out };
+	int err = walk(put_metric, &w, ctx);
+
+	if (!err && w.x.family.oom)
+		err = -ENOMEM;
+	if (!err && w.family)
+		flush_family(&w);
+	free(w.family);
+	free(w.x.family.p);
+	free(w.x.metric.p);
+	free(w.x.value.p);
+	free(w.x.item.p);
+	free(w.x.deltas.p);
+	return err;
+}
