@@ -221,7 +221,9 @@ static void put_histogram(struct writer *w, const struct pcpu_metric_sample *m)
 		struct classic_bucket b = { .w = w, .m = m };
 
 		pcpu_native_each_classic(m, put_classic_bucket, &b);
-		cumulative = m->count;
+		/* +Inf: every fine bucket, the zero bucket and the top's overflow too */
+		for (uint32_t i = 0; i <= m->nr_bounds; i++)
+			cumulative += m->buckets[i];
 		inf = latest_exemplar(m, b.next, m->nr_bounds);
 	} else {
 		for (uint32_t i = 0; i < m->nr_bounds; i++) {
