@@ -490,7 +490,7 @@ Test(protobuf, a_classic_histogram_has_cumulative_buckets_without_inf)
 	cr_assert_str_eq(m->labels[0].value, "/x");
 	cr_assert(m->has_count && m->has_sum);
 	cr_assert_eq(m->count, 10);
-	cr_assert_eq(m->sum, 5.678);
+	cr_assert_eq(m->sum, (double)5.678); /* a double, not i386's long double */
 	cr_assert_eq(m->nr_buckets, 3, "no +Inf bucket: Prometheus adds it from the count");
 	assert_bucket(m, 0, 1, 0.1);
 	assert_bucket(m, 1, 3, 0.25);
@@ -625,7 +625,7 @@ Test(protobuf, a_scaled_native_histogram_has_negative_keys_and_bridges_gaps_of_t
 	cr_assert_eq(decode(s, 2), 1);
 	assert_family(&families[0], "wait_seconds", NULL, HISTOGRAM, 2);
 	cr_assert_eq(m->count, 11);
-	cr_assert_eq(m->sum, 23.456);
+	cr_assert_eq(m->sum, (double)23.456);
 	cr_assert_eq(m->schema, 1);
 	cr_assert_eq(m->zero_threshold, 0.5);
 	cr_assert_eq(m->zero_count, 1);
