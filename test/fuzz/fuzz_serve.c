@@ -172,7 +172,7 @@ static int parse_head(const char *p, size_t n, struct reply *r)
  * body) until it is whole, the connection ends, or @deadline. Checks what
  * came; returns the final status, 0 if none came whole.
  */
-static int read_reply(int fd, bool head, int64_t deadline, bool *eof)
+static int read_reply(int fd, bool head, bool maybe_head, int64_t deadline, bool *eof)
 {
 	static char buf[MAX_REPLY + 1];
 	size_t n = 0, off = 0;
@@ -198,6 +198,13 @@ static int read_reply(int fd, bool head, int64_t deadline, bool *eof)
 			if (r.length < 0 && !head && !*eof)
 				break; /* a body to the end of the connection */
 			if (n - off - r.head < body) {
+				/*
+				 * none of it, from a server that read a HEAD where
+				 * the input has one at a line's start that the
+				 * model above did not see as the request line
+				 */
+				if (*eof && maybe_head && n - off - r.head == 0)
+					return r.status;
 				FUZZ_CHECK(!*eof, "a body cut short: %zu of %ld bytes",
 					   n - off - r.head, r.length);
 				break;
@@ -233,6 +240,16 @@ static int read_reply(int fd, bool head, int64_t deadline, bool *eof)
 	return 0;
 }
 
+/* Whether "HEAD " starts the input or follows a CR, LF or NUL in it. */
+static bool has_head_line(const uint8_t *req, size_t n)
+{
+	for (size_t i = 0; i + 5 <= n; i++)
+		if ((i == 0 || req[i - 1] == '\r' || req[i - 1] == '\n' || req[i - 1] == '\0') &&
+		    memcmp(req + i, "HEAD ", 5) == 0)
+			return true;
+	return false;
+}
+
 /* A plain GET on the kept-alive connection gets its 200: the server lives. */
 static void check_alive(void)
 {
@@ -245,7 +262,7 @@ static void check_alive(void)
 			alive_fd = dial();
 		send_all(alive_fd, (const uint8_t *)plain_get, sizeof(plain_get) - 1,
 			 now_ms() + ALIVE_MS);
-		status = read_reply(alive_fd, false, now_ms() + ALIVE_MS, &eof);
+		status = read_reply(alive_fd, false, false, now_ms() + ALIVE_MS, &eof);
 		if (status != 200 || eof) {
 			close(alive_fd);
 			alive_fd = -1;
@@ -328,7 +345,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			break;
 	}
-	read_reply(fd, n - skip >= 5 && memcmp(req + skip, "HEAD ", 5) == 0, deadline, &eof);
+	read_reply(fd, n - skip >= 5 && memcmp(req + skip, "HEAD ", 5) == 0, has_head_line(req, n),
+		   deadline, &eof);
 	close(fd);
 	pcpu_counter_add(&in_flight, -1);
 	check_alive();
