@@ -19,9 +19,9 @@
  * both the native and the classic buckets are exact sums of its buckets.
  * The protobuf exposition carries the native buckets (and the classic ones
  * where given); the text formats the classic ones only. A CPU's memory is
- * 8 bytes per bucket, as for classic buckets: about 63 x 2^schema buckets
- * cover every positive int64 (505 at schema 3, the finest that fits
- * whole: raise the zero threshold or lower the top for more).
+ * 8 bytes per bucket, as for classic buckets: at most 63 x 2^schema + 1
+ * buckets cover every positive int64 (489 at schema 3, the finest that
+ * fits whole: raise the zero threshold or lower the top for more).
  *
  * A histogram is registered as a metric (<percpu/metrics.h>) when it is
  * created, and exposed as name_bucket{le=...}, name_sum and name_count,

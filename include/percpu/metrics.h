@@ -393,8 +393,9 @@ PCPU_EXPORT int pcpu_shared_collector(int (*emit)(const struct pcpu_metric_sampl
 				      void *ctx, void *segment);
 
 /**
- * Writes every item's exact value to @p out as Prometheus text 0.0.4 or
- * OpenMetrics 1.0.0 (counters as NAME_total), as pcpu_metrics_write():
+ * Writes every item's exact value to @p out as Prometheus text 0.0.4,
+ * OpenMetrics 1.0.0 or (since 0.4) the protobuf format (counters as
+ * NAME_total), as pcpu_metrics_write():
  * items of one name as one family, a sample per label tuple; histograms
  * as cumulative NAME_bucket{le="..."} up to "+Inf", NAME_sum, NAME_count.
  * @return 0; -EINVAL for NULL arguments or an unknown format; -ENOMEM;
