@@ -93,6 +93,36 @@ int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp
 
 const struct metric_source pcpu_histogram_source = { .sample = histogram_sample };
 
+/*
+ * The search index (struct pcpu_histogram's @c index): per cell of values
+ * with the same most significant bit (msb) and @bits bits below it, the
+ * first bucket whose bound is >= the least value of the cell. A value
+ * >= 1 is at least its cell's least, so its bucket is at or after that
+ * entry; the observe passes the bounds below it from there.
+ */
+static int make_index(struct pcpu_histogram *h, uint32_t bits)
+{
+	uint32_t cells = UINT32_C(63) << bits;
+	uint16_t *index = malloc(cells * sizeof(*index));
+
+	if (!index)
+		return -ENOMEM;
+	for (uint32_t c = 0, at = 0; c < cells; c++) {
+		uint32_t msb = c >> bits;
+		uint64_t top = (UINT64_C(1) << bits) | (c & ((UINT32_C(1) << bits) - 1));
+		/* the least value whose msb and next bits are the cell's */
+		int64_t least = (int64_t)(msb >= bits ? top << (msb - bits) : top >> (bits - msb));
+
+		/* cells ascend with their least values: the bucket only moves up */
+		while (at < h->nr_bounds && h->bounds[at] < least)
+			at++;
+		index[c] = (uint16_t)at;
+	}
+	h->index = index;
+	h->index_bits = bits;
+	return 0;
+}
+
 int pcpu_histogram_layout(struct pcpu_histogram *h, const int64_t *bounds, uint32_t nr_bounds,
 			  int64_t scale, const struct pcpu_histogram_native *native)
 {
@@ -122,6 +152,18 @@ int pcpu_histogram_layout(struct pcpu_histogram *h, const int64_t *bounds, uint3
 	h->nr_classic = nr_bounds;
 	h->bounds = merged;
 	h->nr_bounds = nr_merged;
+	if (nr_merged >= PCPU_HISTOGRAM_INDEXED_BOUNDS) {
+		/* a native schema's buckets per power of two, at most 128 cells of one */
+		uint32_t bits = native && native->schema + 1 > 4 ?
+					(uint32_t)(native->schema + 1 < 7 ? native->schema + 1 : 7) :
+					4;
+
+		err = make_index(h, bits);
+		if (err) {
+			pcpu_histogram_layout_free(h);
+			return err;
+		}
+	}
 	return 0;
 }
 
@@ -130,7 +172,9 @@ void pcpu_histogram_layout_free(struct pcpu_histogram *h)
 	if (h->bounds != h->classic)
 		free((void *)h->bounds);
 	free((void *)h->classic);
+	free((void *)h->index);
 	h->bounds = h->classic = NULL;
+	h->index = NULL;
 }
 
 PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histogram_desc *d)

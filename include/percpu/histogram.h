@@ -114,10 +114,24 @@ struct pcpu_histogram {
 	uint32_t nr_classic;    /**< their number */
 	int32_t schema;         /**< native: the schema */
 	uint32_t flags;         /**< private */
-	uint32_t reserved2;     /**< zero */
+	uint32_t index_bits;    /**< private: see @c index */
 	/** private: NULL until the first exemplar (pcpu_histogram_observe_exemplar()) @since 0.4 */
 	struct pcpu_exemplars *exemplars;
+	/**
+	 * NULL, or (with PCPU_HISTOGRAM_INDEXED_BOUNDS bounds or more) where
+	 * the bucket search of a value >= 1 starts: entry (msb << index_bits)
+	 * | the index_bits bits below the value's most significant bit (msb)
+	 * is the first bucket whose bound is >= the least value with those
+	 * bits, so that few bounds are left to pass. @since 0.4
+	 */
+	const uint16_t *index;
 };
+
+/**
+ * Bounds from which a histogram has a search index (every native one
+ * has): below, a binary search is as quick. @since 0.4
+ */
+#define PCPU_HISTOGRAM_INDEXED_BOUNDS 16
 
 /**
  * Creates and registers a histogram.
@@ -177,13 +191,25 @@ static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t valu
 		return;
 	}
 	hi = h->nr_bounds;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	if (h->index && value > 0) {
+		/* the index's start, then the few bounds left (the first >= value) */
+		unsigned int msb = 63u - (unsigned int)__builtin_clzll((unsigned long long)value);
+		unsigned int bits = h->index_bits;
+		uint64_t top = msb >= bits ? (uint64_t)value >> (msb - bits) :
+					     (uint64_t)value << (bits - msb);
 
-		if (value <= h->bounds[mid])
-			hi = mid;
-		else
-			lo = mid + 1;
+		lo = h->index[((uint64_t)msb << bits) | (top & ((UINT64_C(1) << bits) - 1))];
+		while (lo < hi && value > h->bounds[lo])
+			lo++;
+	} else {
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (value <= h->bounds[mid])
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
 	}
 	pcpu_stat_add(h->set, lo, 1);
 	/* value = sum_hi * 2^shift + sum_lo, 0 <= sum_lo < 2^shift (>> is arithmetic) */

@@ -104,8 +104,9 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram, nr_classic, 40, 4)                                   \
 	X(pcpu_histogram, schema, 44, 4)                                       \
 	X(pcpu_histogram, flags, 48, 4)                                        \
-	X(pcpu_histogram, reserved2, 52, 4)                                    \
+	X(pcpu_histogram, index_bits, 52, 4)                                    \
 	X(pcpu_histogram, exemplars, 56, 8)                                    \
+	X(pcpu_histogram, index, 64, 8)                                        \
 	X(pcpu_metric_sample, name, 0, 8)                                      \
 	X(pcpu_metric_sample, help, 8, 8)                                      \
 	X(pcpu_metric_sample, unit, 16, 8)                                     \
@@ -161,7 +162,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_desc, 48, 8)                                             \
 	X(pcpu_family_desc, 104, 8)                                             \
 	X(pcpu_histogram_desc, 64, 8)                                          \
-	X(pcpu_histogram, 64, 8)                                               \
+	X(pcpu_histogram, 72, 8)                                               \
 	X(pcpu_histogram_native, 24, 8)                                        \
 	X(pcpu_exemplar, 24, 8)                                                \
 	X(pcpu_metric_sample, 136, 8)                                          \

@@ -322,3 +322,94 @@ PCPU_TEST(native, collectors_cannot_emit_native_samples)
 	free(text);
 	pcpu_metrics_collector_remove(collector, NULL);
 }
+
+/* The first bucket whose bound is >= @v: what every observe must pick. */
+static uint32_t lower_bound(const int64_t *b, uint32_t n, int64_t v)
+{
+	uint32_t i = 0;
+
+	while (i < n && b[i] < v)
+		i++;
+	return i;
+}
+
+/* Every value near every bound, and spread ones, in the bucket the oracle picks. */
+static void check_fine_buckets(struct pcpu_histogram *h)
+{
+	uint32_t nb = pcpu_histogram_nr_buckets(h), n = nb - 1;
+	const int64_t *b = pcpu_histogram_bounds(h);
+	uint64_t *want = calloc(nb, sizeof(*want)), *got = calloc(nb, sizeof(*got));
+	int64_t values[7];
+
+	cr_assert(want && got);
+	srand(5);
+	for (uint32_t i = 0; i < n + 200; i++) {
+		int64_t v = i < n ? b[i] : (int64_t)ldexp(1.0 + rand() / (double)RAND_MAX,
+							  rand() % 63) * (rand() % 4 ? 1 : -1);
+		int nv = 0;
+
+		values[nv++] = v;
+		if (v > INT64_MIN)
+			values[nv++] = v - 1;
+		if (v < INT64_MAX)
+			values[nv++] = v + 1;
+		for (int k = 0; k < nv; k++) {
+			pcpu_histogram_observe(h, values[k]);
+			want[lower_bound(b, n, values[k])]++;
+		}
+	}
+	for (int64_t v = -3; v <= 300; v++) { /* the small values' cells */
+		pcpu_histogram_observe(h, v);
+		want[lower_bound(b, n, v)]++;
+	}
+	cr_assert_eq(pcpu_histogram_snapshot(h, got, NULL), 0);
+	for (uint32_t i = 0; i < nb; i++)
+		cr_assert_eq(got[i], want[i], "bucket %u of %u (bound %lld): %llu, want %llu", i, nb,
+			     i < n ? (long long)b[i] : 0LL, (unsigned long long)got[i],
+			     (unsigned long long)want[i]);
+	free(want);
+	free(got);
+}
+
+PCPU_TEST(native, the_search_index_picks_the_bucket_a_search_would)
+{
+	int64_t many[300];
+	struct pcpu_histogram *h;
+	int64_t v = -1000;
+
+	/* a classic histogram with an index: bounds of every size, negative too */
+	srand(3);
+	for (int i = 0; i < 300; i++) {
+		v += 1 + (int64_t)ldexp(rand() / (double)RAND_MAX, i / 5);
+		many[i] = v;
+	}
+	h = pcpu_histogram_create(&(struct pcpu_histogram_desc){ .name = "index_classic",
+								  .bounds = many, .nr_bounds = 300 });
+	cr_assert_not_null(h, "%s", strerror(errno));
+	cr_assert_not_null(h->index, "%u bounds have an index", h->nr_bounds);
+	check_fine_buckets(h);
+	pcpu_histogram_destroy(h);
+	/* native ones, at each index width, with classic bounds among them */
+	for (int32_t s = PCPU_HISTOGRAM_MIN_SCHEMA; s <= PCPU_HISTOGRAM_MAX_SCHEMA; s++) {
+		/* the finer schemas over a narrower range, to fit */
+		bool fine = s > 3;
+
+		h = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+			.name = "index_native", .bounds = many + 200, .nr_bounds = fine ? 0 : 8,
+			.scale = 1000,
+			.native = &(struct pcpu_histogram_native){
+				.schema = s, .zero_threshold = fine ? 1000 : 10,
+				.max = fine ? 3000 : 0 } });
+		cr_assert_not_null(h, "schema %d: %s", s, strerror(errno));
+		cr_assert(h->nr_bounds < PCPU_HISTOGRAM_INDEXED_BOUNDS || h->index);
+		check_fine_buckets(h);
+		pcpu_histogram_destroy(h);
+	}
+	/* below the indexed size: no index, the binary search */
+	h = pcpu_histogram_create(&(struct pcpu_histogram_desc){ .name = "index_none",
+								  .bounds = many, .nr_bounds = 15 });
+	cr_assert_not_null(h);
+	cr_assert_null(h->index);
+	check_fine_buckets(h);
+	pcpu_histogram_destroy(h);
+}
