@@ -355,7 +355,7 @@ report(want and got == want, "prometheus: histogram_sum() per route exact (ns as
 # histogram_quantile() over the native buckets: within a bucket's width
 # (schema 3: 2^(1/8) - 1) of the exact quantile the daemon computed
 width = 2 ** (1 / 8) - 1
-wrong, n = [], 0
+wrong, n, worst = [], 0, 0.0
 for line in open(tmp + "/quantiles"):
     route, q, ns = line.split()
     exact = int(ns) / 1e9
@@ -363,6 +363,9 @@ for line in open(tmp + "/quantiles"):
     n += 1
     if est is None or abs(est - exact) > width * exact:
         wrong.append((route, q, exact, est))
+    else:
+        worst = max(worst, abs(est - exact) / exact)
+print("# histogram_quantile(): largest relative error %.2f %%" % (100 * worst))
 report(n > 0 and not wrong,
        "prometheus: histogram_quantile() of %d quantiles within %.2f %% of the exact ones"
        % (n, 100 * width), wrong)

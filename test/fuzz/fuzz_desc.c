@@ -6,7 +6,7 @@
  * children, options, bounds), a stat set (items: names, kinds, groups,
  * accuracy, floors, help, flags), a charge's options and a shared
  * segment's descriptor. Each call gives 0 or a negative errno (NULL and
- * errno), never a crash; whatever was made is exposed in both formats,
+ * errno), never a crash; whatever was made is exposed in every format,
  * which must succeed, then destroyed.
  */
 #define _GNU_SOURCE
@@ -54,7 +54,8 @@ static int64_t num(struct fuzz_in *in)
 
 static void expose_all(void)
 {
-	for (int f = 0; f < 2; f++) {
+	/* Prometheus text, OpenMetrics and protobuf */
+	for (int f = 0; f <= PCPU_METRICS_PROTOBUF; f++) {
 		char *text = NULL;
 		size_t len = 0;
 		FILE *out = open_memstream(&text, &len);
