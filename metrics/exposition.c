@@ -291,13 +291,14 @@ PCPU_EXPORT int pcpu_metrics_write(FILE *out, enum pcpu_metrics_format f)
 int pcpu_exposition_write(FILE *out, enum pcpu_metrics_format f, pcpu_sample_walk walk,
 			  void *ctx)
 {
-	struct writer w = { .om = f == PCPU_METRICS_OPENMETRICS };
+	struct writer w = { .om = f == PCPU_METRICS_OPENMETRICS ||
+				  f == PCPU_METRICS_OPENMETRICS_0_0_1 };
 	char *text = NULL;
 	size_t len = 0;
 	int err;
 
 	if (!out || (f != PCPU_METRICS_PROMETHEUS && f != PCPU_METRICS_OPENMETRICS &&
-		     f != PCPU_METRICS_PROTOBUF))
+		     f != PCPU_METRICS_PROTOBUF && f != PCPU_METRICS_OPENMETRICS_0_0_1))
 		return -EINVAL;
 	w.out = open_memstream(&text, &len);
 	if (!w.out)
@@ -328,6 +329,8 @@ PCPU_EXPORT const char *pcpu_metrics_content_type(enum pcpu_metrics_format f)
 		return "text/plain; version=0.0.4; charset=utf-8";
 	case PCPU_METRICS_OPENMETRICS:
 		return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+	case PCPU_METRICS_OPENMETRICS_0_0_1:
+		return "application/openmetrics-text; version=0.0.1; charset=utf-8";
 	case PCPU_METRICS_PROTOBUF:
 		return "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; "
 		       "encoding=delimited";

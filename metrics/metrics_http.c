@@ -194,21 +194,30 @@ static void offer_range(struct span el, void *arg)
 	consider(&offers[0], &r);
 	consider(&offers[1], &r);
 	consider(&offers[2], &r);
+	consider(&offers[3], &r);
 }
 
 PCPU_EXPORT enum pcpu_metrics_format pcpu_metrics_negotiate(const char *accept)
 {
-	struct offer offers[3] = {
+	struct offer offers[4] = {
 		{ "text", "plain", "0.0.4", 0, 0, specificity },
 		{ "application", "openmetrics-text", "1.0.0", 0, 0, specificity },
 		{ NULL, NULL, NULL, 0, 0, protobuf_specificity },
+		{ "application", "openmetrics-text", "0.0.1", 0, 0, specificity },
 	};
-	enum pcpu_metrics_format text;
+	enum pcpu_metrics_format text, om = PCPU_METRICS_OPENMETRICS;
+	int om_q;
 
 	each_element(accept, offer_range, offers);
-	text = offers[1].q > offers[0].q ? PCPU_METRICS_OPENMETRICS : PCPU_METRICS_PROMETHEUS;
+	/* OpenMetrics 0.0.1 only where ranked above 1.0.0 (a range of no version matches both) */
+	om_q = offers[1].q;
+	if (offers[3].q > om_q) {
+		om = PCPU_METRICS_OPENMETRICS_0_0_1;
+		om_q = offers[3].q;
+	}
+	text = om_q > offers[0].q ? om : PCPU_METRICS_PROMETHEUS;
 	/* a protobuf range with a q above both (an unmatched offer's q is 0) */
-	if (offers[2].q > offers[0].q && offers[2].q > offers[1].q)
+	if (offers[2].q > offers[0].q && offers[2].q > om_q)
 		return PCPU_METRICS_PROTOBUF;
 	return text;
 }

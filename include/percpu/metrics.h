@@ -123,6 +123,13 @@ enum pcpu_metrics_format {
 	 * @since 0.4
 	 */
 	PCPU_METRICS_PROTOBUF,
+	/**
+	 * OpenMetrics for a scraper that accepts only its draft 0.0.1: the
+	 * same text as PCPU_METRICS_OPENMETRICS (1.0.0 changed nothing that
+	 * we write), under a Content-Type with version=0.0.1, as the Go
+	 * client answers it. @since 0.4
+	 */
+	PCPU_METRICS_OPENMETRICS_0_0_1,
 };
 
 /**

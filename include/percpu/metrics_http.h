@@ -42,7 +42,9 @@ struct pcpu_metrics_response {
  * 9110: application/openmetrics-text without a version or with version
  * 1.0.0, or text/plain without a version or with 0.0.4; then the type's
  * wildcard (application or text); then the any-type wildcard. A range with
- * another version (OpenMetrics 0.0.1, text 1.0.0) does not match.
+ * another version (text 1.0.0) does not match. Since 0.4, a range of
+ * OpenMetrics version 0.0.1 that ranks above 1.0.0 (which a range of no
+ * version or a wildcard matches alike) gives PCPU_METRICS_OPENMETRICS_0_0_1.
  *
  * Since 0.4, PCPU_METRICS_PROTOBUF when the header names
  * application/vnd.google.protobuf with the parameters

@@ -54,8 +54,8 @@ static int64_t num(struct fuzz_in *in)
 
 static void expose_all(void)
 {
-	/* Prometheus text, OpenMetrics and protobuf */
-	for (int f = 0; f <= PCPU_METRICS_PROTOBUF; f++) {
+	/* Prometheus text, OpenMetrics (both versions) and protobuf */
+	for (int f = 0; f <= PCPU_METRICS_OPENMETRICS_0_0_1; f++) {
 		char *text = NULL;
 		size_t len = 0;
 		FILE *out = open_memstream(&text, &len);

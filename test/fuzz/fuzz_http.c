@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	f = pcpu_metrics_negotiate(accept);
 	FUZZ_CHECK(f == PCPU_METRICS_PROMETHEUS || f == PCPU_METRICS_OPENMETRICS ||
-			   f == PCPU_METRICS_PROTOBUF,
+			   f == PCPU_METRICS_PROTOBUF || f == PCPU_METRICS_OPENMETRICS_0_0_1,
 		   "format %d", f);
 	gzip = pcpu_metrics_gzip_accepted(encoding);
 	err = pcpu_metrics_respond(accept, encoding, &res);
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   "content type %s for format %d", res.content_type, f);
 		FUZZ_CHECK(gzip == (res.content_encoding != NULL), "gzip %d, encoding %s", gzip,
 			   res.content_encoding ? res.content_encoding : "none");
-		if (!gzip && f == PCPU_METRICS_OPENMETRICS)
+		if (!gzip && (f == PCPU_METRICS_OPENMETRICS || f == PCPU_METRICS_OPENMETRICS_0_0_1))
 			FUZZ_CHECK(res.length >= 6 &&
 				   memcmp(res.body + res.length - 6, "# EOF\n", 6) == 0,
 				   "OpenMetrics without # EOF");

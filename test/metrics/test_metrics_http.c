@@ -29,6 +29,7 @@ struct accept_case {
 #define OM PCPU_METRICS_OPENMETRICS
 #define TEXT PCPU_METRICS_PROMETHEUS
 #define PB PCPU_METRICS_PROTOBUF
+#define OM001 PCPU_METRICS_OPENMETRICS_0_0_1
 
 static struct accept_case accept_cases[] = {
 	/* no header, or nothing we can read: the text format */
@@ -54,12 +55,19 @@ static struct accept_case accept_cases[] = {
 	/* Prometheus 3.x told to prefer the classic text format */
 	{ "text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,"
 	  "*/*;q=0.1", TEXT },
-	/* only versions we do not write: neither matches, so the default */
-	{ "application/openmetrics-text;version=0.0.1", TEXT },
+	/* OpenMetrics 0.0.1 alone, or above 1.0.0: its Content-Type (since 0.4) */
+	{ "application/openmetrics-text;version=0.0.1", OM001 },
+	{ "application/openmetrics-text;version=0.0.1;q=0.9,application/openmetrics-text;q=0.8",
+	  OM001 },
+	{ "application/openmetrics-text;version=0.0.1;q=0.5,text/plain;q=0.6", TEXT },
+	{ "application/openmetrics-text;version=0.0.1,application/openmetrics-text", OM },
+	/* all three at q 1 (the wildcard's): a tie, which goes to text */
+	{ "application/openmetrics-text;version=0.0.1,*/*", TEXT },
+	/* a version we do not write does not match */
 	{ "text/plain;version=1.0.0;q=1, application/openmetrics-text;version=1.0.0;q=0.2", OM },
 	/* a version as a quoted-string (RFC 9110 5.6.4), as some clients send it */
 	{ "application/openmetrics-text; version=\"1.0.0\"", OM },
-	{ "application/openmetrics-text; version=\"0.0.1\", text/plain;q=0.5", TEXT },
+	{ "application/openmetrics-text; version=\"0.0.1\", text/plain;q=0.5", OM001 },
 	{ "text/plain; version=\"0.0.4\"; q=0.5, application/openmetrics-text;q=0.4", TEXT },
 	/* plain media types, spaces, case */
 	{ "application/openmetrics-text", OM },
@@ -207,6 +215,17 @@ Test(metrics_http, the_response_is_the_exposition_in_the_negotiated_format)
 	cr_assert(res.length >= 6 && memcmp(res.body + res.length - 6, "# EOF\n", 6) == 0);
 	pcpu_metrics_response_free(&res);
 	cr_assert_null(res.body);
+	free(want);
+
+	/* OpenMetrics 0.0.1 only: the same body, under its own version */
+	want = metrics_text(PCPU_METRICS_OPENMETRICS);
+	cr_assert_eq(pcpu_metrics_respond("application/openmetrics-text;version=0.0.1", NULL, &res),
+		     0);
+	cr_assert_str_eq(res.content_type,
+			 "application/openmetrics-text; version=0.0.1; charset=utf-8");
+	cr_assert_eq(res.length, strlen(want));
+	cr_assert_eq(memcmp(res.body, want, res.length), 0);
+	pcpu_metrics_response_free(&res);
 	free(want);
 
 	want = metrics_text(PCPU_METRICS_PROMETHEUS);
