@@ -14,6 +14,9 @@
  * one (PCPU_METRIC_SAMPLE_F_NATIVE) gives schema, zero bucket, its runs
  * of consecutive buckets (BucketSpan messages: positive_span) and their
  * deltas (positive_delta), and its classic buckets only where it has some.
+ * Exemplars (Exemplar: labels, value, a Timestamp) go on a counter, on a
+ * classic histogram's buckets (a +Inf bucket is written for one of its
+ * own), and in a native histogram's list of them (Histogram.exemplars).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,8 +44,12 @@ enum {
 	VALUE_VALUE = 1, /* Gauge.value, Counter.value */
 	HIST_COUNT = 1, HIST_SUM = 2, HIST_BUCKET = 3, HIST_SCHEMA = 5, HIST_ZERO_THRESHOLD = 6,
 	HIST_ZERO_COUNT = 7, HIST_POSITIVE_SPAN = 12, HIST_POSITIVE_DELTA = 13,
-	BUCKET_CUMULATIVE = 1, BUCKET_UPPER_BOUND = 2,
+	HIST_EXEMPLARS = 16,
+	BUCKET_CUMULATIVE = 1, BUCKET_UPPER_BOUND = 2, BUCKET_EXEMPLAR = 3,
 	SPAN_OFFSET = 1, SPAN_LENGTH = 2,
+	COUNTER_EXEMPLAR = 2,
+	EXEMPLAR_LABEL = 1, EXEMPLAR_VALUE = 2, EXEMPLAR_TIMESTAMP = 3,
+	TIMESTAMP_SECONDS = 1, TIMESTAMP_NANOS = 2, /* google.protobuf.Timestamp */
 };
 
 /* MetricType. */
@@ -207,25 +214,59 @@ static void add_key(void *arg, int32_t key, uint64_t count)
 	s->any = true;
 }
 
-/* One classic bucket: cumulative count and upper bound, scaled. */
+/* Scratch messages, reused from sample to sample. */
+struct scratch {
+	struct buf family, metric, value, item, deltas, exemplar, part;
+};
+
+/* Exemplar @e (with labels) as field @field of @dst. */
+static void put_exemplar(struct scratch *x, struct buf *dst, unsigned int field,
+			 const struct pcpu_exemplar *e)
+{
+	double seconds = floor(e->timestamp);
+	int64_t nanos = (int64_t)((e->timestamp - seconds) * 1e9 + 0.5);
+
+	for (const char *const *l = e->labels; *l; l += 2) {
+		put_string(&x->part, LABEL_NAME, l[0]);
+		put_string(&x->part, LABEL_VALUE, l[1]);
+		put_message(&x->exemplar, EXEMPLAR_LABEL, &x->part);
+	}
+	put_double(&x->exemplar, EXEMPLAR_VALUE, e->value);
+	if (nanos >= 1000000000) { /* rounded up to the next second */
+		seconds += 1;
+		nanos = 0;
+	}
+	put_uint(&x->part, TIMESTAMP_SECONDS, (uint64_t)(int64_t)seconds);
+	if (nanos)
+		put_uint(&x->part, TIMESTAMP_NANOS, (uint64_t)nanos);
+	put_message(&x->exemplar, EXEMPLAR_TIMESTAMP, &x->part);
+	put_message(dst, field, &x->exemplar);
+}
+
+/* Sample @m's exemplar of bucket @i, or NULL. */
+static const struct pcpu_exemplar *exemplar_of(const struct pcpu_metric_sample *m, uint32_t i)
+{
+	return m->exemplars && m->exemplars[i].labels ? &m->exemplars[i] : NULL;
+}
+
+/* One classic bucket: cumulative count, upper bound (scaled), its exemplar. */
 struct classic {
-	struct buf *hist, *bucket;
+	struct scratch *x;
 	int64_t scale;
+	const struct pcpu_exemplar *exemplar; /* NULL: none */
 };
 
 static void add_classic(void *arg, int64_t bound, uint64_t cumulative)
 {
 	struct classic *c = arg;
+	struct buf *bucket = &c->x->item;
 
-	put_uint(c->bucket, BUCKET_CUMULATIVE, cumulative);
-	put_double(c->bucket, BUCKET_UPPER_BOUND, scaled(bound, c->scale));
-	put_message(c->hist, HIST_BUCKET, c->bucket);
+	put_uint(bucket, BUCKET_CUMULATIVE, cumulative);
+	put_double(bucket, BUCKET_UPPER_BOUND, scaled(bound, c->scale));
+	if (c->exemplar)
+		put_exemplar(c->x, bucket, BUCKET_EXEMPLAR, c->exemplar);
+	put_message(&c->x->value, HIST_BUCKET, bucket);
 }
-
-/* Scratch messages, reused from sample to sample. */
-struct scratch {
-	struct buf family, metric, value, item, deltas;
-};
 
 static void put_native(struct scratch *x, const struct pcpu_metric_sample *m)
 {
@@ -249,22 +290,34 @@ static void put_native(struct scratch *x, const struct pcpu_metric_sample *m)
 
 static void put_histogram(struct scratch *x, const struct pcpu_metric_sample *m)
 {
-	struct classic c = { &x->value, &x->item, m->scale };
-	uint64_t count = 0;
+	struct classic c = { x, m->scale, NULL };
+	uint64_t count = 0, total = 0;
 
 	for (uint32_t i = 0; i <= m->nr_bounds; i++)
-		count += m->buckets[i];
-	put_uint(&x->value, HIST_COUNT, count);
+		total += m->buckets[i];
+	put_uint(&x->value, HIST_COUNT, total);
 	put_double(&x->value, HIST_SUM, scaled(m->sum, m->scale));
 	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) {
 		pcpu_native_each_classic(m, add_classic, &c);
 		put_native(x, m);
+		/* a native histogram's exemplars: a list of their own */
+		for (uint32_t i = 0; i <= m->nr_bounds; i++)
+			if (exemplar_of(m, i))
+				put_exemplar(x, &x->value, HIST_EXEMPLARS, exemplar_of(m, i));
 		return;
 	}
-	count = 0;
 	for (uint32_t i = 0; i < m->nr_bounds; i++) {
 		count += m->buckets[i];
+		c.exemplar = exemplar_of(m, i);
 		add_classic(&c, m->bounds[i], count);
+	}
+	/* +Inf is implicit, unless it has an exemplar to carry */
+	c.exemplar = exemplar_of(m, m->nr_bounds);
+	if (c.exemplar) {
+		put_uint(&x->item, BUCKET_CUMULATIVE, total);
+		put_double(&x->item, BUCKET_UPPER_BOUND, INFINITY);
+		put_exemplar(x, &x->item, BUCKET_EXEMPLAR, c.exemplar);
+		put_message(&x->value, HIST_BUCKET, &x->item);
 	}
 }
 
@@ -333,6 +386,8 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 
 		put_double(&x->value, VALUE_VALUE, v);
 		field = m->kind == PCPU_METRIC_COUNTER ? METRIC_COUNTER : METRIC_GAUGE;
+		if (field == METRIC_COUNTER && exemplar_of(m, 0))
+			put_exemplar(x, &x->value, COUNTER_EXEMPLAR, exemplar_of(m, 0));
 	}
 	put_message(&x->metric, field, &x->value);
 	put_message(&x->family, FAMILY_METRIC, &x->metric);
@@ -354,5 +409,7 @@ int pcpu_exposition_write_proto(FILE *out, pcpu_sample_walk walk, void *ctx)
 	free(w.x.value.p);
 	free(w.x.item.p);
 	free(w.x.deltas.p);
+	free(w.x.exemplar.p);
+	free(w.x.part.p);
 	return err;
 }

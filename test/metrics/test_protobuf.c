@@ -27,10 +27,19 @@ struct d_label {
 	char name[64], value[64];
 };
 
+struct d_exemplar {
+	int nr_labels;
+	struct d_label labels[2];
+	double value;
+	int64_t seconds, nanos;
+	bool has_value, has_timestamp;
+};
+
 struct d_bucket {
 	uint64_t cumulative;
 	double upper;
-	bool has_cumulative, has_upper;
+	bool has_cumulative, has_upper, has_exemplar;
+	struct d_exemplar exemplar;
 };
 
 struct d_span {
@@ -57,6 +66,11 @@ struct d_metric {
 	struct d_span spans[8];
 	int nr_deltas;
 	int64_t deltas[32];
+	/* a counter's exemplar; a native histogram's list */
+	bool has_exemplar;
+	struct d_exemplar exemplar;
+	int nr_exemplars;
+	struct d_exemplar exemplars[4];
 };
 
 struct d_family {
@@ -157,13 +171,50 @@ static void decode_label(struct rd r, struct d_label *l)
 	}
 }
 
-/* Gauge or Counter: value = 1. */
-static void decode_value(struct rd r, struct d_metric *m)
+/* Exemplar: 1 label (repeated), 2 value, 3 timestamp {1 seconds, 2 nanos}. */
+static void decode_exemplar(struct rd r, struct d_exemplar *e)
 {
-	static const int wires[] = { NOPE, I64 };
+	static const int wires[] = { NOPE, LEN, I64, LEN };
+	static const int ts_wires[] = { NOPE, VARINT, VARINT };
 
 	while (r.p < r.end) {
-		rd_tag(&r, wires, 2);
+		switch (rd_tag(&r, wires, 4)) {
+		case 1:
+			cr_assert_lt(e->nr_labels, 2);
+			decode_label(rd_sub(&r), &e->labels[e->nr_labels++]);
+			break;
+		case 2:
+			e->value = rd_double(&r);
+			e->has_value = true;
+			break;
+		case 3: {
+			struct rd ts = rd_sub(&r);
+
+			e->has_timestamp = true;
+			while (ts.p < ts.end) {
+				if (rd_tag(&ts, ts_wires, 3) == 1)
+					e->seconds = (int64_t)rd_varint(&ts);
+				else
+					e->nanos = (int64_t)rd_varint(&ts);
+			}
+			break;
+		}
+		}
+	}
+}
+
+/* Gauge or Counter: value = 1; a Counter's exemplar = 2. */
+static void decode_value(struct rd r, struct d_metric *m)
+{
+	static const int wires[] = { NOPE, I64, LEN };
+
+	while (r.p < r.end) {
+		if (rd_tag(&r, wires, 3) == 2) {
+			cr_assert(m->has_counter, "an exemplar on a gauge");
+			decode_exemplar(rd_sub(&r), &m->exemplar);
+			m->has_exemplar = true;
+			continue;
+		}
 		cr_assert(!m->has_value, "value twice");
 		m->value = rd_double(&r);
 		m->has_value = true;
@@ -172,15 +223,22 @@ static void decode_value(struct rd r, struct d_metric *m)
 
 static void decode_bucket(struct rd r, struct d_bucket *b)
 {
-	static const int wires[] = { NOPE, VARINT, I64 };
+	static const int wires[] = { NOPE, VARINT, I64, LEN };
 
 	while (r.p < r.end) {
-		if (rd_tag(&r, wires, 3) == 1) {
+		switch (rd_tag(&r, wires, 4)) {
+		case 1:
 			b->cumulative = rd_varint(&r);
 			b->has_cumulative = true;
-		} else {
+			break;
+		case 2:
 			b->upper = rd_double(&r);
 			b->has_upper = true;
+			break;
+		case 3:
+			decode_exemplar(rd_sub(&r), &b->exemplar);
+			b->has_exemplar = true;
+			break;
 		}
 	}
 }
@@ -200,9 +258,9 @@ static void decode_span(struct rd r, struct d_span *s)
 static void decode_histogram(struct rd r, struct d_metric *m)
 {
 	/* 1 count, 2 sum, 3 bucket, 5 schema, 6 zero_threshold, 7 zero_count,
-	 * 12 positive_span, 13 positive_delta (packed) */
-	static const int wires[] = { NOPE, VARINT, I64, LEN, NOPE, VARINT, I64, VARINT,
-				     NOPE, NOPE,   NOPE, NOPE, LEN, LEN };
+	 * 12 positive_span, 13 positive_delta (packed), 16 exemplars */
+	static const int wires[] = { NOPE, VARINT, I64, LEN, NOPE, VARINT, I64, VARINT, NOPE,
+				     NOPE, NOPE,   NOPE, LEN, LEN, NOPE, NOPE, LEN };
 
 	while (r.p < r.end) {
 		switch (rd_tag(&r, wires, sizeof(wires) / sizeof(wires[0]))) {
@@ -243,6 +301,10 @@ static void decode_histogram(struct rd r, struct d_metric *m)
 			}
 			break;
 		}
+		case 16:
+			cr_assert_lt(m->nr_exemplars, 4);
+			decode_exemplar(rd_sub(&r), &m->exemplars[m->nr_exemplars++]);
+			break;
 		}
 	}
 }
@@ -693,4 +755,68 @@ Test(protobuf, a_family_longer_than_127_bytes_has_a_two_byte_length)
 	assert_family(&families[0], "long", help, GAUGE, 1);
 	assert_value(&families[0].metrics[0], false, 1);
 	free(body);
+}
+
+static void assert_exemplar(const struct d_exemplar *e, const char *trace, double value,
+			    int64_t seconds, int64_t nanos)
+{
+	cr_assert_eq(e->nr_labels, 1);
+	cr_assert_str_eq(e->labels[0].name, "trace_id");
+	cr_assert_str_eq(e->labels[0].value, trace);
+	cr_assert(e->has_value && e->has_timestamp);
+	cr_assert_eq(e->value, value, "%.17g", e->value);
+	cr_assert_eq(e->seconds, seconds);
+	cr_assert_eq(e->nanos, nanos);
+}
+
+Test(protobuf, exemplars_go_on_counters_buckets_and_a_native_list)
+{
+	static const char *const ta[] = { "trace_id", "a1", NULL };
+	static const char *const tb[] = { "trace_id", "b2", NULL };
+	static const int64_t bounds[] = { 10, 100 };
+	static const uint64_t buckets[] = { 1, 2, 3 };
+	/* bucket 1 and +Inf have one; a native histogram's zero bucket and bucket 2 */
+	const struct pcpu_exemplar ex[] = { { NULL, 0, 0 },
+					    { ta, 0.05, 1796294936.5 },
+					    { tb, 0.5, 1796294937.0 } };
+	static const int64_t nbounds[] = { 0, 1000, 2000 };
+	static const uint64_t nbuckets[] = { 1, 1, 1, 0 };
+	const struct pcpu_exemplar nex[] = { { ta, 0, 1796294936.25 },
+					     { NULL, 0, 0 },
+					     { tb, 0.002, 1796294938.0 },
+					     { NULL, 0, 0 } };
+	const struct pcpu_metric_sample s[] = {
+		{ .name = "requests", .help = "", .unit = "", .kind = PCPU_METRIC_COUNTER,
+		  .labels = NULL, .value = 5, .exemplars = &ex[1] },
+		{ .name = "depth", .help = "", .unit = "", .kind = PCPU_METRIC_GAUGE,
+		  .labels = NULL, .value = 5, .exemplars = &ex[1] }, /* a gauge has none */
+		{ .name = "lat", .help = "", .unit = "", .kind = PCPU_METRIC_HISTOGRAM,
+		  .labels = NULL, .nr_bounds = 2, .bounds = bounds, .buckets = buckets, .count = 6,
+		  .sum = 123, .scale = 1000, .exemplars = ex },
+		{ .name = "nat", .help = "", .unit = "", .kind = PCPU_METRIC_HISTOGRAM,
+		  .labels = NULL, .nr_bounds = 3, .bounds = nbounds, .buckets = nbuckets,
+		  .count = 3, .sum = 1500, .scale = 1000, .flags = PCPU_METRIC_SAMPLE_F_NATIVE,
+		  .schema = 0, .exemplars = nex },
+	};
+	const struct d_metric *m;
+
+	cr_assert_eq(decode(s, 4), 4);
+	m = &families[0].metrics[0];
+	cr_assert(m->has_exemplar);
+	assert_exemplar(&m->exemplar, "a1", 0.05, 1796294936, 500000000);
+	cr_assert_not(families[1].metrics[0].has_exemplar, "a gauge's exemplar is dropped");
+	m = &families[2].metrics[0];
+	cr_assert_eq(m->nr_buckets, 3, "10, 100 and a +Inf written for its exemplar");
+	cr_assert_not(m->buckets[0].has_exemplar);
+	cr_assert(m->buckets[1].has_exemplar);
+	assert_exemplar(&m->buckets[1].exemplar, "a1", 0.05, 1796294936, 500000000);
+	cr_assert(m->buckets[2].has_exemplar);
+	cr_assert(isinf(m->buckets[2].upper) && m->buckets[2].upper > 0);
+	cr_assert_eq(m->buckets[2].cumulative, 6);
+	assert_exemplar(&m->buckets[2].exemplar, "b2", 0.5, 1796294937, 0);
+	m = &families[3].metrics[0];
+	cr_assert_eq(m->nr_buckets, 0, "no classic bounds");
+	cr_assert_eq(m->nr_exemplars, 2);
+	assert_exemplar(&m->exemplars[0], "a1", 0, 1796294936, 250000000);
+	assert_exemplar(&m->exemplars[1], "b2", 0.002, 1796294938, 0);
 }
