@@ -228,7 +228,9 @@ static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t valu
  * replacing that bucket's previous one. OpenMetrics text shows it on the
  * bucket's line; a native histogram's classic bucket shows the latest of
  * its fine buckets' exemplars (+Inf: of those above the last classic
- * bound). Works on a label family's histogram children too.
+ * bound). The protobuf format carries it on the bucket (a classic
+ * histogram's) or in the histogram's list (a native one's). Works on a
+ * label family's histogram children too.
  *
  * A slow path: the first exemplar allocates the histogram's exemplar
  * storage (a pointer per bucket, three times; a histogram that never gets

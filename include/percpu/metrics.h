@@ -82,7 +82,7 @@ PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_
  * exemplar @p labels (e.g. {"trace_id", "4bf92f3577b34da6", NULL}; NULL:
  * none) with value @p delta (divided by the scale) and the time
  * (CLOCK_REALTIME), replacing the counter's previous one. OpenMetrics
- * text shows it on the counter's _total line.
+ * shows it on the counter's _total line, as does the protobuf format.
  *
  * A slow path: it looks the counter up in a table under a read-write
  * lock, copies the labels (one malloc()) and swaps them in under the
@@ -202,8 +202,10 @@ struct pcpu_metric_sample {
 	/**
 	 * NULL: no exemplars. Else a histogram's, one per bucket of
 	 * @c buckets (nr_bounds + 1), or a counter's, one; an entry whose
-	 * labels are NULL has none. Only OpenMetrics text shows them (on
-	 * _bucket and _total lines). Collectors may set them on counters and
+	 * labels are NULL has none. OpenMetrics shows them (on _bucket and
+	 * _total lines), and the protobuf format (a counter's, a classic
+	 * bucket's, a native histogram's all in its list); Prometheus text
+	 * 0.0.4 has none. Collectors may set them on counters and
 	 * classic histograms (emit() checks them as pcpu_counter_add_exemplar()
 	 * checks its labels, and a finite value and timestamp). @since 0.4
 	 */
