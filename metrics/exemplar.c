@@ -5,24 +5,25 @@
  *
  * A store holds one slot per bucket (a counter's: one). A record is one
  * malloc()ed block, never changed once made: its labels and text follow
- * it. Under the store's lock, cur[i] is the slot's latest record and
+ * it. Under the exemplar lock, cur[i] is the slot's latest record and
  * shown[i] the one that the last scrape exposed; a record is freed when
  * neither points at it (a writer frees the record it replaces unless
  * shown[i] holds it; a scrape frees the shown record it moves past, which
  * cur[i] no longer holds). shown[] and out[] are written only by scrapes,
  * which the metrics lock serialises and which read out[] (the sample's
- * exemplars) after dropping the store's lock: no writer frees what they
+ * exemplars) after dropping the exemplar lock: no writer frees what they
  * read. So a store holds at most two records a slot.
  *
- * Fork. Each store is a registry object whose fork handlers take its lock
- * and make it anew in the child, as a label family does with its own.
- * registry_add() takes the registry's lock: it runs before the store is
- * published, under no lock of ours.
+ * One lock for all exemplars, taken after the metrics lock wherever both
+ * are held: a scrape holds the metrics lock when it takes it, and so does
+ * fork(), whose handlers (pcpu_exemplars_fork_*(), from the metrics
+ * lock's) take it last and make it anew in the child. A lock per store
+ * taken by the registry's object handlers would come before the metrics
+ * lock at fork and after it in a scrape: a deadlock.
  *
  * Counters. struct pcpu_counter has no room for a pointer: a sorted table
- * maps a counter to its store, under a read-write lock (a registry object
- * too, for fork), which lookups take shared. A counter's entry goes when
- * its metric is forgotten (pcpu_metrics_forget(), at destroy).
+ * maps a counter to its store, under the same lock. A counter's entry
+ * goes when its metric is forgotten (pcpu_metrics_forget(), at destroy).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,7 +33,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <percpu/client.h>
 #include <percpu/counter.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
@@ -44,36 +44,30 @@ struct record {
 };
 
 struct pcpu_exemplars {
-	pthread_mutex_t lock;
-	struct pcpu_registry_entry *entry;
 	uint32_t n;
-	struct record **cur;        /* under lock */
-	struct record **shown;      /* under lock; written by scrapes */
+	struct record **cur;        /* under exemplar_lock */
+	struct record **shown;      /* under exemplar_lock; written by scrapes */
 	struct pcpu_exemplar *out;  /* scrapes only (the metrics lock) */
 };
 
-/* Fork: the lock must not be left held by a thread the child does not have. */
+static pthread_mutex_t exemplar_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void store_fork_prepare(void *obj)
+/* Fork, under the metrics lock: the lock must not be left held in the child. */
+
+void pcpu_exemplars_fork_prepare(void)
 {
-	pthread_mutex_lock(&((struct pcpu_exemplars *)obj)->lock);
+	pthread_mutex_lock(&exemplar_lock);
 }
 
-static void store_fork_parent(void *obj)
+void pcpu_exemplars_fork_parent(void)
 {
-	pthread_mutex_unlock(&((struct pcpu_exemplars *)obj)->lock);
+	pthread_mutex_unlock(&exemplar_lock);
 }
 
-static void store_fork_child(void *obj)
+void pcpu_exemplars_fork_child(void)
 {
-	pthread_mutex_init(&((struct pcpu_exemplars *)obj)->lock, NULL);
+	pthread_mutex_init(&exemplar_lock, NULL);
 }
-
-static const struct pcpu_class store_class = {
-	.fork_prepare = store_fork_prepare,
-	.fork_parent = store_fork_parent,
-	.fork_child = store_fork_child,
-};
 
 /* The labels. */
 
@@ -149,7 +143,7 @@ static void store_free(struct pcpu_exemplars *st)
 	free(st);
 }
 
-/* A store of @n slots, registered for fork; NULL for want of memory. */
+/* A store of @n slots; NULL for want of memory. */
 static struct pcpu_exemplars *store_new(uint32_t n)
 {
 	struct pcpu_exemplars *st = calloc(1, sizeof(*st));
@@ -160,23 +154,16 @@ static struct pcpu_exemplars *store_new(uint32_t n)
 	st->cur = calloc(n, sizeof(*st->cur));
 	st->shown = calloc(n, sizeof(*st->shown));
 	st->out = calloc(n, sizeof(*st->out));
-	pthread_mutex_init(&st->lock, NULL);
-	if (st->cur && st->shown && st->out)
-		st->entry = pcpu_registry_add(&store_class, st);
-	if (!st->entry) {
+	if (!st->cur || !st->shown || !st->out) {
 		store_free(st);
 		return NULL;
 	}
 	return st;
 }
 
-/* Unregisters and frees @st (NULL: nothing); no scrape or writer uses it. */
+/* Frees @st (NULL: nothing); no scrape or writer uses it. */
 static void store_destroy(struct pcpu_exemplars *st)
 {
-	if (!st)
-		return;
-	pcpu_registry_remove(st->entry);
-	pthread_mutex_destroy(&st->lock);
 	store_free(st);
 }
 
@@ -188,12 +175,12 @@ static int store_put(struct pcpu_exemplars *st, uint32_t i, const char *const *l
 
 	if (!r)
 		return -ENOMEM;
-	pthread_mutex_lock(&st->lock);
+	pthread_mutex_lock(&exemplar_lock);
 	old = st->cur[i];
 	st->cur[i] = r;
 	if (old == st->shown[i])
 		old = NULL; /* the last scrape's: it frees it when it moves past */
-	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&exemplar_lock);
 	free(old);
 	return 0;
 }
@@ -204,7 +191,7 @@ static int store_put(struct pcpu_exemplars *st, uint32_t i, const char *const *l
  */
 static const struct pcpu_exemplar *store_show(struct pcpu_exemplars *st, int64_t scale)
 {
-	pthread_mutex_lock(&st->lock);
+	pthread_mutex_lock(&exemplar_lock);
 	for (uint32_t i = 0; i < st->n; i++) {
 		if (st->shown[i] != st->cur[i]) {
 			/* cur[i] replaced it: nobody else points at it */
@@ -215,7 +202,7 @@ static const struct pcpu_exemplar *store_show(struct pcpu_exemplars *st, int64_t
 		if (scale > 1)
 			st->out[i].value /= (double)scale;
 	}
-	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&exemplar_lock);
 	return st->out;
 }
 
@@ -277,37 +264,10 @@ struct counter_entry {
 	struct pcpu_exemplars *st;
 };
 
-static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
-static struct counter_entry *table;
+static struct counter_entry *table; /* sorted by counter; under exemplar_lock */
 static size_t nr_table, table_cap;
-static struct pcpu_registry_entry *table_entry; /* for fork, set once */
-static pthread_mutex_t table_setup = PTHREAD_MUTEX_INITIALIZER;
 
-static void table_fork_prepare(void *obj)
-{
-	(void)obj;
-	pthread_rwlock_wrlock(&table_lock);
-}
-
-static void table_fork_parent(void *obj)
-{
-	(void)obj;
-	pthread_rwlock_unlock(&table_lock);
-}
-
-static void table_fork_child(void *obj)
-{
-	(void)obj;
-	pthread_rwlock_init(&table_lock, NULL);
-}
-
-static const struct pcpu_class table_class = {
-	.fork_prepare = table_fork_prepare,
-	.fork_parent = table_fork_parent,
-	.fork_child = table_fork_child,
-};
-
-/* The first index of the table not below @c; under table_lock. */
+/* The first index of the table not below @c; under exemplar_lock. */
 static size_t table_rank(const void *c)
 {
 	size_t lo = 0, hi = nr_table;
@@ -323,26 +283,12 @@ static size_t table_rank(const void *c)
 	return lo;
 }
 
-/* @c's store, or NULL; under table_lock. */
+/* @c's store, or NULL; under exemplar_lock. */
 static struct counter_entry *table_find(const void *c)
 {
 	size_t i = table_rank(c);
 
 	return i < nr_table && table[i].c == c ? &table[i] : NULL;
-}
-
-/* The table's fork handlers, installed once: 0 or -ENOMEM. Under no lock of ours. */
-static int table_setup_once(void)
-{
-	int err = 0;
-
-	pthread_mutex_lock(&table_setup);
-	if (!table_entry) {
-		table_entry = pcpu_registry_add(&table_class, &table);
-		err = table_entry ? 0 : -ENOMEM;
-	}
-	pthread_mutex_unlock(&table_setup);
-	return err;
 }
 
 /* @c's store, made on its first exemplar; NULL for want of memory. */
@@ -351,47 +297,35 @@ static struct pcpu_exemplars *counter_store(struct pcpu_counter *c)
 	struct counter_entry *e;
 	struct pcpu_exemplars *st;
 
-	pthread_rwlock_rdlock(&table_lock);
+	size_t i;
+
+	pthread_mutex_lock(&exemplar_lock);
 	e = table_find(c);
-	st = e ? e->st : NULL;
-	pthread_rwlock_unlock(&table_lock);
-	if (st)
+	if (e) {
+		st = e->st;
+		pthread_mutex_unlock(&exemplar_lock);
 		return st;
-	if (table_setup_once() != 0)
-		return NULL;
+	}
 	st = store_new(1);
-	if (!st)
-		return NULL;
-	pthread_rwlock_wrlock(&table_lock);
-	e = table_find(c);
-	if (!e && nr_table == table_cap) {
+	if (st && nr_table == table_cap) {
 		size_t cap = table_cap ? 2 * table_cap : 16;
 		struct counter_entry *t = realloc(table, cap * sizeof(*t));
 
-		if (!t) {
-			pthread_rwlock_unlock(&table_lock);
+		if (t) {
+			table = t;
+			table_cap = cap;
+		} else {
 			store_destroy(st);
-			return NULL;
+			st = NULL;
 		}
-		table = t;
-		table_cap = cap;
 	}
-	if (e) {
-		/* another first exemplar won */
-		pthread_rwlock_unlock(&table_lock);
-		store_destroy(st);
-		pthread_rwlock_rdlock(&table_lock);
-		e = table_find(c);
-		st = e ? e->st : NULL;
-		pthread_rwlock_unlock(&table_lock);
-		return st;
+	if (st) {
+		i = table_rank(c);
+		memmove(&table[i + 1], &table[i], (nr_table - i) * sizeof(*table));
+		table[i] = (struct counter_entry){ .c = c, .st = st };
+		__atomic_store_n(&nr_table, nr_table + 1, __ATOMIC_RELAXED);
 	}
-	size_t i = table_rank(c);
-
-	memmove(&table[i + 1], &table[i], (nr_table - i) * sizeof(*table));
-	table[i] = (struct counter_entry){ .c = c, .st = st };
-	__atomic_store_n(&nr_table, nr_table + 1, __ATOMIC_RELAXED);
-	pthread_rwlock_unlock(&table_lock);
+	pthread_mutex_unlock(&exemplar_lock);
 	return st;
 }
 
@@ -420,10 +354,11 @@ const struct pcpu_exemplar *pcpu_counter_exemplars(const struct pcpu_counter *c,
 
 	if (!__atomic_load_n(&nr_table, __ATOMIC_RELAXED))
 		return NULL;
-	pthread_rwlock_rdlock(&table_lock);
+	pthread_mutex_lock(&exemplar_lock);
 	e = table_find(c);
 	st = e ? e->st : NULL;
-	pthread_rwlock_unlock(&table_lock);
+	pthread_mutex_unlock(&exemplar_lock);
+	/* the store lives until its counter's metric is forgotten, after this scrape */
 	return st ? store_show(st, scale) : NULL;
 }
 
@@ -434,7 +369,7 @@ void pcpu_exemplars_forget(const void *obj)
 
 	if (!__atomic_load_n(&nr_table, __ATOMIC_RELAXED))
 		return;
-	pthread_rwlock_wrlock(&table_lock);
+	pthread_mutex_lock(&exemplar_lock);
 	e = table_find(obj);
 	if (e) {
 		size_t i = (size_t)(e - table);
@@ -443,6 +378,6 @@ void pcpu_exemplars_forget(const void *obj)
 		memmove(&table[i], &table[i + 1], (nr_table - i - 1) * sizeof(*table));
 		__atomic_store_n(&nr_table, nr_table - 1, __ATOMIC_RELAXED);
 	}
-	pthread_rwlock_unlock(&table_lock);
+	pthread_mutex_unlock(&exemplar_lock);
 	store_destroy(st);
 }

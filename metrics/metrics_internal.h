@@ -204,6 +204,11 @@ const struct pcpu_exemplar *pcpu_counter_exemplars(const struct pcpu_counter *c,
 /* Frees the counter exemplar of @obj, if any (pcpu_metrics_forget()). */
 void pcpu_exemplars_forget(const void *obj);
 
+/* Fork (from the metrics lock's handlers, after it): the exemplar lock. */
+void pcpu_exemplars_fork_prepare(void);
+void pcpu_exemplars_fork_parent(void);
+void pcpu_exemplars_fork_child(void);
+
 /* Native histograms (native.c). */
 
 /*

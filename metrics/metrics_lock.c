@@ -52,10 +52,13 @@ void pcpu_metrics_unlock(void)
 void pcpu_metrics_fork_prepare(void)
 {
 	pthread_mutex_lock(&metrics_lock);
+	/* after the metrics lock, as a scrape takes it (exemplar.c) */
+	pcpu_exemplars_fork_prepare();
 }
 
 void pcpu_metrics_fork_parent(void)
 {
+	pcpu_exemplars_fork_parent();
 	pthread_mutex_unlock(&metrics_lock);
 }
 
@@ -70,6 +73,7 @@ void pcpu_metrics_on_fork_child(void (*fn)(void))
 void pcpu_metrics_fork_child(void)
 {
 	pthread_mutex_init(&metrics_lock, NULL);
+	pcpu_exemplars_fork_child();
 	if (on_fork_child)
 		on_fork_child();
 }

@@ -235,8 +235,9 @@ static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t valu
  * A slow path: the first exemplar allocates the histogram's exemplar
  * storage (a pointer per bucket, three times; a histogram that never gets
  * one pays the one pointer in struct pcpu_histogram); each one copies the
- * labels (one malloc()) and swaps them in under the histogram's exemplar
- * lock, which a scrape takes to pick them up. pcpu_histogram_observe()
+ * labels (one malloc()) and swaps them in under the exemplar lock (one
+ * for all exemplars of the process: record them for a sample of events,
+ * not for each), which a scrape takes to pick them up. pcpu_histogram_observe()
  * takes no lock and is not slowed. The observation counts whatever the
  * return, except for a NULL @p h.
  * @return 0; -EINVAL for a NULL @p h or bad labels; -ENOMEM: the exemplar

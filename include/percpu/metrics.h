@@ -84,9 +84,9 @@ PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_
  * (CLOCK_REALTIME), replacing the counter's previous one. OpenMetrics
  * shows it on the counter's _total line, as does the protobuf format.
  *
- * A slow path: it looks the counter up in a table under a read-write
- * lock, copies the labels (one malloc()) and swaps them in under the
- * counter's exemplar lock, which a scrape takes to pick them up. Adds
+ * A slow path: it copies the labels (one malloc()), and looks the
+ * counter up and swaps them in under the exemplar lock, one for all
+ * exemplars of the process, which a scrape takes to pick them up. Adds
  * without exemplars take no lock and are not slowed. The add counts
  * whatever the return, except for a NULL or uninitialised @p c.
  * @return 0; -EINVAL for a NULL or uninitialised @p c, or labels against
