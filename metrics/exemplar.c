@@ -212,23 +212,12 @@ PCPU_EXPORT int pcpu_histogram_observe_exemplar(struct pcpu_histogram *h, int64_
 						const char *const *labels)
 {
 	struct pcpu_exemplars *st, *none = NULL;
-	uint32_t lo = 0, hi;
 
 	if (!h)
 		return -EINVAL;
 	pcpu_histogram_observe(h, value);
 	if (pcpu_exemplar_check_labels(labels))
 		return -EINVAL;
-	/* the bucket the observe chose */
-	hi = h->nr_bounds;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (value <= h->bounds[mid])
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
 	st = __atomic_load_n(&h->exemplars, __ATOMIC_ACQUIRE);
 	if (!st) {
 		st = store_new(h->nr_bounds + 1);
@@ -241,7 +230,8 @@ PCPU_EXPORT int pcpu_histogram_observe_exemplar(struct pcpu_histogram *h, int64_
 			st = none;
 		}
 	}
-	return store_put(st, lo, labels, (double)value);
+	/* the bucket the observe chose */
+	return store_put(st, __pcpu_histogram_bucket(h, value), labels, (double)value);
 }
 
 const struct pcpu_exemplar *pcpu_histogram_exemplars(struct pcpu_histogram *h)

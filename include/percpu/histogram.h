@@ -174,23 +174,11 @@ PCPU_EXPORT const int64_t *pcpu_histogram_bounds(const struct pcpu_histogram *h)
  */
 PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *counts, int64_t *sum);
 
-/**
- * Records @p value: the first bucket whose bound is >= it, else +Inf. A
- * NULL @p h is the misuse of <percpu/stat.h> (reported as pcpu_stat_add).
- * Observations are meant to be >= 0 (durations, sizes): a negative one is
- * counted, but makes _sum go down, which Prometheus reads as a reset.
- * @since 0.2
- */
-static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
+/* Internal: the bucket of @p value, the first whose bound is >= it (else +Inf). */
+static inline uint32_t __pcpu_histogram_bucket(const struct pcpu_histogram *h, int64_t value)
 {
-	uint32_t lo = 0, hi;
-	int64_t sum_hi, sum_lo;
+	uint32_t lo = 0, hi = h->nr_bounds;
 
-	if (pcpu_unlikely(h == NULL)) {
-		pcpu_stat_add((struct pcpu_stat *)0, 0, value);
-		return;
-	}
-	hi = h->nr_bounds;
 	if (h->index && value > 0) {
 		/* the index's start, then the few bounds left (the first >= value) */
 		unsigned int msb = 63u - (unsigned int)__builtin_clzll((unsigned long long)value);
@@ -211,7 +199,25 @@ static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t valu
 				lo = mid + 1;
 		}
 	}
-	pcpu_stat_add(h->set, lo, 1);
+	return lo;
+}
+
+/**
+ * Records @p value: the first bucket whose bound is >= it, else +Inf. A
+ * NULL @p h is the misuse of <percpu/stat.h> (reported as pcpu_stat_add).
+ * Observations are meant to be >= 0 (durations, sizes): a negative one is
+ * counted, but makes _sum go down, which Prometheus reads as a reset.
+ * @since 0.2
+ */
+static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
+{
+	int64_t sum_hi, sum_lo;
+
+	if (pcpu_unlikely(h == NULL)) {
+		pcpu_stat_add((struct pcpu_stat *)0, 0, value);
+		return;
+	}
+	pcpu_stat_add(h->set, __pcpu_histogram_bucket(h, value), 1);
 	/* value = sum_hi * 2^shift + sum_lo, 0 <= sum_lo < 2^shift (>> is arithmetic) */
 	sum_hi = value >> PCPU_HISTOGRAM_SUM_SHIFT;
 	sum_lo = value & ((INT64_C(1) << PCPU_HISTOGRAM_SUM_SHIFT) - 1);
