@@ -87,6 +87,7 @@ struct pcpu_family {
 	bool has_opts;
 	struct pcpu_counter_options opts;
 	struct pcpu_histogram layout; /* histogram families: bounds shared by the children */
+	struct pcpu_stat *proto;      /* histogram families: the set the children's are made like */
 	int64_t scale;
 	uint64_t seed;               /* of the hash: label values may come from outside */
 	struct child *removed;       /* removed children, not yet freed */
@@ -265,7 +266,8 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 	switch (f->child) {
 	case CHILD_HISTOGRAM:
 		c->hist = f->layout;
-		c->hist.set = pcpu_histogram_make_set(f->layout.nr_bounds);
+		/* the items' descriptions are the prototype's, not copies */
+		c->hist.set = pcpu_stat_create_like(f->proto);
 		err = c->hist.set ? 0 : -errno;
 		break;
 	case CHILD_COUNTER:
@@ -346,6 +348,7 @@ static void free_family(struct pcpu_family *f)
 	free(f->sorted_names);
 	free(f->order);
 	pcpu_histogram_layout_free(&f->layout);
+	pcpu_stat_destroy(f->proto);
 	if (f->table)
 		cds_lfht_destroy(f->table, NULL);
 	pcpu_counter_destroy(&f->refused);
@@ -500,6 +503,11 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 					    d->native);
 		if (err)
 			goto fail;
+		f->proto = pcpu_histogram_make_set(f->layout.nr_bounds);
+		if (!f->proto) {
+			err = -errno;
+			goto fail;
+		}
 	}
 	while (d->label_names[f->nr_labels])
 		f->nr_labels++;

@@ -126,6 +126,19 @@ struct pcpu_stat {
 PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc);
 
 /**
+ * Creates a stat set with @p proto's items (names, help, kinds, scales,
+ * groups, floors, accuracies and line layout), every value at 0. It shares
+ * @p proto's item descriptions instead of copying them, so a family of
+ * sets alike costs their words and thresholds only; it counts, and its
+ * thresholds evolve, on its own. @p proto may be destroyed before it (the
+ * descriptions go with the last set that uses them), but not while this
+ * call runs.
+ * @return the set; NULL with errno EINVAL (@p proto NULL) or ENOMEM.
+ * @since 0.4
+ */
+PCPU_EXPORT struct pcpu_stat *pcpu_stat_create_like(const struct pcpu_stat *proto);
+
+/**
  * Destroys @p s and frees its memory; NULL does nothing. Must not overlap
  * any other call on @p s. Like free(), destroying the same set twice is a
  * double free (unlike pcpu_counter_destroy(), whose counter the caller owns).

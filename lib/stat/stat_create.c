@@ -82,16 +82,25 @@ static uint32_t lay_out(const struct pcpu_stat_desc *d, uint32_t *order, bool *s
 	return lines;
 }
 
+static void shape_put(struct stat_shape *sh)
+{
+	if (!sh || __atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	free(sh->lines);
+	free(sh->items);
+	free(sh->names);
+	free(sh);
+}
+
 static void free_set(struct stat_set *s)
 {
 	if (s->pub.words)
 		pcpu_arena_free(s->pub.words, s->words_bytes);
 	free(s->armset);
+	free(s->threshold_max);
 	free(s->pub.hot);
 	free(s->central);
-	free(s->lines);
-	free(s->items);
-	free(s->names);
+	shape_put(s->shape);
 	free(s);
 }
 
@@ -100,10 +109,58 @@ static size_t round_up_line(size_t bytes)
 	return (bytes + LINE_BYTES - 1) / LINE_BYTES * LINE_BYTES;
 }
 
+/*
+ * A set of @n items in @nr_lines lines, at 0, without its shape: what each
+ * set owns. NULL when an allocation fails, nothing left allocated.
+ */
+static struct stat_set *alloc_set(uint32_t n, uint32_t nr_lines, uint32_t flags)
+{
+	size_t hot_bytes = round_up_line(n * sizeof(struct pcpu_stat_hot));
+	struct stat_set *s;
+
+	s = aligned_alloc(LINE_BYTES, round_up_line(sizeof(*s)));
+	if (!s)
+		return NULL;
+	/* zeroed before anything can fail: free_set() frees what is not NULL */
+	memset(s, 0, sizeof(*s));
+	s->pub.mode = pcpu_cpu_setup();
+	s->nr_lines = nr_lines;
+	s->pub.nr_items = n;
+	s->pub.flags = flags;
+	s->words_bytes = (size_t)n * sizeof(uint64_t);
+	s->pub.hot = aligned_alloc(LINE_BYTES, hot_bytes);
+	s->central = aligned_alloc(LINE_BYTES, (size_t)nr_lines * LINE_BYTES);
+	s->threshold_max = calloc(n, sizeof(*s->threshold_max));
+	s->armset = pcpu_armset_new(cpu_possible());
+	if (!s->pub.hot || !s->central || !s->threshold_max || !s->armset)
+		goto fail;
+	s->pub.words = pcpu_arena_alloc(s->words_bytes);
+	if (!s->pub.words)
+		goto fail;
+	memset(s->pub.hot, 0, hot_bytes);
+	memset(s->central, 0, (size_t)nr_lines * LINE_BYTES);
+	return s;
+fail:
+	free_set(s);
+	return NULL;
+}
+
+/* Gives @s's items their first thresholds and registers it; false: no memory. */
+static bool start_set(struct stat_set *s)
+{
+	for (uint32_t i = 0; i < s->pub.nr_items; i++) {
+		s->pub.hot[i].threshold = threshold_for(&s->items[i], 0);
+		s->threshold_max[i] = s->pub.hot[i].threshold;
+	}
+	s->entry = pcpu_registry_add(&pcpu_stat_class, s);
+	return s->entry != NULL;
+}
+
 PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc)
 {
 	uint32_t n, *order = NULL, nr_lines;
 	struct stat_set *s = NULL;
+	struct stat_shape *sh = NULL;
 	size_t names_bytes = 0;
 	bool *placed = NULL, *starts = NULL;
 	char *name;
@@ -119,46 +176,40 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 		return NULL;
 	}
 	n = desc->nr_items;
-	/* zeroed before anything can fail: free_set() frees what is not NULL */
-	s = aligned_alloc(LINE_BYTES, round_up_line(sizeof(*s)));
-	if (!s)
-		goto nomem;
-	memset(s, 0, sizeof(*s));
 	order = malloc(n * sizeof(*order));
 	placed = calloc(n, sizeof(*placed));
 	starts = calloc(n, sizeof(*starts));
 	if (!order || !placed || !starts)
 		goto nomem;
-	s->pub.mode = pcpu_cpu_setup();
 	nr_lines = lay_out(desc, order, starts, placed);
-	s->nr_lines = nr_lines;
-	s->pub.nr_items = n;
-	s->pub.flags = desc->flags;
-	s->words_bytes = (size_t)n * sizeof(uint64_t);
-	s->pub.hot = aligned_alloc(LINE_BYTES, round_up_line(n * sizeof(*s->pub.hot)));
-	s->central = aligned_alloc(LINE_BYTES, (size_t)nr_lines * LINE_BYTES);
-	s->lines = calloc(nr_lines, sizeof(*s->lines));
-	s->items = calloc(n, sizeof(*s->items));
-	s->names = malloc(names_bytes);
-	s->armset = pcpu_armset_new(cpu_possible());
-	if (!s->pub.hot || !s->central || !s->lines || !s->items || !s->names || !s->armset)
+	sh = calloc(1, sizeof(*sh));
+	if (!sh)
 		goto nomem;
-	s->pub.words = pcpu_arena_alloc(s->words_bytes);
-	if (!s->pub.words)
+	sh->refs = 1;
+	sh->lines = calloc(nr_lines, sizeof(*sh->lines));
+	sh->items = calloc(n, sizeof(*sh->items));
+	sh->names = malloc(names_bytes);
+	if (!sh->lines || !sh->items || !sh->names)
 		goto nomem;
-	memset(s->pub.hot, 0, round_up_line(n * sizeof(*s->pub.hot)));
-	memset(s->central, 0, (size_t)nr_lines * LINE_BYTES);
+	s = alloc_set(n, nr_lines, desc->flags);
+	if (!s)
+		goto nomem;
+	/* from here the set holds the shape's reference: free_set() drops it */
+	s->shape = sh;
+	s->lines = sh->lines;
+	s->items = sh->items;
+	sh = NULL;
 
-	name = s->names;
+	name = s->shape->names;
 	for (uint32_t p = 0, l = 0; p < n; p++) {
 		uint32_t i = order[p];
 		const struct pcpu_stat_item *d = &desc->items[i];
-		struct item *it = &s->items[i];
+		struct item *it = &s->shape->items[i];
 		struct line *ln;
 
 		if (starts[p] && p > 0)
 			l++;
-		ln = &s->lines[l];
+		ln = &s->shape->lines[l];
 		if (ln->nr == 0)
 			ln->first_slot = p;
 		it->line = l;
@@ -179,15 +230,11 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 		it->kind = d->kind ? (uint32_t)d->kind : PCPU_METRIC_COUNTER;
 		it->scale = d->scale > 1 ? d->scale : 1;
 		s->pub.hot[i].slot = p;
-		s->pub.hot[i].threshold = threshold_for(it, 0);
-		it->threshold_max = s->pub.hot[i].threshold;
 	}
 	free(order);
 	free(placed);
 	free(starts);
-
-	s->entry = pcpu_registry_add(&pcpu_stat_class, s);
-	if (!s->entry)
+	if (!start_set(s))
 		goto nomem_set;
 	return &s->pub;
 
@@ -195,11 +242,48 @@ nomem:
 	free(order);
 	free(placed);
 	free(starts);
+	if (sh) {
+		free(sh->lines);
+		free(sh->items);
+		free(sh->names);
+		free(sh);
+	}
 nomem_set:
 	if (s)
 		free_set(s);
 	errno = ENOMEM;
 	return NULL;
+}
+
+PCPU_EXPORT struct pcpu_stat *pcpu_stat_create_like(const struct pcpu_stat *proto)
+{
+	const struct stat_set *p;
+	struct stat_set *s;
+
+	if (!proto) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = set_of(proto);
+	s = alloc_set(proto->nr_items, p->nr_lines,
+		      __atomic_load_n(&proto->flags, __ATOMIC_ACQUIRE) & ~PCPU_STAT_F_DESCRIBED);
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* @proto holds a reference until this returns: the count is above 0 */
+	__atomic_add_fetch(&p->shape->refs, 1, __ATOMIC_RELAXED);
+	s->shape = p->shape;
+	s->lines = p->lines;
+	s->items = p->items;
+	for (uint32_t i = 0; i < proto->nr_items; i++)
+		s->pub.hot[i].slot = proto->hot[i].slot;
+	if (!start_set(s)) {
+		free_set(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return &s->pub;
 }
 
 PCPU_EXPORT void pcpu_stat_destroy(struct pcpu_stat *pub)

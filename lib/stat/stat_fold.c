@@ -14,13 +14,13 @@
 /* After item @i's central value changed to @central: the engine's rule [republish]. */
 static void retune(struct stat_set *s, uint32_t i, int64_t central)
 {
-	struct item *it = &s->items[i];
+	const struct item *it = &s->items[i];
 	uint64_t want;
 
 	if (pcpu_fold_retune(LOAD(&s->pub.hot[i].threshold), central, it->divisor, (uint64_t)it->floor,
 			     PCPU_STAT_MAX_THRESH, &want))
 		pcpu_fold_publish(&s->pub.hot[i].threshold, sizeof(s->pub.hot[i].threshold),
-				  &it->threshold_max, want);
+				  &s->threshold_max[i], want);
 }
 
 static void add_central(struct stat_set *s, uint32_t i, int64_t amount)

@@ -85,7 +85,6 @@ struct item {
 	const char *help; /* NULL: none */
 	uint32_t kind;    /* PCPU_METRIC_COUNTER or PCPU_METRIC_GAUGE */
 	int64_t scale;    /* >= 1 */
-	uint64_t threshold_max; /* largest threshold ever published; raised atomically */
 	int64_t floor;
 	uint64_t divisor; /* accuracy * possible CPUs: threshold = |central| / divisor */
 	uint32_t accuracy;
@@ -94,13 +93,25 @@ struct item {
 	uint32_t word; /* index of its central value: line * LINE_WORDS + 1 + position */
 };
 
+/*
+ * The immutable descriptions of a set's items, shared by the sets made
+ * like it (pcpu_stat_create_like()): freed with the last of them.
+ */
+struct stat_shape {
+	uint32_t refs; /* sets that use it; atomic */
+	struct line *lines;
+	struct item *items;
+	char *names;
+};
+
 struct stat_set {
 	struct pcpu_stat pub; /* first: callers hold &pub; read by every add */
 	/* below, on other lines: written rarely, never by adds */
 	_Alignas(LINE_BYTES) int64_t *central;
-	struct line *lines;
-	struct item *items;
-	char *names;
+	const struct line *lines;  /* shape->lines */
+	const struct item *items;  /* shape->items */
+	struct stat_shape *shape;
+	uint64_t *threshold_max;   /* per item: largest threshold ever published; raised atomically */
 	size_t words_bytes;
 	uint64_t *armset; /* the CPUs whose words are armed [armed] */
 	uint32_t armed;   /* how many: the count runs ahead of the set, never behind */

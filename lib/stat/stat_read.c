@@ -35,7 +35,7 @@ PCPU_EXPORT uint64_t pcpu_stat_error_bound(const struct pcpu_stat *pub, unsigned
 		return 0;
 	/* both only grow: loaded after a read, they cover it [armed] */
 	armed = __atomic_load_n(&set_of(pub)->armed, __ATOMIC_SEQ_CST);
-	return pcpu_policy_bound(__atomic_load_n(&set_of(pub)->items[item].threshold_max,
+	return pcpu_policy_bound(__atomic_load_n(&set_of(pub)->threshold_max[item],
 						 __ATOMIC_SEQ_CST),
 				 armed);
 }

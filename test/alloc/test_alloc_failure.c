@@ -530,6 +530,47 @@ static int point_stat_create(enum mode mode)
 	return POINT_PASSED;
 }
 
+/* A set made like another: its own words and thresholds, the shared descriptions. */
+static int point_stat_create_like(enum mode mode)
+{
+	struct pcpu_stat *proto, *s;
+	long attempts;
+	int err;
+
+	proto = pcpu_stat_create(&stat_desc);
+	CHILD_CHECK(proto, "pcpu_stat_create failed: %s", strerror(errno));
+	if (mode != COLD) {
+		s = pcpu_stat_create_like(proto);
+		CHILD_CHECK(s, "warm-up pcpu_stat_create_like failed: %s", strerror(errno));
+		check_stat_works(s, "the warm-up set");
+		pcpu_stat_destroy(s);
+	}
+	errno = 0;
+	failalloc_arm(the_point);
+	s = pcpu_stat_create_like(proto);
+	err = errno;
+	attempts = failalloc_disarm();
+	if (attempts <= the_point)
+		CHILD_CHECK(s, "no allocation failed, yet it returned NULL (errno %d)", err);
+	if (s) {
+		/* the prototype may go first: the set keeps the descriptions */
+		pcpu_stat_destroy(proto);
+		check_stat_works(s, "the set");
+		pcpu_stat_destroy(s);
+		return succeeded(attempts);
+	}
+	CHILD_CHECK(err == ENOMEM, "returned NULL with errno %d (%s), not ENOMEM", err,
+		    strerror(err));
+	if (mode != COLD)
+		check_nothing_left();
+	s = pcpu_stat_create_like(proto);
+	CHILD_CHECK(s, "create_like without failures after it failed: %s", strerror(errno));
+	pcpu_stat_destroy(proto);
+	check_stat_works(s, "the set created again");
+	pcpu_stat_destroy(s);
+	return POINT_PASSED;
+}
+
 static int point_refresher_start(enum mode mode)
 {
 	long attempts;
@@ -913,6 +954,12 @@ Test(alloc_failure, percpu_counter_init_many_is_all_or_none_at_every_allocation)
 Test(alloc_failure, stat_create_returns_null_enomem_at_every_allocation)
 {
 	check_every_point("pcpu_stat_create(3 items, 2 groups)", point_stat_create, false);
+}
+
+Test(alloc_failure, stat_create_like_returns_null_enomem_at_every_allocation)
+{
+	check_every_point("pcpu_stat_create_like(3 items, 2 groups)", point_stat_create_like,
+			  false);
 }
 
 Test(alloc_failure, refresher_start_fails_cleanly_at_every_allocation)
