@@ -60,7 +60,7 @@ static void model_observe(struct model *m, int64_t v, int64_t scale, int32_t sch
 			  int64_t zt, int64_t top_bound)
 {
 	m->count++;
-	m->sum += v;
+	m->sum = (int64_t)((uint64_t)m->sum + (uint64_t)v); /* modulo 2^64, as the library's */
 	if (v <= zt) {
 		m->zero++;
 		return;
@@ -109,7 +109,7 @@ static int collect(const struct pcpu_metric_sample *m, void *arg)
 	s->schema = m->schema;
 	s->got.zero += m->buckets[0];
 	s->got.count += m->count;
-	s->got.sum += m->sum;
+	s->got.sum = (int64_t)((uint64_t)s->got.sum + (uint64_t)m->sum);
 	s->top_bound = m->bounds[m->nr_bounds - 1];
 	pcpu_native_each_key(m, add_key, &s->got);
 	s->nr_classic = 0;
@@ -345,7 +345,7 @@ static void check_fine_buckets(struct pcpu_histogram *h)
 	srand(5);
 	for (uint32_t i = 0; i < n + 200; i++) {
 		int64_t v = i < n ? b[i] : (int64_t)ldexp(1.0 + rand() / (double)RAND_MAX,
-							  rand() % 63) * (rand() % 4 ? 1 : -1);
+							  rand() % 62) * (rand() % 4 ? 1 : -1);
 		int nv = 0;
 
 		values[nv++] = v;
