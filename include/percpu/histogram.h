@@ -53,8 +53,9 @@ extern "C" {
 /** The sum's low item takes an observation's low bits, the high item the rest. @since 0.4 */
 #define PCPU_HISTOGRAM_SUM_SHIFT 16
 
-/** The coarsest and the finest native schema. @since 0.4 */
+/** The coarsest native schema: buckets 2^16 apart. @since 0.4 */
 #define PCPU_HISTOGRAM_MIN_SCHEMA (-4)
+/** The finest native schema: buckets 2^(1/256) apart. @since 0.4 */
 #define PCPU_HISTOGRAM_MAX_SCHEMA 8
 
 /**
