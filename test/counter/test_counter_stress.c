@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -761,7 +762,8 @@ static void *fold_every_cpu_nonstop(void *arg)
 		pcpu_registry_fold_all();
 		for (int k = 0; k < WATCHED; k++)
 			pcpu_counter_fold_this_cpu(watched[k]);
-		f->rounds++;
+		/* its only writer; read by the test to start the writers */
+		__atomic_store_n(&f->rounds, f->rounds + 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -776,7 +778,7 @@ static void *watch_reads(void *arg)
 			pcpu_test_monotone_see(&r->read[k], pcpu_counter_read(watched[k]));
 			pcpu_test_monotone_see(&r->sum[k], pcpu_counter_sum(watched[k]));
 		}
-		r->rounds++;
+		__atomic_store_n(&r->rounds, r->rounds + 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -831,6 +833,14 @@ static void assert_reads_monotone_while_writers_and_a_folder_run(int sign)
 	cr_assert_eq(pthread_create(&others[0], NULL, fold_every_cpu_nonstop, &side[0]), 0);
 	cr_assert_eq(pthread_create(&others[1], NULL, watch_reads, &side[1]), 0);
 	cr_assert_eq(pthread_create(&others[2], NULL, watch_reads, &side[2]), 0);
+	/*
+	 * The writers start once the folder and both readers have run a round,
+	 * so that none of them can miss the writes on a loaded machine (and
+	 * check nothing)
+	 */
+	for (int i = 0; i < 3; i++)
+		while (!__atomic_load_n(&side[i].rounds, __ATOMIC_ACQUIRE))
+			sched_yield();
 	for (int i = 0; i < NTHREADS; i++) {
 		w[i] = (struct one_sign_writer){ .seed = (uint64_t)i * 7919 + 3, .sign = sign,
 						 .adds = pcpu_test_iterations(1000000) };
