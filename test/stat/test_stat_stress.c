@@ -12,6 +12,7 @@
 #include "stat_helpers.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -581,7 +582,8 @@ static void *fold_every_cpu_nonstop(void *arg)
 			pcpu_test_monotone_see(&f->sync[k],
 					       pcpu_stat_sync_if_delta_above(f->s, k, 0));
 		pcpu_registry_fold_all();
-		f->rounds++;
+		/* its only writer; read by the test to start the writers */
+		__atomic_store_n(&f->rounds, f->rounds + 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -596,7 +598,7 @@ static void *watch_reads(void *arg)
 			pcpu_test_monotone_see(&r->read[k], pcpu_stat_read(r->s, k));
 			pcpu_test_monotone_see(&r->sum[k], pcpu_stat_sum(r->s, k));
 		}
-		r->rounds++;
+		__atomic_store_n(&r->rounds, r->rounds + 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -655,6 +657,10 @@ static void assert_reads_monotone_while_writers_and_a_folder_run(int sign)
 	cr_assert_eq(pthread_create(&side[0].thread, NULL, fold_every_cpu_nonstop, &side[0]), 0);
 	cr_assert_eq(pthread_create(&side[1].thread, NULL, watch_reads, &side[1]), 0);
 	cr_assert_eq(pthread_create(&side[2].thread, NULL, watch_reads, &side[2]), 0);
+	/* the writers start once every side thread has run a round (none checks nothing) */
+	for (int i = 0; i < 3; i++)
+		while (!__atomic_load_n(&side[i].rounds, __ATOMIC_ACQUIRE))
+			sched_yield();
 	for (unsigned int t = 0; t < threads; t++) {
 		w[t] = (struct one_sign_writer){ .s = s, .seed = 31 + 7919 * t, .sign = sign,
 						 .ops = pcpu_test_iterations(500000) };
