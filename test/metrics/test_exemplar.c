@@ -11,12 +11,9 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <percpu/family.h>
 #include <percpu/histogram.h>
@@ -485,66 +482,5 @@ PCPU_TEST(exemplar, concurrent_observers_and_scrapes_see_recorded_exemplars, .ti
 	cr_assert_eq(pcpu_counter_sum(&c), (int64_t)THREADS * iters);
 	assert_parsed(RACE_BOUNDS + 1 + 1);
 	pcpu_counter_destroy(&c);
-	pcpu_histogram_destroy(h);
-}
-
-/* fork() beside exemplar writers and scrapes: none of the three waits for good. */
-static atomic_bool fork_stop;
-
-static void *fork_writer(void *arg)
-{
-	static const char *const trace[] = { "trace_id", "f0", NULL };
-	struct pcpu_histogram *h = arg;
-
-	for (int64_t v = 0; !atomic_load(&fork_stop); v++)
-		pcpu_histogram_observe_exemplar(h, v % 200, trace);
-	return NULL;
-}
-
-static void *fork_scraper(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&fork_stop))
-		free(metrics_text(PCPU_METRICS_OPENMETRICS));
-	return NULL;
-}
-
-PCPU_TEST(exemplar, fork_beside_exemplars_and_scrapes_does_not_deadlock, .timeout = 60)
-{
-	static const int64_t bounds[] = { 10, 100 };
-	struct pcpu_histogram *h = pcpu_histogram_create(&(struct pcpu_histogram_desc){
-		.name = "ex_fork", .bounds = bounds, .nr_bounds = 2 });
-	pthread_t w, s;
-
-	/*
-	 * A lock of the exemplars that fork's handlers took before the metrics
-	 * lock, while a scrape holding the metrics lock waited for it, would
-	 * hang both: the test's timeout then fails it.
-	 */
-	cr_assert_not_null(h);
-	atomic_store(&fork_stop, false);
-	cr_assert_eq(pthread_create(&w, NULL, fork_writer, h), 0);
-	cr_assert_eq(pthread_create(&s, NULL, fork_scraper, NULL), 0);
-	for (int i = 0; i < 300; i++) {
-		pid_t pid = fork();
-		int status;
-
-		cr_assert_neq(pid, -1);
-		if (pid == 0) {
-			/* the child can take the lock and scrape */
-			static const char *const trace[] = { "trace_id", "child", NULL };
-			char *text;
-
-			pcpu_histogram_observe_exemplar(h, 5, trace);
-			text = metrics_text(PCPU_METRICS_OPENMETRICS);
-			_exit(text && strstr(text, "trace_id=\"child\"") ? 0 : 1);
-		}
-		cr_assert_eq(waitpid(pid, &status, 0), pid);
-		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: status %d", i,
-			  status);
-	}
-	atomic_store(&fork_stop, true);
-	pthread_join(w, NULL);
-	pthread_join(s, NULL);
 	pcpu_histogram_destroy(h);
 }
