@@ -103,14 +103,26 @@ static void child_main(enum race_folder folder)
 	struct pcpu_slot *slot = NULL;
 	pthread_t t;
 
-	if (pcpu_counter_init_opts(&c, 0, &o) != 0)
-		_exit(10);
-	pcpu_counter_add(&c, 100); /* stays pending: the batch is 2^30 */
-	for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++)
-		if (pcpu_test_slot_pending(slot_of(cpu)->value, slot_of(cpu)->mark) != 0)
-			slot = slot_of(cpu);
-	if (!slot || pcpu_counter_read(&c) != 0)
-		_exit(11);
+	/*
+	 * One pending delta of 100 (the batch is 2^30). A CPU's first add arms
+	 * its slot in the slow path, and a thread moved to another CPU there
+	 * sends the amount to the central value: add 0 first, and start again
+	 * on a new counter if the 100 still went central.
+	 */
+	for (int tries = 0; !slot || pcpu_counter_read(&c) != 0; tries++) {
+		if (tries == 100)
+			_exit(11);
+		if (tries)
+			pcpu_counter_destroy(&c);
+		if (pcpu_counter_init_opts(&c, 0, &o) != 0)
+			_exit(10);
+		pcpu_test_first_add(&c);
+		pcpu_counter_add(&c, 100);
+		slot = NULL;
+		for (unsigned int cpu = 0; cpu < pcpu_cpu_possible(); cpu++)
+			if (pcpu_test_slot_pending(slot_of(cpu)->value, slot_of(cpu)->mark) != 0)
+				slot = slot_of(cpu);
+	}
 	page->folded_addr = (uintptr_t)&slot->mark;
 	page->count_addr = (uintptr_t)&c.central;
 	page->folded_before = slot->mark;
