@@ -94,30 +94,12 @@ static void assert_no_exemplar(const char *text, const char *series)
  */
 static void assert_parsed(int exemplars)
 {
-	const char *script = getenv("PCPU_TEST_CHECK_BODY");
 	char *prom = metrics_text(PCPU_METRICS_PROMETHEUS), *om = metrics_text(PCPU_METRICS_OPENMETRICS);
-	char dir[] = "/tmp/pcpu-ex-XXXXXX", cmd[4096], p1[64], p2[64];
-	int st;
 
 	cr_assert_not_null(prom);
 	cr_assert_not_null(om);
 	cr_assert_null(strstr(prom, " # "), "text 0.0.4 has no exemplars:\n%s", prom);
-	if (!script || access("/usr/bin/python3", X_OK) != 0)
-		cr_skip_test("no /usr/bin/python3 or PCPU_TEST_CHECK_BODY");
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(p1, sizeof(p1), "%s/prom.txt", dir);
-	snprintf(p2, sizeof(p2), "%s/om.txt", dir);
-	check_body_save(p1, prom);
-	check_body_save(p2, om);
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s' %s %s %d", script, p1, p2, exemplars);
-	st = system(cmd);
-	unlink(p1);
-	unlink(p2);
-	rmdir(dir);
-	cr_assert(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77)
-		cr_skip_test("prometheus_client is not installed");
-	cr_assert_eq(WEXITSTATUS(st), 0, "the parser rejects the body or its exemplars:\n%s", om);
+	assert_parsers_accept_exemplars(prom, om, exemplars);
 	free(prom);
 	free(om);
 }
