@@ -2,6 +2,9 @@
 /*
  * Exemplars (see pcpu_histogram_observe_exemplar() and
  * pcpu_counter_add_exemplar()): a slow path beside the lock-free adds.
+ * This file is their store, below the metrics it serves: histograms
+ * (histogram.c) keep a store of their own; counters, which have no room
+ * for a pointer, find theirs in the table at the end.
  *
  * A store holds one slot per bucket (a counter's: one). A record is one
  * malloc()ed block, never changed once made: its labels and text follow
@@ -34,7 +37,6 @@
 #include <time.h>
 
 #include <percpu/counter.h>
-#include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
 #include "metrics_internal.h"
@@ -128,7 +130,7 @@ static struct record *new_record(const char *const *labels, double value)
 
 /* Stores. */
 
-static void store_free(struct pcpu_exemplars *st)
+void pcpu_exemplars_free(struct pcpu_exemplars *st)
 {
 	if (!st)
 		return;
@@ -155,20 +157,31 @@ static struct pcpu_exemplars *store_new(uint32_t n)
 	st->shown = calloc(n, sizeof(*st->shown));
 	st->out = calloc(n, sizeof(*st->out));
 	if (!st->cur || !st->shown || !st->out) {
-		store_free(st);
+		pcpu_exemplars_free(st);
 		return NULL;
 	}
 	return st;
 }
 
-/* Frees @st (NULL: nothing); no scrape or writer uses it. */
-static void store_destroy(struct pcpu_exemplars *st)
+struct pcpu_exemplars *pcpu_exemplars_attach(struct pcpu_exemplars **slot, uint32_t n)
 {
-	store_free(st);
+	struct pcpu_exemplars *st = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *none = NULL;
+
+	if (st)
+		return st;
+	st = store_new(n);
+	if (!st)
+		return NULL;
+	/* two first exemplars at once: one store wins */
+	if (!__atomic_compare_exchange_n(slot, &none, st, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		pcpu_exemplars_free(st);
+		st = none;
+	}
+	return st;
 }
 
-/* Puts a record of @labels and @value in slot @i of @st; 0 or -ENOMEM. */
-static int store_put(struct pcpu_exemplars *st, uint32_t i, const char *const *labels,
+int pcpu_exemplars_put(struct pcpu_exemplars *st, uint32_t i, const char *const *labels,
 		     double value)
 {
 	struct record *r = new_record(labels, value), *old;
@@ -185,11 +198,7 @@ static int store_put(struct pcpu_exemplars *st, uint32_t i, const char *const *l
 	return 0;
 }
 
-/*
- * The exemplars to expose now, one per slot, values divided by @scale;
- * under the metrics lock.
- */
-static const struct pcpu_exemplar *store_show(struct pcpu_exemplars *st, int64_t scale)
+const struct pcpu_exemplar *pcpu_exemplars_show(struct pcpu_exemplars *st, int64_t scale)
 {
 	pthread_mutex_lock(&exemplar_lock);
 	for (uint32_t i = 0; i < st->n; i++) {
@@ -204,47 +213,6 @@ static const struct pcpu_exemplar *store_show(struct pcpu_exemplars *st, int64_t
 	}
 	pthread_mutex_unlock(&exemplar_lock);
 	return st->out;
-}
-
-/* Histograms. */
-
-PCPU_EXPORT int pcpu_histogram_observe_exemplar(struct pcpu_histogram *h, int64_t value,
-						const char *const *labels)
-{
-	struct pcpu_exemplars *st, *none = NULL;
-
-	if (!h)
-		return -EINVAL;
-	pcpu_histogram_observe(h, value);
-	if (pcpu_exemplar_check_labels(labels))
-		return -EINVAL;
-	st = __atomic_load_n(&h->exemplars, __ATOMIC_ACQUIRE);
-	if (!st) {
-		st = store_new(h->nr_bounds + 1);
-		if (!st)
-			return -ENOMEM;
-		/* two first exemplars at once: one store wins */
-		if (!__atomic_compare_exchange_n(&h->exemplars, &none, st, false,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			store_destroy(st);
-			st = none;
-		}
-	}
-	/* the bucket the observe chose */
-	return store_put(st, __pcpu_histogram_bucket(h, value), labels, (double)value);
-}
-
-const struct pcpu_exemplar *pcpu_histogram_exemplars(struct pcpu_histogram *h)
-{
-	struct pcpu_exemplars *st = __atomic_load_n(&h->exemplars, __ATOMIC_ACQUIRE);
-
-	return st ? store_show(st, h->scale) : NULL;
-}
-
-void pcpu_histogram_exemplars_free(struct pcpu_histogram *h)
-{
-	store_destroy(h->exemplars);
-	h->exemplars = NULL;
 }
 
 /* Counters. */
@@ -305,7 +273,7 @@ static struct pcpu_exemplars *counter_store(struct pcpu_counter *c)
 			table = t;
 			table_cap = cap;
 		} else {
-			store_destroy(st);
+			pcpu_exemplars_free(st);
 			st = NULL;
 		}
 	}
@@ -334,7 +302,7 @@ PCPU_EXPORT int pcpu_counter_add_exemplar(struct pcpu_counter *c, int64_t delta,
 	st = counter_store(c);
 	if (!st)
 		return -ENOMEM;
-	return store_put(st, 0, labels, (double)delta);
+	return pcpu_exemplars_put(st, 0, labels, (double)delta);
 }
 
 const struct pcpu_exemplar *pcpu_counter_exemplars(const struct pcpu_counter *c, int64_t scale)
@@ -349,7 +317,7 @@ const struct pcpu_exemplar *pcpu_counter_exemplars(const struct pcpu_counter *c,
 	st = e ? e->st : NULL;
 	pthread_mutex_unlock(&exemplar_lock);
 	/* the store lives until its counter's metric is forgotten, after this scrape */
-	return st ? store_show(st, scale) : NULL;
+	return st ? pcpu_exemplars_show(st, scale) : NULL;
 }
 
 void pcpu_exemplars_forget(const void *obj)
@@ -369,5 +337,5 @@ void pcpu_exemplars_forget(const void *obj)
 		__atomic_store_n(&nr_table, nr_table - 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&exemplar_lock);
-	store_destroy(st);
+	pcpu_exemplars_free(st);
 }

@@ -301,7 +301,7 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 static void free_child(const struct pcpu_family *f, struct child *c)
 {
 	if (f->child == CHILD_HISTOGRAM) {
-		pcpu_histogram_exemplars_free(&c->hist);
+		pcpu_exemplars_free(c->hist.exemplars);
 		pcpu_stat_destroy(c->hist.set);
 	} else if (f->child == CHILD_COUNTER)
 		pcpu_counter_destroy(&c->counter);

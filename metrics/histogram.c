@@ -60,6 +60,14 @@ struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds)
 	return set;
 }
 
+/* @h's exemplars as a scrape shows them; NULL if it never had one. */
+static const struct pcpu_exemplar *exemplars(struct pcpu_histogram *h)
+{
+	struct pcpu_exemplars *st = __atomic_load_n(&h->exemplars, __ATOMIC_ACQUIRE);
+
+	return st ? pcpu_exemplars_show(st, h->scale) : NULL;
+}
+
 static int histogram_sample(void *obj, unsigned int item, struct pcpu_metric_sample *smp,
 			    uint64_t *buckets)
 {
@@ -81,7 +89,7 @@ int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp
 	for (uint32_t b = 0; b <= h->nr_bounds; b++)
 		smp->count += buckets[b];
 	smp->scale = h->scale;
-	smp->exemplars = pcpu_histogram_exemplars(h);
+	smp->exemplars = exemplars(h);
 	if (h->flags & PCPU_HISTOGRAM_NATIVE) {
 		smp->flags |= PCPU_METRIC_SAMPLE_F_NATIVE;
 		smp->schema = h->schema;
@@ -219,7 +227,7 @@ PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h)
 	if (!h)
 		return;
 	pcpu_metrics_forget(h);
-	pcpu_histogram_exemplars_free(h);
+	pcpu_exemplars_free(h->exemplars);
 	pcpu_stat_destroy(h->set);
 	pcpu_histogram_layout_free(h);
 	free(h);
@@ -261,4 +269,21 @@ PCPU_EXPORT uint32_t pcpu_histogram_nr_buckets(const struct pcpu_histogram *h)
 PCPU_EXPORT const int64_t *pcpu_histogram_bounds(const struct pcpu_histogram *h)
 {
 	return h ? h->bounds : NULL;
+}
+
+PCPU_EXPORT int pcpu_histogram_observe_exemplar(struct pcpu_histogram *h, int64_t value,
+						const char *const *labels)
+{
+	struct pcpu_exemplars *st;
+
+	if (!h)
+		return -EINVAL;
+	pcpu_histogram_observe(h, value);
+	if (pcpu_exemplar_check_labels(labels))
+		return -EINVAL;
+	st = pcpu_exemplars_attach(&h->exemplars, h->nr_bounds + 1);
+	if (!st)
+		return -ENOMEM;
+	/* the bucket the observe chose */
+	return pcpu_exemplars_put(st, __pcpu_histogram_bucket(h, value), labels, (double)value);
 }

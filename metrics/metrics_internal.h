@@ -190,15 +190,29 @@ int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp
 int pcpu_exemplar_check_labels(const char *const *labels);
 
 /*
- * The exemplars of @h, one per bucket, valid until the next scrape; NULL
- * if it never had one. Under the metrics lock (scrapes write the array).
+ * A store of exemplars, one slot per bucket (a counter's: one). Writers put
+ * under the exemplar lock; a scrape shows them under the metrics lock.
  */
-const struct pcpu_exemplar *pcpu_histogram_exemplars(struct pcpu_histogram *h);
+struct pcpu_exemplars;
 
-/* Frees @h's exemplars; no scrape or observe uses them any more. */
-void pcpu_histogram_exemplars_free(struct pcpu_histogram *h);
+/* The store at *@slot, made with @n slots if none is there; NULL for want of memory. */
+struct pcpu_exemplars *pcpu_exemplars_attach(struct pcpu_exemplars **slot, uint32_t n);
 
-/* As pcpu_histogram_exemplars(), for counter @c exposed at @scale: one. */
+/* Puts a record of @labels (checked) and @value in slot @i of @st; 0 or -ENOMEM. */
+int pcpu_exemplars_put(struct pcpu_exemplars *st, uint32_t i, const char *const *labels,
+		       double value);
+
+/*
+ * The exemplars of @st to expose now, one per slot, values divided by
+ * @scale, valid until the next scrape. Under the metrics lock (scrapes
+ * write the array).
+ */
+const struct pcpu_exemplar *pcpu_exemplars_show(struct pcpu_exemplars *st, int64_t scale);
+
+/* Frees @st (NULL: nothing); no scrape or writer uses it any more. */
+void pcpu_exemplars_free(struct pcpu_exemplars *st);
+
+/* The exemplar of counter @c exposed at @scale, as pcpu_exemplars_show(); NULL if none. */
 const struct pcpu_exemplar *pcpu_counter_exemplars(const struct pcpu_counter *c, int64_t scale);
 
 /* Frees the counter exemplar of @obj, if any (pcpu_metrics_forget()). */
