@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <percpu/metrics.h>
+#include <percpu/metrics_registry.h>
 
 #include "metrics_internal.h"
 
@@ -277,15 +278,20 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 }
 
 static int walk_registry(int (*cb)(const struct pcpu_metric_sample *, void *), void *arg,
-			 void *ctx)
+			 void *registry)
 {
-	(void)ctx;
-	return pcpu_metrics_foreach(cb, arg);
+	return pcpu_metrics_registry_foreach(registry, cb, arg);
 }
 
 PCPU_EXPORT int pcpu_metrics_write(FILE *out, enum pcpu_metrics_format f)
 {
 	return pcpu_exposition_write(out, f, walk_registry, NULL);
+}
+
+PCPU_EXPORT int pcpu_metrics_registry_write(struct pcpu_metrics_registry *r, FILE *out,
+					    enum pcpu_metrics_format f)
+{
+	return pcpu_exposition_write(out, f, walk_registry, r);
 }
 
 int pcpu_exposition_write(FILE *out, enum pcpu_metrics_format f, pcpu_sample_walk walk,

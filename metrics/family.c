@@ -523,11 +523,14 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 		goto fail;
 	}
 	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
-				   .kind = d->kind, .source = &pcpu_family_source, .obj = f };
+				   .kind = d->kind,
+				   .label_names = (const char *const *)f->names,
+				   .nr_label_names = f->nr_all,
+				   .source = &pcpu_family_source, .obj = f };
 	/* counted before it can be seen: a scrape that sees it registers first */
 	pcpu_metrics_before_scrape(family_before_scrape);
 	__atomic_add_fetch(&live_families, 1, __ATOMIC_SEQ_CST);
-	err = pcpu_metrics_add(&sp, 1);
+	err = pcpu_metrics_add(d->registry, &sp, 1);
 	if (err) {
 		__atomic_sub_fetch(&live_families, 1, __ATOMIC_SEQ_CST);
 		goto fail;

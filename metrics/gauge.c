@@ -67,7 +67,7 @@ static int register_gauge(void *g, uint32_t *flags, const struct metric_source *
 	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
 				   .kind = d->kind, .labels = d->labels, .scale = d->scale,
 				   .source = source, .obj = g };
-	err = pcpu_metrics_add(&sp, 1);
+	err = pcpu_metrics_add(d->registry, &sp, 1);
 	if (err)
 		__atomic_fetch_and(flags, ~PCPU_GAUGE_F_METRIC, __ATOMIC_ACQ_REL);
 	return err;

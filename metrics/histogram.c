@@ -206,7 +206,7 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 		return NULL;
 	}
 	h->set = pcpu_histogram_make_set(h->nr_bounds);
-	err = h->set ? pcpu_metrics_add(&(struct metric_spec){ .name = d->name, .help = d->help,
+	err = h->set ? pcpu_metrics_add(d->registry, &(struct metric_spec){ .name = d->name, .help = d->help,
 						      .unit = d->unit,
 						      .kind = PCPU_METRIC_HISTOGRAM,
 						      .labels = d->labels,

@@ -53,19 +53,80 @@ struct metric {
 	int64_t high_water; /* counters: the largest value exposed */
 };
 
-static struct metric **by_name, **by_obj;
-static size_t nr_metrics, capacity;
+/*
+ * A registry (<percpu/metrics_registry.h>): a list of its own. The
+ * process's registry is the one that pcpu_metrics_write() exposes, with the
+ * collectors; every other is made by pcpu_metrics_registry_create(). All
+ * share the metrics lock, which guards the list of registries too.
+ */
+struct pcpu_metrics_registry {
+	struct pcpu_metrics_registry *next; /* on the list of registries */
+	struct metric **by_name, **by_obj;
+	size_t nr_metrics, capacity;
+	char **labels;           /* constant labels, sorted by key: {k, v, ..., NULL} */
+	unsigned int nr_labels;
+};
+
+static struct pcpu_metrics_registry process_registry;
+static struct pcpu_metrics_registry *registries = &process_registry;
+
+/* @r, or the process's registry for NULL. */
+static struct pcpu_metrics_registry *registry_or_process(struct pcpu_metrics_registry *r)
+{
+	return r ? r : &process_registry;
+}
 
 /* Metrics. */
+
+/* Frees a label array of sorted_labels() (NULL: nothing). */
+static void free_labels(char **labels)
+{
+	if (labels)
+		for (char **l = labels; *l; l++)
+			free(*l);
+	free(labels);
+}
+
+/* A copy of the @n labels of @labels, sorted by key; NULL for want of memory. */
+static char **sorted_labels(const char *const *labels, int n)
+{
+	char **sorted = calloc(2 * (size_t)n + 1, sizeof(char *));
+
+	if (!sorted)
+		return NULL;
+	/* insertion sort by key: a few labels */
+	for (int i = 0; i < n; i++) {
+		const char *k = labels[2 * i], *v = labels[2 * i + 1];
+		int j = i;
+
+		while (j > 0 && strcmp(sorted[2 * (j - 1)], k) > 0) {
+			sorted[2 * j] = sorted[2 * (j - 1)];
+			sorted[2 * j + 1] = sorted[2 * (j - 1) + 1];
+			j--;
+		}
+		sorted[2 * j] = strdup(k);
+		sorted[2 * j + 1] = strdup(v);
+		if (!sorted[2 * j] || !sorted[2 * j + 1]) {
+			/* keep the array NULL-terminated for free_labels() */
+			free(sorted[2 * j]);
+			free(sorted[2 * j + 1]);
+			for (int t = j; t < i; t++) {
+				sorted[2 * t] = sorted[2 * (t + 1)];
+				sorted[2 * t + 1] = sorted[2 * (t + 1) + 1];
+			}
+			sorted[2 * i] = sorted[2 * i + 1] = NULL;
+			free_labels(sorted);
+			return NULL;
+		}
+	}
+	return sorted;
+}
 
 static void free_metric(struct metric *m)
 {
 	if (!m)
 		return;
-	if (m->labels)
-		for (char **l = m->labels; *l; l++)
-			free(*l);
-	free(m->labels);
+	free_labels(m->labels);
 	free(m->name);
 	free(m->help);
 	free(m->unit);
@@ -81,53 +142,27 @@ static struct metric *new_metric(const struct metric_spec *sp, int nr_labels)
 {
 	size_t plen = sp->prefix ? strlen(sp->prefix) : 0;
 	struct metric *m = calloc(1, sizeof(*m));
-	int i;
 
 	if (!m)
 		return NULL;
 	m->name = malloc(plen + 1 + strlen(sp->name) + 1);
 	m->help = dup_or_empty(sp->help);
 	m->unit = dup_or_empty(sp->unit);
-	m->labels = calloc(2 * (size_t)nr_labels + 1, sizeof(char *));
-	if (!m->name || !m->help || !m->unit || !m->labels)
-		goto fail;
+	m->labels = sorted_labels(sp->labels, nr_labels);
+	if (!m->name || !m->help || !m->unit || !m->labels) {
+		free_metric(m);
+		return NULL;
+	}
 	if (plen)
 		strcpy(stpcpy(stpcpy(m->name, sp->prefix), "_"), sp->name);
 	else
 		strcpy(m->name, sp->name);
-	/* insertion sort by key: a few labels */
-	for (i = 0; i < nr_labels; i++) {
-		const char *k = sp->labels[2 * i], *v = sp->labels[2 * i + 1];
-		int j = i;
-
-		while (j > 0 && strcmp(m->labels[2 * (j - 1)], k) > 0) {
-			m->labels[2 * j] = m->labels[2 * (j - 1)];
-			m->labels[2 * j + 1] = m->labels[2 * (j - 1) + 1];
-			j--;
-		}
-		m->labels[2 * j] = strdup(k);
-		m->labels[2 * j + 1] = strdup(v);
-		if (!m->labels[2 * j] || !m->labels[2 * j + 1]) {
-			/* keep the array NULL-terminated for free_metric() */
-			free(m->labels[2 * j]);
-			free(m->labels[2 * j + 1]);
-			for (int t = j; t < i; t++) {
-				m->labels[2 * t] = m->labels[2 * (t + 1)];
-				m->labels[2 * t + 1] = m->labels[2 * (t + 1) + 1];
-			}
-			m->labels[2 * i] = m->labels[2 * i + 1] = NULL;
-			goto fail;
-		}
-	}
 	m->kind = sp->kind;
 	m->source = sp->source;
 	m->obj = sp->obj;
 	m->item = sp->item;
 	m->scale = sp->scale > 1 ? sp->scale : 1;
 	return m;
-fail:
-	free_metric(m);
-	return NULL;
 }
 
 static int compare_labels(char *const *a, char *const *b)
@@ -159,15 +194,16 @@ static int compare_key(const struct metric *e, const char *name, char *const *la
 	return d || !labels ? d : compare_labels(e->labels, labels);
 }
 
-/* The first index of by_name not below (@name, @labels); NULL @labels: @name's first. */
-static size_t name_rank(const char *name, char *const *labels)
+/* The first index of @r's by_name not below (@name, @labels); NULL @labels: @name's first. */
+static size_t name_rank(const struct pcpu_metrics_registry *r, const char *name,
+			char *const *labels)
 {
-	size_t lo = 0, hi = nr_metrics;
+	size_t lo = 0, hi = r->nr_metrics;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (compare_key(by_name[mid], name, labels) < 0)
+		if (compare_key(r->by_name[mid], name, labels) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -175,15 +211,15 @@ static size_t name_rank(const char *name, char *const *labels)
 	return lo;
 }
 
-/* The first index of by_obj whose object is not below @obj. */
-static size_t obj_rank(const void *obj)
+/* The first index of @r's by_obj whose object is not below @obj. */
+static size_t obj_rank(const struct pcpu_metrics_registry *r, const void *obj)
 {
-	size_t lo = 0, hi = nr_metrics;
+	size_t lo = 0, hi = r->nr_metrics;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if ((uintptr_t)by_obj[mid]->obj < (uintptr_t)obj)
+		if ((uintptr_t)r->by_obj[mid]->obj < (uintptr_t)obj)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -191,65 +227,72 @@ static size_t obj_rank(const void *obj)
 	return lo;
 }
 
-/* The first metric of the family @name, or NULL. */
-static struct metric *family_of(const char *name)
+/* The first metric of the family @name in @r, or NULL. */
+static struct metric *family_of(const struct pcpu_metrics_registry *r, const char *name)
 {
-	size_t i = name_rank(name, NULL);
+	size_t i = name_rank(r, name, NULL);
 
-	return i < nr_metrics && strcmp(by_name[i]->name, name) == 0 ? by_name[i] : NULL;
+	return i < r->nr_metrics && strcmp(r->by_name[i]->name, name) == 0 ? r->by_name[i] : NULL;
 }
 
-/* Room for @more metrics in both arrays; -ENOMEM. Under the lock. */
-static int reserve(size_t more)
+/* Room for @more metrics in both of @r's arrays; -ENOMEM. Under the lock. */
+static int reserve(struct pcpu_metrics_registry *r, size_t more)
 {
-	size_t cap = capacity ? capacity : 64;
+	size_t cap = r->capacity ? r->capacity : 64;
 	struct metric **a;
 
-	if (nr_metrics + more <= capacity)
+	if (r->nr_metrics + more <= r->capacity)
 		return 0;
-	while (cap < nr_metrics + more)
+	while (cap < r->nr_metrics + more)
 		cap *= 2;
-	a = realloc(by_name, cap * sizeof(*a));
+	a = realloc(r->by_name, cap * sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	by_name = a;
-	a = realloc(by_obj, cap * sizeof(*a));
+	r->by_name = a;
+	a = realloc(r->by_obj, cap * sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	by_obj = a;
-	capacity = cap;
+	r->by_obj = a;
+	r->capacity = cap;
 	return 0;
 }
 
-/* Shifts @a[@i..] up one and puts @m at @i (nr_metrics not yet counting it). */
-static void insert_at(struct metric **a, size_t i, struct metric *m)
+/* Shifts @a[@i..] up one and puts @m at @i (@n metrics before it). */
+static void insert_at(struct metric **a, size_t n, size_t i, struct metric *m)
 {
-	memmove(&a[i + 1], &a[i], (nr_metrics - i) * sizeof(*a));
+	memmove(&a[i + 1], &a[i], (n - i) * sizeof(*a));
 	a[i] = m;
 }
 
-/* Shifts @a[@i + 1..] down one (nr_metrics still counting the one at @i). */
-static void remove_at(struct metric **a, size_t i)
+/* Shifts @a[@i + 1..] down one (@n metrics, counting the one at @i). */
+static void remove_at(struct metric **a, size_t n, size_t i)
 {
-	memmove(&a[i], &a[i + 1], (nr_metrics - i - 1) * sizeof(*a));
+	memmove(&a[i], &a[i + 1], (n - i - 1) * sizeof(*a));
 }
+
+/* A metric to link, and the registry it goes in: rival_meets()'s argument. */
+struct linking {
+	const struct pcpu_metrics_registry *r;
+	const struct metric *m;
+};
 
 /* -EEXIST if family @name is registered and its samples meet @arg's. */
 static int rival_meets(const char *name, void *arg)
 {
-	const struct metric *e = family_of(name);
+	const struct linking *l = arg;
+	const struct metric *e = family_of(l->r, name);
 
-	return e && samples_meet(e, arg) ? -EEXIST : 0;
+	return e && samples_meet(e, l->m) ? -EEXIST : 0;
 }
 
 /*
- * Links @m in order; -EEXIST if it clashes with a registered metric. Under
- * the lock, with room reserved.
+ * Links @m in order in @r; -EEXIST if it clashes with a metric registered
+ * there. Under the lock, with room reserved.
  */
-static int link_metric(struct metric *m)
+static int link_metric(struct pcpu_metrics_registry *r, struct metric *m)
 {
-	const struct metric *e = family_of(m->name);
-	size_t at = name_rank(m->name, m->labels);
+	const struct metric *e = family_of(r, m->name);
+	size_t at = name_rank(r, m->name, m->labels);
 	int err;
 
 	if (e) {
@@ -259,32 +302,56 @@ static int link_metric(struct metric *m)
 		/* every member agrees with the first */
 		if (e->kind != m->kind || strcmp(e->unit, m->unit) != 0)
 			return -EEXIST;
-		if (at < nr_metrics && compare_key(by_name[at], m->name, m->labels) == 0)
+		if (at < r->nr_metrics && compare_key(r->by_name[at], m->name, m->labels) == 0)
 			return -EEXIST;
 	}
-	err = pcpu_metrics_rivals(m->name, m->kind, rival_meets, m);
+	err = pcpu_metrics_rivals(m->name, m->kind, rival_meets,
+				  &(struct linking){ .r = r, .m = m });
 	if (err)
 		return err;
-	insert_at(by_name, at, m);
-	insert_at(by_obj, obj_rank(m->obj), m);
-	nr_metrics++;
+	insert_at(r->by_name, r->nr_metrics, at, m);
+	insert_at(r->by_obj, r->nr_metrics, obj_rank(r, m->obj), m);
+	r->nr_metrics++;
 	return 0;
 }
 
-/* Unlinks @m, which is linked. Under the lock. */
-static void unlink_metric(struct metric *m)
+/* Unlinks @m, which is linked in @r. Under the lock. */
+static void unlink_metric(struct pcpu_metrics_registry *r, struct metric *m)
 {
-	size_t i = obj_rank(m->obj);
+	size_t i = obj_rank(r, m->obj);
 
-	while (by_obj[i] != m)
+	while (r->by_obj[i] != m)
 		i++;
-	remove_at(by_obj, i);
-	remove_at(by_name, name_rank(m->name, m->labels));
-	nr_metrics--;
+	remove_at(r->by_obj, r->nr_metrics, i);
+	remove_at(r->by_name, r->nr_metrics, name_rank(r, m->name, m->labels));
+	r->nr_metrics--;
+}
+
+/* Whether @name is one of @r's constant label names. */
+static bool registry_label(const struct pcpu_metrics_registry *r, const char *name)
+{
+	for (unsigned int i = 0; i < r->nr_labels; i++)
+		if (strcmp(r->labels[2 * i], name) == 0)
+			return true;
+	return false;
+}
+
+/* -EINVAL if a label name of @sp is one of @r's constant labels. */
+static int check_against_registry(const struct pcpu_metrics_registry *r,
+				  const struct metric_spec *sp)
+{
+	for (unsigned int i = 0; sp->labels && sp->labels[2 * i]; i++)
+		if (registry_label(r, sp->labels[2 * i]))
+			return -EINVAL;
+	for (unsigned int i = 0; i < sp->nr_label_names; i++)
+		if (registry_label(r, sp->label_names[i]))
+			return -EINVAL;
+	return 0;
 }
 
 
-int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
+int pcpu_metrics_add(struct pcpu_metrics_registry *r, const struct metric_spec *specs,
+		     unsigned int n)
 {
 	struct metric *made[PCPU_STAT_MAX_ITEMS];
 	unsigned int i, linked = 0;
@@ -300,6 +367,9 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 		err = pcpu_metrics_check_labels(specs[i].labels, specs[i].kind);
 		if (err < 0)
 			return err;
+		/* a registry's constant labels are not the metric's to set */
+		if (check_against_registry(registry_or_process(r), &specs[i]))
+			return -EINVAL;
 		if (specs[i].scale < 0 ||
 		    (specs[i].scale > 1 && specs[i].kind != PCPU_METRIC_COUNTER &&
 		     specs[i].kind != PCPU_METRIC_GAUGE))
@@ -320,16 +390,17 @@ int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n)
 			return -ENOMEM;
 		}
 	}
+	r = registry_or_process(r);
 	pcpu_metrics_lock();
-	err = reserve(n);
+	err = reserve(r, n);
 	for (; !err && linked < n; linked++) {
-		err = link_metric(made[linked]);
+		err = link_metric(r, made[linked]);
 		if (err)
 			break;
 	}
 	if (err)
 		for (i = 0; i < linked; i++)
-			unlink_metric(made[i]);
+			unlink_metric(r, made[i]);
 	pcpu_metrics_unlock();
 	if (err)
 		for (i = 0; i < n; i++)
@@ -342,13 +413,15 @@ void pcpu_metrics_forget(const void *obj)
 	struct metric *dead = NULL;
 
 	pcpu_metrics_lock();
-	for (size_t i = obj_rank(obj); i < nr_metrics && by_obj[i]->obj == obj;) {
-		struct metric *m = by_obj[i];
+	/* an object may be registered in several registries (a stat set) */
+	for (struct pcpu_metrics_registry *r = registries; r; r = r->next)
+		for (size_t i = obj_rank(r, obj); i < r->nr_metrics && r->by_obj[i]->obj == obj;) {
+			struct metric *m = r->by_obj[i];
 
-		unlink_metric(m);
-		m->next = dead;
-		dead = m;
-	}
+			unlink_metric(r, m);
+			m->next = dead;
+			dead = m;
+		}
 	pcpu_metrics_unlock();
 	/* no scrape reads @obj's exemplars now (they are in its metrics' samples) */
 	pcpu_exemplars_forget(obj);
@@ -382,15 +455,62 @@ void pcpu_metrics_before_scrape(void (*fn)(void))
 }
 
 /*
- * percpu_family_refused_total{family="..."}: one series per label family
- * that refused a get or has an overflow child (<percpu/family.h>). Through
- * the collectors' checks: a registered metric of that name wins. Under the
- * lock.
+ * A registry's constant labels on each sample of its walk, merged into the
+ * sample's own (both sorted by key) before @next(sample, @arg) sees it.
  */
-static int expose_refusals(struct pcpu_scrape *scrape)
+struct labelled {
+	const struct pcpu_metrics_registry *r;
+	int (*next)(const struct pcpu_metric_sample *, void *);
+	void *arg;
+};
+
+static int with_registry_labels(const struct pcpu_metric_sample *smp, void *labelled)
 {
-	for (size_t i = 0; i < nr_metrics; i++) {
-		struct metric *m = by_name[i];
+	const struct labelled *l = labelled;
+	const char *const *own = smp->labels, *const *reg = (const char *const *)l->r->labels;
+	const char *stack[2 * 32 + 1], **merged = stack;
+	unsigned int nr_own = 0, i = 0, j = 0, n = 0;
+	struct pcpu_metric_sample copy = *smp;
+	int ret;
+
+	if (!l->r->nr_labels)
+		return l->next(smp, l->arg);
+	while (own && own[2 * nr_own])
+		nr_own++;
+	if (nr_own + l->r->nr_labels > 32) {
+		merged = malloc((2 * (nr_own + l->r->nr_labels) + 1) * sizeof(*merged));
+		if (!merged)
+			return -ENOMEM;
+	}
+	while (i < nr_own || j < l->r->nr_labels) {
+		int d = i == nr_own ? 1 : j == l->r->nr_labels ? -1 : strcmp(own[2 * i], reg[2 * j]);
+		const char *const *from = d <= 0 ? &own[2 * i++] : &reg[2 * j++];
+
+		/* a tie: the sample's own (percpu_family_refused's "family") */
+		if (d == 0)
+			j++;
+		merged[2 * n] = from[0];
+		merged[2 * n + 1] = from[1];
+		n++;
+	}
+	merged[2 * n] = NULL;
+	copy.labels = merged;
+	ret = l->next(&copy, l->arg);
+	if (merged != stack)
+		free(merged);
+	return ret;
+}
+
+/*
+ * percpu_family_refused_total{family="..."}: one series per label family
+ * of @r that refused a get or has an overflow child (<percpu/family.h>),
+ * through @emit (the collectors' checks: a registered metric of that name
+ * wins). Under the lock.
+ */
+static int expose_refusals(const struct pcpu_metrics_registry *r, struct labelled *emit)
+{
+	for (size_t i = 0; i < r->nr_metrics; i++) {
+		struct metric *m = r->by_name[i];
 		const char *labels[] = { "family", m->name, NULL };
 		struct pcpu_metric_sample smp = {
 			.name = "percpu_family_refused",
@@ -400,39 +520,27 @@ static int expose_refusals(struct pcpu_scrape *scrape)
 
 		if (!m->source->refusals || !m->source->refusals(m->obj, &smp.value))
 			continue;
-		if (pcpu_scrape_emit(&smp, scrape) == -ENOMEM)
+		if (with_registry_labels(&smp, emit) == -ENOMEM)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *, void *),
-				     void *arg)
+/* Writes @r's metrics to @scrape: 0 or what its callback returned. */
+static int walk_registry(const struct pcpu_metrics_registry *r, struct pcpu_scrape *scrape)
 {
 	uint64_t buckets[PCPU_HISTOGRAM_MAX_BOUNDS + 1];
-	struct pcpu_scrape *scrape;
-	int ret = 0;
-
-	if (!cb)
-		return -EINVAL;
-	/* a failed definition fails every exposition (metrics_register.c) */
-	ret = pcpu_metrics_define_failure(NULL);
-	if (ret)
-		return ret;
-	/* what the registered metrics wrote, for the collectors' checks */
-	scrape = pcpu_scrape_new(cb, arg);
-	if (!scrape)
-		return -ENOMEM;
-	cb = pcpu_scrape_note;
-	arg = scrape;
+	struct labelled note = { .r = r, .next = pcpu_scrape_note, .arg = scrape };
+	struct labelled emit = { .r = r, .next = pcpu_scrape_emit, .arg = scrape };
 	/* before the lock: a family's walk must not register with urcu under it */
 	void (*before)(void) = __atomic_load_n(&before_scrape, __ATOMIC_ACQUIRE);
+	int ret = 0;
 
 	if (before)
 		before();
 	pcpu_metrics_lock();
-	for (size_t i = 0; i < nr_metrics && ret == 0; i++) {
-		struct metric *m = by_name[i];
+	for (size_t i = 0; i < r->nr_metrics && ret == 0; i++) {
+		struct metric *m = r->by_name[i];
 		struct pcpu_metric_sample smp = {
 			.name = m->name, .help = m->help, .unit = m->unit, .kind = m->kind,
 			.labels = (const char *const *)m->labels, .scale = m->scale,
@@ -440,21 +548,139 @@ PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *
 
 		if (m->source->walk) {
 			/* samples of its own (a family's children) */
-			ret = m->source->walk(m->obj, &smp, cb, arg);
+			ret = m->source->walk(m->obj, &smp, with_registry_labels, &note);
 			continue;
 		}
 		ret = m->source->sample(m->obj, m->item, &smp, buckets);
 		if (ret == 0) {
 			smp.value = monotone(m, smp.value);
-			ret = cb(&smp, arg);
+			ret = with_registry_labels(&smp, &note);
 		}
 	}
 	if (ret == 0)
-		ret = expose_refusals(scrape);
+		ret = expose_refusals(r, &emit);
 	pcpu_metrics_unlock();
+	return ret;
+}
+
+/*
+ * Every sample of @r to @cb(sample, @arg); the process's registry's with
+ * the collectors' after them.
+ */
+static int expose(const struct pcpu_metrics_registry *r,
+		  int (*cb)(const struct pcpu_metric_sample *, void *), void *arg)
+{
+	bool process = r == &process_registry;
+	struct pcpu_scrape *scrape;
+	int ret;
+
+	if (!cb)
+		return -EINVAL;
+	/* a failed definition fails every exposition of theirs (metrics_register.c) */
+	ret = process ? pcpu_metrics_define_failure(NULL) : 0;
+	if (ret)
+		return ret;
+	/* what the registered metrics wrote, for the collectors' checks */
+	scrape = pcpu_scrape_new(cb, arg);
+	if (!scrape)
+		return -ENOMEM;
+	ret = walk_registry(r, scrape);
 	/* outside the lock: a slow collector holds up neither fork() nor registration */
-	if (ret == 0)
+	if (ret == 0 && process)
 		ret = pcpu_collectors_run(scrape);
 	pcpu_scrape_free(scrape);
 	return ret;
+}
+
+PCPU_EXPORT int pcpu_metrics_foreach(int (*cb)(const struct pcpu_metric_sample *, void *),
+				     void *arg)
+{
+	return expose(&process_registry, cb, arg);
+}
+
+PCPU_EXPORT int pcpu_metrics_registry_foreach(struct pcpu_metrics_registry *r,
+					      int (*cb)(const struct pcpu_metric_sample *, void *),
+					      void *arg)
+{
+	return expose(registry_or_process(r), cb, arg);
+}
+
+/* A collector's emit(), which refusals do not stop: the registry collector's. */
+struct forward {
+	int (*emit)(const struct pcpu_metric_sample *, void *);
+	void *ctx;
+};
+
+static int emit_past_refusals(const struct pcpu_metric_sample *smp, void *forward)
+{
+	const struct forward *f = forward;
+	int ret = f->emit(smp, f->ctx);
+
+	/* refused and counted: the registry's other samples still go */
+	return ret == -EINVAL || ret == -EEXIST ? 0 : ret;
+}
+
+PCPU_EXPORT int pcpu_metrics_registry_collector(int (*emit)(const struct pcpu_metric_sample *s,
+							    void *ctx),
+						void *ctx, void *arg)
+{
+	struct pcpu_metrics_registry *r = arg;
+
+	/* the process's registry would walk itself again */
+	if (!emit || !r || r == &process_registry)
+		return -EINVAL;
+	return expose(r, emit_past_refusals, &(struct forward){ .emit = emit, .ctx = ctx });
+}
+
+/* Registries. */
+
+PCPU_EXPORT struct pcpu_metrics_registry *pcpu_metrics_registry_create(const char *const *labels)
+{
+	/* as a histogram's: no "le" */
+	int n = pcpu_metrics_check_labels(labels, PCPU_METRIC_HISTOGRAM);
+	struct pcpu_metrics_registry *r;
+
+	if (n < 0 || n > PCPU_METRICS_REGISTRY_MAX_LABELS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		if (pcpu_metrics_check_label_value(labels[2 * i + 1], METRIC_MAX_LABEL_VALUE)) {
+			errno = EINVAL;
+			return NULL;
+		}
+	r = calloc(1, sizeof(*r));
+	if (!r || pcpu_metrics_client_setup() != 0 || !(r->labels = sorted_labels(labels, n))) {
+		free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->nr_labels = (unsigned int)n;
+	pcpu_metrics_lock();
+	r->next = process_registry.next;
+	process_registry.next = r;
+	pcpu_metrics_unlock();
+	return r;
+}
+
+PCPU_EXPORT int pcpu_metrics_registry_destroy(struct pcpu_metrics_registry *r)
+{
+	struct pcpu_metrics_registry **p;
+
+	if (!r)
+		return 0;
+	pcpu_metrics_lock();
+	if (r->nr_metrics) {
+		pcpu_metrics_unlock();
+		return -EBUSY;
+	}
+	for (p = &process_registry.next; *p != r; p = &(*p)->next)
+		;
+	*p = r->next;
+	pcpu_metrics_unlock();
+	free_labels(r->labels);
+	free(r->by_name);
+	free(r->by_obj);
+	free(r);
+	return 0;
 }

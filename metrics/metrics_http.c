@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include <percpu/metrics_http.h>
+#include <percpu/metrics_registry.h>
 
 #ifdef PCPU_HAVE_ZLIB
 #include <zlib.h>
@@ -302,6 +303,13 @@ static int gzip_body(struct pcpu_metrics_response *res)
 PCPU_EXPORT int pcpu_metrics_respond(const char *accept, const char *accept_encoding,
 				     struct pcpu_metrics_response *res)
 {
+	return pcpu_metrics_registry_respond(NULL, accept, accept_encoding, res);
+}
+
+PCPU_EXPORT int pcpu_metrics_registry_respond(struct pcpu_metrics_registry *r, const char *accept,
+					      const char *accept_encoding,
+					      struct pcpu_metrics_response *res)
+{
 	enum pcpu_metrics_format f = pcpu_metrics_negotiate(accept);
 	FILE *out;
 	int err;
@@ -312,7 +320,7 @@ PCPU_EXPORT int pcpu_metrics_respond(const char *accept, const char *accept_enco
 	out = open_memstream(&res->body, &res->length);
 	if (!out)
 		return -ENOMEM;
-	err = pcpu_metrics_write(out, f);
+	err = pcpu_metrics_registry_write(r, out, f);
 	if (fclose(out) != 0 && err == 0)
 		err = -ENOMEM;
 	if (err == 0 && pcpu_metrics_gzip_accepted(accept_encoding)) {

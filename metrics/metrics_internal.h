@@ -14,6 +14,7 @@
 
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
+#include <percpu/metrics_registry.h>
 
 #include "base/names.h"
 
@@ -72,16 +73,20 @@ struct metric_spec {
 	enum pcpu_metric_kind kind;
 	const char *const *labels;
 	int64_t scale;      /* 0 or 1: none; counters and gauges only (else -EINVAL) */
+	/* more label names its samples carry (a label family's), none a registry's */
+	const char *const *label_names;
+	unsigned int nr_label_names;
 	const struct metric_source *source;
 	void *obj;
 	unsigned int item;
 };
 
 /*
- * Registers the @n metrics of @specs, all or none. Returns 0, -EINVAL,
- * -EEXIST or -ENOMEM.
+ * Registers the @n metrics of @specs in registry @r (NULL: the process's),
+ * all or none. Returns 0, -EINVAL, -EEXIST or -ENOMEM.
  */
-int pcpu_metrics_add(const struct metric_spec *specs, unsigned int n);
+int pcpu_metrics_add(struct pcpu_metrics_registry *r, const struct metric_spec *specs,
+		     unsigned int n);
 
 /* Unregisters every metric of @obj; waits for an exposition in progress. */
 void pcpu_metrics_forget(const void *obj);

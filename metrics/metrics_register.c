@@ -59,13 +59,19 @@ PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_
 	sp = (struct metric_spec){ .name = d->name, .help = d->help, .unit = d->unit,
 				   .kind = d->kind, .labels = d->labels, .scale = d->scale,
 				   .source = &pcpu_counter_source, .obj = c };
-	err = pcpu_metrics_add(&sp, 1);
+	err = pcpu_metrics_add(d->registry, &sp, 1);
 	if (err)
 		__atomic_fetch_and(&c->flags, ~PCPU_COUNTER_F_DESCRIBED, __ATOMIC_ACQ_REL);
 	return err;
 }
 
 PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
+{
+	return pcpu_stat_register_in(pub, prefix, NULL);
+}
+
+PCPU_EXPORT int pcpu_stat_register_in(struct pcpu_stat *pub, const char *prefix,
+				      struct pcpu_metrics_registry *r)
 {
 	struct metric_spec *sp;
 	int err;
@@ -82,7 +88,7 @@ PCPU_EXPORT int pcpu_stat_register(struct pcpu_stat *pub, const char *prefix)
 					      .scale = pcpu_stat_scale(pub, i),
 					      .source = &pcpu_stat_item_source, .obj = pub,
 					      .item = i };
-	err = pcpu_metrics_add(sp, pub->nr_items);
+	err = pcpu_metrics_add(r, sp, pub->nr_items);
 	free(sp);
 	if (!err)
 		__atomic_fetch_or(&pub->flags, PCPU_STAT_F_DESCRIBED, __ATOMIC_RELEASE);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <percpu/metrics_http.h>
+#include <percpu/metrics_registry.h>
 
 #include "metrics_internal.h"
 
@@ -68,7 +69,7 @@ static socklen_t parse_address(const char *address, unsigned int port,
 
 /* 0.4's options, the smallest a caller may pass */
 #define OPTIONS_SIZE_0_4 \
-	(offsetof(struct pcpu_metrics_server_options, basic_auth_password) + sizeof(const char *))
+	(offsetof(struct pcpu_metrics_server_options, registry) + sizeof(void *))
 /* a larger size is a caller's mistake, not a later version's struct */
 #define OPTIONS_SIZE_MAX 4096u
 /* the longest path, user and password (bytes, without the NUL) */
@@ -196,6 +197,7 @@ struct pcpu_metrics_server {
 	struct MHD_Daemon *mhd;
 	unsigned int port;
 	char path[PATH_MAX_LEN + 1];
+	struct pcpu_metrics_registry *registry; /* NULL: the process's */
 	/* basic auth: zero-padded, so that a comparison reads them whole */
 	bool auth;
 	size_t user_len, password_len;
@@ -228,15 +230,18 @@ static mhd_result queue_text(struct MHD_Connection *conn, unsigned int status, c
 	return ret;
 }
 
-/* 500, saying why where a failed definition is the cause (metrics_register.c). */
-static mhd_result queue_failure(struct MHD_Connection *conn)
+/*
+ * 500, saying why where a failed definition is the cause (metrics_register.c):
+ * for the process's registry (@process) only.
+ */
+static mhd_result queue_failure(struct MHD_Connection *conn, bool process)
 {
 	struct MHD_Response *resp;
 	const char *what;
 	char *body;
 	mhd_result ret;
 
-	if (!pcpu_metrics_define_failure(&what) ||
+	if (!process || !pcpu_metrics_define_failure(&what) ||
 	    asprintf(&body, "exposition failed: %s\n", what) < 0)
 		return queue_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, sizeof(failed) - 1);
 	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
@@ -250,18 +255,19 @@ static mhd_result queue_failure(struct MHD_Connection *conn)
 	return ret;
 }
 
-static mhd_result queue_metrics(struct MHD_Connection *conn)
+static mhd_result queue_metrics(struct MHD_Connection *conn,
+				const struct pcpu_metrics_server *srv)
 {
 	struct pcpu_metrics_response res;
 	struct MHD_Response *resp;
 	mhd_result ret;
 
-	if (pcpu_metrics_respond(
-		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+	if (pcpu_metrics_registry_respond(
+		    srv->registry, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
 		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						MHD_HTTP_HEADER_ACCEPT_ENCODING),
 		    &res) != 0)
-		return queue_failure(conn);
+		return queue_failure(conn, !srv->registry);
 	/* the body is malloc()ed: libmicrohttpd free()s it with the response */
 	resp = MHD_create_response_from_buffer(res.length, res.body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
@@ -408,7 +414,7 @@ static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char 
 				  sizeof(unauthorized) - 1);
 	if (strcmp(url, srv->path) != 0)
 		return queue_text(conn, MHD_HTTP_NOT_FOUND, not_found, sizeof(not_found) - 1);
-	return queue_metrics(conn);
+	return queue_metrics(conn, srv);
 }
 
 /* A listening socket on @address (NULL: every address) and @port, or -errno. */
@@ -539,6 +545,7 @@ pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *user)
 	if (!srv)
 		return NULL;
 	strcpy(srv->path, opts.path ? opts.path : "/metrics");
+	srv->registry = opts.registry;
 	if (opts.basic_auth_user) {
 		srv->auth = true;
 		srv->user_len = strlen(opts.basic_auth_user);

@@ -110,6 +110,13 @@ struct pcpu_family_desc {
 	uint32_t flags;                  /**< 0 or PCPU_FAMILY_F_SET_GAUGE @since 0.4 */
 	/** histogram families: NULL, or native buckets too (copied) @since 0.4 */
 	const struct pcpu_histogram_native *native;
+	/**
+	 * NULL: the process's registry; else the one to register in
+	 * (<percpu/metrics_registry.h>), whose constant labels may not be
+	 * among the family's label names or constant labels (EINVAL).
+	 * @since 0.4
+	 */
+	struct pcpu_metrics_registry *registry;
 };
 
 /**

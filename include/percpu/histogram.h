@@ -93,6 +93,8 @@ struct pcpu_histogram_desc {
 	int64_t scale;
 	/** NULL: classic buckets only; else native buckets too. @since 0.4 */
 	const struct pcpu_histogram_native *native;
+	/** NULL: the process's registry; else the one to register in. @since 0.4 */
+	struct pcpu_metrics_registry *registry;
 };
 
 struct pcpu_exemplars;

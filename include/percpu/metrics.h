@@ -49,6 +49,7 @@ extern "C" {
 #endif
 
 struct pcpu_stat;
+struct pcpu_metrics_registry;
 
 /** What a counter is registered as; every string is copied. @since 0.2 */
 struct pcpu_metric_desc {
@@ -64,6 +65,11 @@ struct pcpu_metric_desc {
 	 * Counters and int64 gauges only. @since 0.4
 	 */
 	int64_t scale;
+	/**
+	 * NULL: the process's registry; else the registry to register in
+	 * (<percpu/metrics_registry.h>). @since 0.4
+	 */
+	struct pcpu_metrics_registry *registry;
 };
 
 /**

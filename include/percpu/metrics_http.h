@@ -75,6 +75,15 @@ PCPU_EXPORT bool pcpu_metrics_gzip_accepted(const char *accept_encoding);
 PCPU_EXPORT int pcpu_metrics_respond(const char *accept, const char *accept_encoding,
 				     struct pcpu_metrics_response *res);
 
+/**
+ * As pcpu_metrics_respond(), with the metrics of registry @p r (NULL: the
+ * process's, which is pcpu_metrics_respond()); see
+ * <percpu/metrics_registry.h>. @since 0.4
+ */
+PCPU_EXPORT int pcpu_metrics_registry_respond(struct pcpu_metrics_registry *r, const char *accept,
+					      const char *accept_encoding,
+					      struct pcpu_metrics_response *res);
+
 /** Frees the body of @p res and empties it; NULL does nothing. @since 0.3 */
 PCPU_EXPORT void pcpu_metrics_response_free(struct pcpu_metrics_response *res);
 
@@ -155,6 +164,11 @@ struct pcpu_metrics_server_options {
 	 */
 	const char *basic_auth_user;
 	const char *basic_auth_password; /**< see @c basic_auth_user */
+	/**
+	 * NULL: the process's metrics; else the registry to serve
+	 * (<percpu/metrics_registry.h>), which must outlive the server.
+	 */
+	struct pcpu_metrics_registry *registry;
 };
 
 /**

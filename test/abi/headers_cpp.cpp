@@ -20,6 +20,7 @@
 #include <percpu/charge.h>
 #include <percpu/family.h>
 #include <percpu/gauge.h>
+#include <percpu/metrics_registry.h>
 
 #include <cstdio>
 
@@ -49,7 +50,7 @@ int main()
 	pcpu_counter_add(&cpp_depth, -2);
 	static const int64_t bounds[] = { 10, 100 };
 	struct pcpu_histogram_desc hd = { "cpp_latency", "Latency.", nullptr, nullptr, bounds, 2, 0,
-					  nullptr };
+					  nullptr, nullptr };
 	struct pcpu_histogram *h = pcpu_histogram_create(&hd);
 	uint64_t counts[3] = {};
 	int64_t sum = 0;

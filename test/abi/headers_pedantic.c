@@ -16,6 +16,8 @@
 #include <percpu/charge.h>
 #include <percpu/family.h>
 #include <percpu/gauge.h>
+#include <percpu/metrics_registry.h>
+#include <percpu/metrics_http.h>
 
 PCPU_COUNTER_DEFINE(pedantic_requests, "pedantic_requests", "Requests seen by the C test.");
 PCPU_GAUGE_DEFINE(pedantic_depth, "pedantic_depth", "Queue depth.");
@@ -38,7 +40,7 @@ int main(void)
 	{
 		static const int64_t bounds[] = { 10, 100 };
 		struct pcpu_histogram_desc hd = { "pedantic_latency", "Latency.", NULL, NULL,
-						  bounds, 2, 0, NULL };
+						  bounds, 2, 0, NULL, NULL };
 		struct pcpu_histogram *h = pcpu_histogram_create(&hd);
 		uint64_t counts[3];
 

@@ -70,6 +70,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_desc, kind, 24, 4)                                       \
 	X(pcpu_metric_desc, labels, 32, 8)                                     \
 	X(pcpu_metric_desc, scale, 40, 8)                                      \
+	X(pcpu_metric_desc, registry, 48, 8)                                   \
 	X(pcpu_family_desc, name, 0, 8)                                        \
 	X(pcpu_family_desc, help, 8, 8)                                        \
 	X(pcpu_family_desc, unit, 16, 8)                                       \
@@ -83,6 +84,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_family_desc, const_labels, 80, 8)                               \
 	X(pcpu_family_desc, flags, 88, 4)                                      \
 	X(pcpu_family_desc, native, 96, 8)                                     \
+	X(pcpu_family_desc, registry, 104, 8)                                  \
 	X(pcpu_histogram_desc, name, 0, 8)                                     \
 	X(pcpu_histogram_desc, help, 8, 8)                                     \
 	X(pcpu_histogram_desc, unit, 16, 8)                                    \
@@ -91,6 +93,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram_desc, nr_bounds, 40, 4)                               \
 	X(pcpu_histogram_desc, scale, 48, 8)                                   \
 	X(pcpu_histogram_desc, native, 56, 8)                                  \
+	X(pcpu_histogram_desc, registry, 64, 8)                                \
 	X(pcpu_histogram_native, schema, 0, 4)                                 \
 	X(pcpu_histogram_native, reserved, 4, 4)                               \
 	X(pcpu_histogram_native, zero_threshold, 8, 8)                         \
@@ -159,9 +162,9 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_stat, 32, 8)                                                    \
 	X(pcpu_stat_hot, 8, 4)                                                 \
 	X(pcpu_stat_item, 48, 8)                                               \
-	X(pcpu_metric_desc, 48, 8)                                             \
-	X(pcpu_family_desc, 104, 8)                                             \
-	X(pcpu_histogram_desc, 64, 8)                                          \
+	X(pcpu_metric_desc, 56, 8)                                             \
+	X(pcpu_family_desc, 112, 8)                                             \
+	X(pcpu_histogram_desc, 72, 8)                                          \
 	X(pcpu_histogram, 72, 8)                                               \
 	X(pcpu_histogram_native, 24, 8)                                        \
 	X(pcpu_exemplar, 24, 8)                                                \

@@ -1257,8 +1257,8 @@ PCPU_TEST(metrics_serve, bad_options_are_einval)
 	const char *const bad_users[] = { "", "a:b", ":", long_cred };
 	/* 0.4's struct is the smallest: one byte short of it, and less */
 	const size_t sizes[] = { 0, sizeof(void *),
-				 offsetof(struct pcpu_metrics_server_options, basic_auth_password) +
-					 sizeof(char *) - 1 };
+				 offsetof(struct pcpu_metrics_server_options, registry) +
+					 sizeof(void *) - 1 };
 	struct pcpu_metrics_server_options o;
 	size_t i;
 
@@ -1343,5 +1343,6 @@ PCPU_TEST(metrics_serve, options_layout_is_frozen)
 	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, tls_key_pem), 5 * p);
 	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, basic_auth_user), 6 * p);
 	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, basic_auth_password), 7 * p);
-	cr_assert_eq(sizeof(struct pcpu_metrics_server_options), 8 * p);
+	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, registry), 8 * p);
+	cr_assert_eq(sizeof(struct pcpu_metrics_server_options), 9 * p);
 }
