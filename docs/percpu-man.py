@@ -26,7 +26,8 @@ import sys
 # What is not API: common.h and arch.h hold the headers' own macros.
 SKIP_HEADERS = {'common.h', 'arch.h'}
 # The headers of libpercpu-metrics; every other one is libpercpu's.
-METRICS_HEADERS = {'metrics.h', 'family.h', 'gauge.h', 'histogram.h', 'metrics_http.h'}
+METRICS_HEADERS = {'metrics.h', 'family.h', 'gauge.h', 'histogram.h', 'metrics_http.h',
+                   'metrics_registry.h'}
 # Overview page of each header: the prefix of its names.
 OVERVIEW = {
     'counter.h': 'pcpu_counter', 'percpu_counter.h': 'percpu_counter',
@@ -34,6 +35,7 @@ OVERVIEW = {
     'charge.h': 'pcpu_charge', 'shared.h': 'pcpu_shared', 'metrics.h': 'pcpu_metrics',
     'metrics_http.h': 'pcpu_metrics_http', 'family.h': 'pcpu_family',
     'gauge.h': 'pcpu_gauge', 'histogram.h': 'pcpu_histogram', 'client.h': 'pcpu_client',
+    'metrics_registry.h': 'pcpu_metrics_registry',
 }
 # Functions that share a page: (page, what the NAME line says, members).
 # A function in no group has a page of its own.

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
 #include "metrics_internal.h"
@@ -277,6 +278,24 @@ static int check_exemplars(const struct pcpu_metric_sample *m)
 	return 0;
 }
 
+/*
+ * A native sample as the exposition reads it (PCPU_METRIC_SAMPLE_F_NATIVE):
+ * a histogram of a known schema with a zero bucket (bounds[0] >= 0, so
+ * that every later bound is > 0 and has a key) and ascending classic
+ * bounds; else -EINVAL. Its bounds ascend as every histogram's must.
+ */
+static int check_native(const struct pcpu_metric_sample *m)
+{
+	if (m->kind != PCPU_METRIC_HISTOGRAM || m->schema < PCPU_HISTOGRAM_MIN_SCHEMA ||
+	    m->schema > PCPU_HISTOGRAM_MAX_SCHEMA || m->nr_bounds < 1 || !m->bounds ||
+	    m->bounds[0] < 0 || (m->nr_classic && !m->classic))
+		return -EINVAL;
+	for (uint32_t i = 1; i < m->nr_classic; i++)
+		if (m->classic[i] <= m->classic[i - 1])
+			return -EINVAL;
+	return 0;
+}
+
 static int check_sample(const struct pcpu_metric_sample *m)
 {
 	if (!m || !m->name || !m->help || !m->unit ||
@@ -284,8 +303,7 @@ static int check_sample(const struct pcpu_metric_sample *m)
 	    pcpu_metrics_check_labels(m->labels, m->kind) < 0 ||
 	    pcpu_metrics_check_label_value(m->help, SIZE_MAX) != 0)
 		return -EINVAL;
-	/* a native sample's fine buckets are the library's own (metrics.h) */
-	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE)
+	if ((m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) && check_native(m))
 		return -EINVAL;
 	for (unsigned int i = 0; m->labels && m->labels[2 * i]; i++)
 		if (pcpu_metrics_check_label_value(m->labels[2 * i + 1], LABEL_VALUE_MAX) != 0)

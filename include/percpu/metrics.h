@@ -234,7 +234,10 @@ struct pcpu_metric_sample {
  * the native bucket of that last bound. Native bucket k holds the exposed
  * values in (2^((k - 1) / 2^schema), 2^(k / 2^schema)]. The text formats
  * show the classic buckets of @c classic (+Inf only when there are none),
- * the protobuf format both. Collectors cannot emit such samples (-EINVAL).
+ * the protobuf format both. A collector may emit such a sample (a merged
+ * registry's, <percpu/metrics_registry.h>): emit() refuses it (-EINVAL)
+ * unless its kind is histogram, its schema -4 to 8, nr_bounds at least 1
+ * with bounds[0] >= 0, and its classic bounds ascending.
  * @since 0.4
  */
 #define PCPU_METRIC_SAMPLE_F_NATIVE 2u

@@ -5,7 +5,7 @@
  * every native bucket, the zero bucket and every classic bucket exact
  * against a model that keys each observation itself; the clamp at the
  * top; the descriptor's rules; the text formats' classic view; a family's
- * native children; and collectors' native samples refused.
+ * native children; and collectors' native samples, refused when malformed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -289,36 +289,67 @@ PCPU_TEST(native, family_children_are_native)
 	pcpu_family_destroy(f);
 }
 
-static int emit_native(int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx)
+/* A native sample of schema 0: zero bucket, (0, 1], (1, 2], (2, 4]; classic bound 2. */
+static struct pcpu_metric_sample native_sample(void)
 {
-	static const int64_t bounds[] = { 0, 1 };
-	static const uint64_t buckets[] = { 1, 1, 0 };
+	static const int64_t bounds[] = { 0, 1, 2, 4 }, classic[] = { 2 };
+	static const uint64_t buckets[] = { 1, 2, 3, 4, 5 };
 
-	return emit(&(struct pcpu_metric_sample){ .name = "native_collected", .help = "",
-						  .unit = "", .kind = PCPU_METRIC_HISTOGRAM,
-						  .nr_bounds = 2, .bounds = bounds,
-						  .buckets = buckets, .count = 2,
-						  .flags = PCPU_METRIC_SAMPLE_F_NATIVE },
-		    ctx);
+	return (struct pcpu_metric_sample){ .name = "native_collected", .help = "", .unit = "",
+					    .kind = PCPU_METRIC_HISTOGRAM, .nr_bounds = 4,
+					    .bounds = bounds, .buckets = buckets, .count = 15,
+					    .sum = 40, .flags = PCPU_METRIC_SAMPLE_F_NATIVE,
+					    .nr_classic = 1, .classic = classic };
 }
 
-static int got_emit = 1;
+static int bad_emits[8], good_emit = 1;
 
 static int collector(int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx, void *arg)
 {
+	static const int64_t negative_zero[] = { -1, 1 }, descending[] = { 2, 1 };
+	struct pcpu_metric_sample bad[8]; /* then bad[0] a good one */
+	int n = 0;
+
 	(void)arg;
-	got_emit = emit_native(emit, ctx);
+	for (int i = 0; i < 8; i++)
+		bad[i] = native_sample();
+	bad[n++].schema = PCPU_HISTOGRAM_MAX_SCHEMA + 1;
+	bad[n++].schema = PCPU_HISTOGRAM_MIN_SCHEMA - 1;
+	bad[n++].nr_bounds = 0;
+	bad[n].bounds = negative_zero;
+	bad[n++].nr_bounds = 2;
+	bad[n].classic = descending;
+	bad[n++].nr_classic = 2;
+	bad[n++].classic = NULL;
+	bad[n++].kind = PCPU_METRIC_GAUGE;
+	bad[n++].bounds = NULL;
+	for (int i = 0; i < n; i++)
+		bad_emits[i] = emit(&bad[i], ctx);
+	bad[0] = native_sample();
+	good_emit = emit(&bad[0], ctx);
 	return 0;
 }
 
-PCPU_TEST(native, collectors_cannot_emit_native_samples)
+/*
+ * A collector may emit a native sample that the exposition can read (as a
+ * registry merged by pcpu_metrics_registry_collector() does); a malformed
+ * one is refused and counted, never written.
+ */
+PCPU_TEST(native, collectors_emit_native_samples_that_are_well_formed)
 {
+	uint64_t refused = pcpu_metrics_collector_refused();
 	char *text;
 
 	cr_assert_eq(pcpu_metrics_collector_add(collector, NULL), 0);
 	text = metrics_text(PCPU_METRICS_PROMETHEUS);
-	cr_assert_eq(got_emit, -EINVAL);
-	cr_assert_null(strstr(text, "native_collected"));
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(bad_emits[i], -EINVAL, "malformed sample %d", i);
+	cr_assert_eq(good_emit, 0);
+	cr_assert_eq(pcpu_metrics_collector_refused() - refused, 8);
+	/* the classic view: buckets up to 2 hold 1 + 2 + 3 */
+	cr_assert_not_null(strstr(text, "native_collected_bucket{le=\"2\"} 6\n"), "%s", text);
+	cr_assert_not_null(strstr(text, "native_collected_bucket{le=\"+Inf\"} 15\n"), "%s", text);
+	cr_assert_not_null(strstr(text, "native_collected_count 15\n"), "%s", text);
 	free(text);
 	pcpu_metrics_collector_remove(collector, NULL);
 }
