@@ -272,6 +272,14 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 		break;
 	case CHILD_COUNTER:
 		err = pcpu_counter_init_opts(&c->counter, 0, f->has_opts ? &f->opts : NULL);
+		/*
+		 * Described: a series of the family's metric, so that it takes
+		 * exemplars (pcpu_counter_add_exemplar()) and cannot be
+		 * registered alone. Folders read the fixed-batch flag: this bit only.
+		 */
+		if (!err)
+			__atomic_fetch_or(&c->counter.flags, PCPU_COUNTER_F_DESCRIBED,
+					  __ATOMIC_ACQ_REL);
 		break;
 	case CHILD_GAUGE:
 		break; /* zero-filled: a gauge at 0 */
@@ -303,8 +311,16 @@ static void free_child(const struct pcpu_family *f, struct child *c)
 	if (f->child == CHILD_HISTOGRAM) {
 		pcpu_exemplars_free(c->hist.exemplars);
 		pcpu_stat_destroy(c->hist.set);
-	} else if (f->child == CHILD_COUNTER)
+	} else if (f->child == CHILD_COUNTER) {
+		/*
+		 * Its exemplar goes here, not through the client's forget: that
+		 * takes the metrics lock, which a reclaim must not wait for
+		 * child by child behind scrapes. No scrape sees @c any more.
+		 */
+		__atomic_fetch_and(&c->counter.flags, ~PCPU_COUNTER_F_DESCRIBED, __ATOMIC_ACQ_REL);
+		pcpu_exemplars_forget(&c->counter);
 		pcpu_counter_destroy(&c->counter);
+	}
 	free(c);
 }
 
@@ -868,6 +884,7 @@ static int child_sample(struct pcpu_family *f, struct child *c, struct pcpu_metr
 		if (v < c->high_water)
 			v = c->high_water;
 		c->high_water = v;
+		smp->exemplars = pcpu_counter_exemplars(&c->counter, f->scale);
 	}
 	smp->value = v;
 	return 0;

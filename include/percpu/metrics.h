@@ -98,7 +98,8 @@ PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_
  * @return 0; -EINVAL for a NULL or uninitialised @p c, or labels against
  *         the rules of struct pcpu_exemplar; -ENOENT for a counter not
  *         registered as a metric (pcpu_counter_register(), the DEFINE
- *         macros; a label family's children are not); -ENOMEM: the
+ *         macros) nor a label family's child (pcpu_family_get(), whose
+ *         series shows it in a counter family); -ENOMEM: the
  *         exemplar is not recorded. @since 0.4
  */
 PCPU_EXPORT int pcpu_counter_add_exemplar(struct pcpu_counter *c, int64_t delta,

@@ -3,7 +3,7 @@
  * Exemplars (pcpu_histogram_observe_exemplar(), pcpu_counter_add_exemplar()):
  * the exact OpenMetrics lines on classic and native buckets and on
  * counters, none in text 0.0.4, replacement, every error, a family's
- * histogram children, collectors' exemplars checked, the body accepted by
+ * histogram and counter children, collectors' exemplars checked, the body accepted by
  * prometheus_client's OpenMetrics parser with every exemplar seen, and
  * threads observing with and without exemplars while another scrapes.
  */
@@ -300,6 +300,55 @@ PCPU_TEST(exemplar, a_family_histogram_child_takes_exemplars)
 	assert_no_exemplar(om, "ex_fam_bucket{route=\"b\",le=\"+Inf\"} 1");
 	free(om);
 	assert_parsed(1);
+	pcpu_family_destroy(f);
+}
+
+/*
+ * A counter family's child takes exemplars as a registered counter does,
+ * divided by the family's scale; a gauge family's counter child shows none;
+ * a child is no metric of its own; a removed child's exemplar goes with it.
+ */
+PCPU_TEST(exemplar, a_family_counter_child_takes_exemplars)
+{
+	struct pcpu_family *f = pcpu_family_create(&(struct pcpu_family_desc){
+		.name = "ex_calls", .kind = PCPU_METRIC_COUNTER,
+		.label_names = (const char *[]){ "route", NULL }, .scale = 1000 });
+	struct pcpu_family *g = pcpu_family_create(&(struct pcpu_family_desc){
+		.name = "ex_inflight", .kind = PCPU_METRIC_GAUGE,
+		.label_names = (const char *[]){ "route", NULL } });
+	struct pcpu_counter *a, *b, *ga;
+	double t0 = now();
+	char *om;
+
+	cr_assert_not_null(f, "%s", strerror(errno));
+	cr_assert_not_null(g, "%s", strerror(errno));
+	a = pcpu_family_get(f, (const char *[]){ "a", NULL });
+	b = pcpu_family_get(f, (const char *[]){ "b", NULL });
+	ga = pcpu_family_get(g, (const char *[]){ "a", NULL });
+	cr_assert(a && b && ga);
+	cr_assert_eq(pcpu_counter_add_exemplar(a, 1500, TRACE("ca")), 0);
+	pcpu_counter_add(b, 3000);
+	cr_assert_eq(pcpu_counter_add_exemplar(ga, 2, TRACE("ga")), 0);
+	/* a series of the family, not a metric to register alone */
+	cr_assert_eq(pcpu_counter_register(a, &(struct pcpu_metric_desc){
+						       .name = "ex_alone", .kind = PCPU_METRIC_COUNTER }),
+		     -EEXIST);
+	om = metrics_text(PCPU_METRICS_OPENMETRICS);
+	assert_exemplar(om, "ex_calls_total{route=\"a\"} 1.5", "{trace_id=\"ca\"} 1.5", t0);
+	assert_no_exemplar(om, "ex_calls_total{route=\"b\"} 3");
+	assert_no_exemplar(om, "ex_inflight{route=\"a\"} 2");
+	free(om);
+	assert_parsed(1);
+	/* removed and reclaimed: its exemplar is freed with it (ASan, valgrind) */
+	cr_assert_eq(pcpu_family_remove(f, (const char *[]){ "a", NULL }), 0);
+	pcpu_family_reclaim(f);
+	a = pcpu_family_get(f, (const char *[]){ "a", NULL });
+	cr_assert_not_null(a);
+	pcpu_counter_add(a, 1000);
+	om = metrics_text(PCPU_METRICS_OPENMETRICS);
+	assert_no_exemplar(om, "ex_calls_total{route=\"a\"} 1");
+	free(om);
+	pcpu_family_destroy(g);
 	pcpu_family_destroy(f);
 }
 
