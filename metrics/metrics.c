@@ -349,7 +349,6 @@ static int check_against_registry(const struct pcpu_metrics_registry *r,
 	return 0;
 }
 
-
 int pcpu_metrics_add(struct pcpu_metrics_registry *r, const struct metric_spec *specs,
 		     unsigned int n)
 {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Label names and values, as a daemon takes them from its clients (a user
- * agent, a path): one constant label on a registered counter, and the same
- * as a family's label and child's value. The input: the label name, a NUL,
+ * agent, a path): one constant label on a registered counter, the same
+ * as a family's label and child's value, and as a registry's constant
+ * label (merged into the process's exposition). The input: the label name, a NUL,
  * the value (the rest). Registration gives 0 or a negative errno; what is
  * accepted has a name of the label grammar and a UTF-8 value, and in both
  * exposition formats the value parses back (by this file's own reading of
@@ -12,6 +13,7 @@
 #include <percpu/counter.h>
 #include <percpu/family.h>
 #include <percpu/metrics.h>
+#include <percpu/metrics_registry.h>
 
 #include "fuzz.h"
 #include "shared/shared_internal.h" /* pcpu_shared_utf8(), as an oracle */
@@ -93,6 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *buf = malloc(size + 2), *name, *value;
 	struct pcpu_counter c;
 	struct pcpu_family *fam;
+	struct pcpu_metrics_registry *reg;
 	int err;
 
 	FUZZ_CHECK(buf, "malloc");
@@ -140,6 +143,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   "remove");
 		}
 		pcpu_family_destroy(fam);
+	}
+	/* the same as a registry's constant label, merged into the process's exposition */
+	reg = pcpu_metrics_registry_create((const char *const[]){ name, value, NULL });
+	FUZZ_CHECK(reg || errno == EINVAL || errno == ENOMEM, "registry: errno %d", errno);
+	if (reg) {
+		FUZZ_CHECK(label_name_ok(name) && strcmp(name, "le") != 0 &&
+				   pcpu_shared_utf8(value, strlen(value)),
+			   "registry label \"%s\" accepted", name);
+		FUZZ_CHECK(pcpu_counter_init(&c, 5) == 0, "init");
+		err = pcpu_counter_register(&c, &(struct pcpu_metric_desc){
+							.name = "fuzz_registry",
+							.kind = PCPU_METRIC_COUNTER,
+							.registry = reg });
+		FUZZ_CHECK(err == 0 || err == -ENOMEM, "register in a registry: %d", err);
+		err = pcpu_metrics_collector_add(pcpu_metrics_registry_collector, reg);
+		FUZZ_CHECK(err == 0 || err == -ENOMEM, "collector_add: %d", err);
+		if (!err) {
+			round_trip("fuzz_registry_total{", name, value);
+			pcpu_metrics_collector_remove(pcpu_metrics_registry_collector, reg);
+		}
+		pcpu_counter_destroy(&c);
+		FUZZ_CHECK(pcpu_metrics_registry_destroy(reg) == 0, "registry destroy");
 	}
 	free(buf);
 	return 0;
