@@ -1207,6 +1207,35 @@ PCPU_TEST(metrics_serve, a_larger_options_struct_with_zeros_past_ours_is_served)
 	pcpu_metrics_server_stop(srv);
 }
 
+/* A server of a registry serves its metrics, with its labels, and not the process's. */
+PCPU_TEST(metrics_serve, a_registrys_server_serves_it_and_not_the_processs)
+{
+	static const char *const tenant[] = { "tenant", "a", NULL };
+	struct pcpu_metrics_registry *reg = pcpu_metrics_registry_create(tenant);
+	struct pcpu_counter c;
+	struct pcpu_metrics_server *srv;
+	struct reply r;
+
+	cr_assert_not_null(reg);
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	cr_assert_eq(pcpu_counter_register(&c, &(struct pcpu_metric_desc){
+							.name = "serve_test_requests",
+							.kind = PCPU_METRIC_COUNTER,
+							.registry = reg }),
+		     0);
+	pcpu_counter_add(&c, 42);
+	srv = serve_opts((struct pcpu_metrics_server_options){ .registry = reg });
+	get(pcpu_metrics_server_port(srv), "/metrics", NULL, &r);
+	cr_assert_eq(r.status, 200, "%s", r.raw);
+	cr_assert_eq(body_value(&r, "serve_test_requests_total{tenant=\"a\"}"), 42);
+	/* the process's series of the same name is not this registry's */
+	cr_assert_null(strstr(r.body, "code=\"200\""), "%s", r.body);
+	reply_free(&r);
+	pcpu_metrics_server_stop(srv);
+	pcpu_counter_destroy(&c);
+	cr_assert_eq(pcpu_metrics_registry_destroy(reg), 0);
+}
+
 #else /* no libmicrohttpd */
 
 Test(metrics_serve, without_libmicrohttpd_serving_is_enotsup)
@@ -1346,33 +1375,4 @@ PCPU_TEST(metrics_serve, options_layout_is_frozen)
 	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, basic_auth_password), 7 * p);
 	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, registry), 8 * p);
 	cr_assert_eq(sizeof(struct pcpu_metrics_server_options), 9 * p);
-}
-
-/* A server of a registry serves its metrics, with its labels, and not the process's. */
-PCPU_TEST(metrics_serve, a_registrys_server_serves_it_and_not_the_processs)
-{
-	static const char *const tenant[] = { "tenant", "a", NULL };
-	struct pcpu_metrics_registry *reg = pcpu_metrics_registry_create(tenant);
-	struct pcpu_counter c;
-	struct pcpu_metrics_server *srv;
-	struct reply r;
-
-	cr_assert_not_null(reg);
-	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
-	cr_assert_eq(pcpu_counter_register(&c, &(struct pcpu_metric_desc){
-							.name = "serve_test_requests",
-							.kind = PCPU_METRIC_COUNTER,
-							.registry = reg }),
-		     0);
-	pcpu_counter_add(&c, 42);
-	srv = serve_opts((struct pcpu_metrics_server_options){ .registry = reg });
-	get(pcpu_metrics_server_port(srv), "/metrics", NULL, &r);
-	cr_assert_eq(r.status, 200, "%s", r.raw);
-	cr_assert_eq(body_value(&r, "serve_test_requests_total{tenant=\"a\"}"), 42);
-	/* the process's series of the same name is not this registry's */
-	cr_assert_null(strstr(r.body, "code=\"200\""), "%s", r.body);
-	reply_free(&r);
-	pcpu_metrics_server_stop(srv);
-	pcpu_counter_destroy(&c);
-	cr_assert_eq(pcpu_metrics_registry_destroy(reg), 0);
 }
