@@ -24,17 +24,20 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
+#include <percpu/metrics_registry.h>
 
 #include "metrics_internal.h"
 
 /* Collectors, in the order they were added; under the metrics lock. */
 struct collector {
+	const struct pcpu_metrics_registry *registry; /* whose exposition runs it; NULL: the process's */
 	pcpu_metrics_collector_fn fn;
 	void *arg;
 	struct collector *next;
@@ -414,7 +417,16 @@ PCPU_EXPORT int pcpu_metrics_failures_collector(int (*emit)(const struct pcpu_me
 	return err;
 }
 
-int pcpu_collectors_run(struct pcpu_scrape *s)
+bool pcpu_collectors_of(const struct pcpu_metrics_registry *r)
+{
+	for (struct collector *c = collectors; c; c = c->next)
+		if (c->registry == r)
+			return true;
+	return false;
+}
+
+int pcpu_collectors_run(const struct pcpu_metrics_registry *r, struct pcpu_scrape *s,
+			int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx)
 {
 	struct collector **run = NULL;
 	size_t n = 0, i;
@@ -423,7 +435,7 @@ int pcpu_collectors_run(struct pcpu_scrape *s)
 
 	pcpu_metrics_lock();
 	for (struct collector *c = collectors; c; c = c->next)
-		n++;
+		n += c->registry == r;
 	if (n) {
 		run = malloc(n * sizeof(*run));
 		if (!run) {
@@ -433,6 +445,8 @@ int pcpu_collectors_run(struct pcpu_scrape *s)
 	}
 	n = 0;
 	for (struct collector *c = collectors; c; c = c->next) {
+		if (c->registry != r)
+			continue;
 		c->users++;
 		run[n++] = c;
 	}
@@ -442,7 +456,7 @@ int pcpu_collectors_run(struct pcpu_scrape *s)
 	/* an output that failed before (the registered metrics' walk) ends it too */
 	ret = s->stopped;
 	for (i = 0; i < n && ret == 0; i++) {
-		int err = run[i]->fn(pcpu_scrape_emit, s, run[i]->arg);
+		int err = run[i]->fn(emit, ctx, run[i]->arg);
 
 		/* the output's error is not the collector's */
 		ret = s->stopped;
@@ -474,11 +488,18 @@ static void collectors_fork_child(void)
 
 PCPU_EXPORT int pcpu_metrics_collector_add(pcpu_metrics_collector_fn fn, void *arg)
 {
-	return pcpu_metrics_collector_add_flags(fn, arg, 0);
+	return pcpu_metrics_registry_collector_add(NULL, fn, arg, 0);
 }
 
 PCPU_EXPORT int pcpu_metrics_collector_add_flags(pcpu_metrics_collector_fn fn, void *arg,
 						 unsigned int flags)
+{
+	return pcpu_metrics_registry_collector_add(NULL, fn, arg, flags);
+}
+
+PCPU_EXPORT int pcpu_metrics_registry_collector_add(struct pcpu_metrics_registry *r,
+						    pcpu_metrics_collector_fn fn, void *arg,
+						    unsigned int flags)
 {
 	struct collector *c, **tail;
 
@@ -491,10 +512,10 @@ PCPU_EXPORT int pcpu_metrics_collector_add_flags(pcpu_metrics_collector_fn fn, v
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	*c = (struct collector){ .fn = fn, .arg = arg, .flags = flags };
+	*c = (struct collector){ .registry = r, .fn = fn, .arg = arg, .flags = flags };
 	pcpu_metrics_lock();
 	for (tail = &collectors; *tail; tail = &(*tail)->next) {
-		if ((*tail)->fn == fn && (*tail)->arg == arg) {
+		if ((*tail)->registry == r && (*tail)->fn == fn && (*tail)->arg == arg) {
 			pcpu_metrics_unlock();
 			free(c);
 			return -EEXIST;
@@ -507,11 +528,17 @@ PCPU_EXPORT int pcpu_metrics_collector_add_flags(pcpu_metrics_collector_fn fn, v
 
 PCPU_EXPORT int pcpu_metrics_collector_remove(pcpu_metrics_collector_fn fn, void *arg)
 {
+	return pcpu_metrics_registry_collector_remove(NULL, fn, arg);
+}
+
+PCPU_EXPORT int pcpu_metrics_registry_collector_remove(struct pcpu_metrics_registry *r,
+						       pcpu_metrics_collector_fn fn, void *arg)
+{
 	struct collector *found = NULL;
 
 	pcpu_metrics_lock();
 	for (struct collector **p = &collectors; *p; p = &(*p)->next) {
-		if ((*p)->fn == fn && (*p)->arg == arg) {
+		if ((*p)->registry == r && (*p)->fn == fn && (*p)->arg == arg) {
 			found = *p;
 			*p = found->next;
 			break;

@@ -563,14 +563,15 @@ static int walk_registry(const struct pcpu_metrics_registry *r, struct pcpu_scra
 }
 
 /*
- * Every sample of @r to @cb(sample, @arg); the process's registry's with
- * the collectors' after them.
+ * Every sample of @r to @cb(sample, @arg): its metrics', then its
+ * collectors', with its constant labels.
  */
 static int expose(const struct pcpu_metrics_registry *r,
 		  int (*cb)(const struct pcpu_metric_sample *, void *), void *arg)
 {
 	bool process = r == &process_registry;
 	struct pcpu_scrape *scrape;
+	struct labelled emit;
 	int ret;
 
 	if (!cb)
@@ -585,8 +586,9 @@ static int expose(const struct pcpu_metrics_registry *r,
 		return -ENOMEM;
 	ret = walk_registry(r, scrape);
 	/* outside the lock: a slow collector holds up neither fork() nor registration */
-	if (ret == 0 && process)
-		ret = pcpu_collectors_run(scrape);
+	emit = (struct labelled){ .r = r, .next = pcpu_scrape_emit, .arg = scrape };
+	if (ret == 0)
+		ret = pcpu_collectors_run(process ? NULL : r, scrape, with_registry_labels, &emit);
 	pcpu_scrape_free(scrape);
 	return ret;
 }
@@ -619,16 +621,25 @@ static int emit_past_refusals(const struct pcpu_metric_sample *smp, void *forwar
 	return ret == -EINVAL || ret == -EEXIST ? 0 : ret;
 }
 
+/* Registry collectors running in this thread: registries that merge each other loop. */
+static __thread unsigned int merging;
+
 PCPU_EXPORT int pcpu_metrics_registry_collector(int (*emit)(const struct pcpu_metric_sample *s,
 							    void *ctx),
 						void *ctx, void *arg)
 {
 	struct pcpu_metrics_registry *r = arg;
+	int ret;
 
 	/* the process's registry would walk itself again */
 	if (!emit || !r || r == &process_registry)
 		return -EINVAL;
-	return expose(r, emit_past_refusals, &(struct forward){ .emit = emit, .ctx = ctx });
+	if (merging >= PCPU_METRICS_REGISTRY_MAX_NESTING)
+		return -ELOOP;
+	merging++;
+	ret = expose(r, emit_past_refusals, &(struct forward){ .emit = emit, .ctx = ctx });
+	merging--;
+	return ret;
 }
 
 /* Registries. */
@@ -669,7 +680,7 @@ PCPU_EXPORT int pcpu_metrics_registry_destroy(struct pcpu_metrics_registry *r)
 	if (!r)
 		return 0;
 	pcpu_metrics_lock();
-	if (r->nr_metrics) {
+	if (r->nr_metrics || pcpu_collectors_of(r)) {
 		pcpu_metrics_unlock();
 		return -EBUSY;
 	}

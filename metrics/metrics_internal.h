@@ -125,12 +125,17 @@ int pcpu_scrape_note(const struct pcpu_metric_sample *m, void *scrape);
 int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape);
 
 /*
- * Runs every collector in the order they were added, with
- * pcpu_scrape_emit() and @s. Returns 0 or the first non-zero return.
+ * Runs every collector of registry @r (NULL: the process's) in the order
+ * they were added, with @emit(sample, @ctx), which ends in
+ * pcpu_scrape_emit() on @s. Returns 0 or the first non-zero return.
  * Without the metrics lock: it takes it only to pin and unpin them
  * (collectors.c).
  */
-int pcpu_collectors_run(struct pcpu_scrape *s);
+int pcpu_collectors_run(const struct pcpu_metrics_registry *r, struct pcpu_scrape *s,
+			int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx);
+
+/* Whether registry @r has a collector; under the metrics lock. */
+bool pcpu_collectors_of(const struct pcpu_metrics_registry *r);
 
 /*
  * Has the fork handler call @fn in the child of fork() (one thread), after

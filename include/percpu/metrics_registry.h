@@ -12,8 +12,11 @@
  * descriptor (struct pcpu_metric_desc, pcpu_histogram_desc,
  * pcpu_family_desc) or pcpu_stat_register_in(); NULL is the process's.
  * Names are unique within a registry, so that two registries may each
- * have "requests". A registry's exposition holds its own metrics, each
- * series with the registry's constant labels added, and no collector.
+ * have "requests". A registry's exposition holds its own metrics, then the
+ * samples of its own collectors (pcpu_metrics_registry_collector_add();
+ * pcpu_metrics_collector_add() adds to the process's), each series with the
+ * registry's constant labels added (a collector's sample keeps its own
+ * label where it has one of the same name).
  *
  * To serve a registry alone: pcpu_metrics_registry_write(),
  * pcpu_metrics_registry_respond(), or the @c registry option of
@@ -44,6 +47,13 @@ struct pcpu_stat;
 #define PCPU_METRICS_REGISTRY_MAX_LABELS 16
 
 /**
+ * The most registries that one exposition may merge within each other
+ * (pcpu_metrics_registry_collector()), so that registries that merge each
+ * other end with ELOOP rather than recurse without end. @since 0.4
+ */
+#define PCPU_METRICS_REGISTRY_MAX_NESTING 8
+
+/**
  * Creates a registry whose every series carries the constant labels
  * @p labels: NULL or {"key", "value", ..., NULL}, at most
  * PCPU_METRICS_REGISTRY_MAX_LABELS, as a struct pcpu_metric_desc's labels
@@ -56,14 +66,37 @@ struct pcpu_stat;
 PCPU_EXPORT struct pcpu_metrics_registry *pcpu_metrics_registry_create(const char *const *labels);
 
 /**
- * Destroys @p r, which must hold no metric: destroy or unregister them
- * first. No other call on @p r may overlap it or follow it: remove
- * pcpu_metrics_registry_collector() with @p r, and stop a server of it,
- * first. NULL: nothing.
- * @return 0; -EBUSY while a metric is registered in @p r (nothing done).
+ * Destroys @p r, which must hold no metric and no collector: destroy or
+ * unregister them, and remove its collectors, first. No other call on
+ * @p r may overlap it or follow it: remove pcpu_metrics_registry_collector()
+ * with @p r from where it was added, and stop a server of it, first. NULL:
+ * nothing.
+ * @return 0; -EBUSY while a metric is registered in @p r or a collector
+ *         added to it (nothing done).
  * @since 0.4
  */
 PCPU_EXPORT int pcpu_metrics_registry_destroy(struct pcpu_metrics_registry *r);
+
+/**
+ * Adds collector @p fn with argument @p arg to the expositions of registry
+ * @p r (NULL: the process's, as pcpu_metrics_collector_add_flags()), after
+ * the ones added to it before. As pcpu_metrics_collector_add_flags()
+ * otherwise: @p flags 0 or PCPU_METRICS_COLLECTOR_F_CONTINUE; the same
+ * @p fn and @p arg may be added to several registries.
+ * @return 0; -EINVAL for NULL @p fn or an unknown flag; -EEXIST if @p fn
+ *         with @p arg is already added to @p r; -ENOMEM. @since 0.4
+ */
+PCPU_EXPORT int pcpu_metrics_registry_collector_add(struct pcpu_metrics_registry *r,
+						    pcpu_metrics_collector_fn fn, void *arg,
+						    unsigned int flags);
+
+/**
+ * Removes collector @p fn with argument @p arg from registry @p r (NULL: the
+ * process's), after every exposition running it has returned from it.
+ * @return 0, or -ENOENT if it was not added to @p r. @since 0.4
+ */
+PCPU_EXPORT int pcpu_metrics_registry_collector_remove(struct pcpu_metrics_registry *r,
+						       pcpu_metrics_collector_fn fn, void *arg);
 
 /**
  * Registers every item of @p s in registry @p r (NULL: the process's), as
@@ -86,9 +119,9 @@ PCPU_EXPORT int pcpu_metrics_registry_write(struct pcpu_metrics_registry *r, FIL
 
 /**
  * Calls @p cb for every metric of @p r (NULL: the process's, as
- * pcpu_metrics_foreach(), collectors included) with the registry's
- * constant labels among each sample's, under the metrics lock, as
- * pcpu_metrics_foreach() does.
+ * pcpu_metrics_foreach()), then for its collectors' samples, with the
+ * registry's constant labels among each sample's, as pcpu_metrics_foreach()
+ * does (the metrics under the metrics lock, the collectors outside it).
  * @return 0, what @p cb returned, -EINVAL for NULL @p cb, or -ENOMEM.
  * @since 0.4
  */
@@ -105,9 +138,13 @@ PCPU_EXPORT int pcpu_metrics_registry_foreach(struct pcpu_metrics_registry *r,
  * the exposition has written already (the same name in the process's
  * registry, or in another registry merged before) is refused and counted
  * (pcpu_metrics_collector_refused()), and the registry's other samples
- * still go. Remove it before destroying the registry.
- * @return 0; -EINVAL for NULL @p emit or @p registry; -ENOMEM; or what
- *         @p emit returned other than a refusal. @since 0.4
+ * still go. The registry's own collectors run too. Remove it before
+ * destroying the registry.
+ * @return 0; -EINVAL for NULL @p emit or @p registry; -ELOOP past
+ *         PCPU_METRICS_REGISTRY_MAX_NESTING registries merged within each
+ *         other (registries that merge each other); -ENOMEM; what a
+ *         collector of the registry returned (as its exposition does); or
+ *         what @p emit returned other than a refusal. @since 0.4
  */
 PCPU_EXPORT int pcpu_metrics_registry_collector(int (*emit)(const struct pcpu_metric_sample *s,
 							    void *ctx),

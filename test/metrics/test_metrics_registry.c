@@ -6,8 +6,9 @@
  * refusals; label clashes refused at registration; destroy refused while
  * metrics remain, and a destroyed object gone from every registry; a
  * registry merged into the process's exposition, a clash there refused and
- * counted, its native histogram kept native; the bodies parsed by
- * prometheus_client; and scrapes of a registry beside registration.
+ * counted, its native histogram kept native; a registry's own collectors;
+ * registries that merge each other; the bodies parsed by prometheus_client;
+ * and scrapes of a registry beside registration.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -376,6 +377,68 @@ PCPU_TEST(metrics_registry, respond_answers_with_the_registrys_metrics)
 	pcpu_metrics_response_free(&res);
 	pcpu_counter_destroy(&c);
 	cr_assert_eq(pcpu_metrics_registry_destroy(r), 0);
+}
+
+static int depth_collector(int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx,
+			   void *arg)
+{
+	static const char *const labels[] = { "queue", "in", NULL };
+
+	return emit(&(struct pcpu_metric_sample){ .name = "reg_queue_depth", .help = "", .unit = "",
+						  .kind = PCPU_METRIC_GAUGE, .labels = labels,
+						  .value = (int64_t)(intptr_t)arg, .scale = 1 },
+		    ctx);
+}
+
+/* A registry's collectors write into its exposition, with its labels, and only there. */
+PCPU_TEST(metrics_registry, a_registrys_collectors_join_its_exposition_only)
+{
+	static const char *const consts[] = { "tenant", "c", NULL };
+	struct pcpu_metrics_registry *r = registry(consts);
+	char *text;
+
+	cr_assert_eq(pcpu_metrics_registry_collector_add(r, depth_collector, (void *)7, 0), 0);
+	cr_assert_eq(pcpu_metrics_registry_collector_add(r, depth_collector, (void *)7, 0), -EEXIST);
+	text = registry_text(r, PCPU_METRICS_PROMETHEUS);
+	cr_assert(metrics_has_line(text, "reg_queue_depth{queue=\"in\",tenant=\"c\"} 7"), "%s",
+		  text);
+	free(text);
+	text = metrics_text(PCPU_METRICS_PROMETHEUS);
+	cr_assert_null(strstr(text, "reg_queue_depth"), "%s", text);
+	free(text);
+	/* merged, its collectors come along */
+	cr_assert_eq(pcpu_metrics_collector_add(pcpu_metrics_registry_collector, r), 0);
+	text = metrics_text(PCPU_METRICS_OPENMETRICS);
+	cr_assert(metrics_has_line(text, "reg_queue_depth{queue=\"in\",tenant=\"c\"} 7"), "%s",
+		  text);
+	free(text);
+	cr_assert_eq(pcpu_metrics_collector_remove(pcpu_metrics_registry_collector, r), 0);
+	/* a registry with a collector is busy; it is not the process's to remove */
+	cr_assert_eq(pcpu_metrics_registry_destroy(r), -EBUSY);
+	cr_assert_eq(pcpu_metrics_registry_collector_remove(NULL, depth_collector, (void *)7),
+		     -ENOENT);
+	cr_assert_eq(pcpu_metrics_registry_collector_remove(r, depth_collector, (void *)7), 0);
+	cr_assert_eq(pcpu_metrics_registry_destroy(r), 0);
+}
+
+/* Two registries that merge each other: the exposition ends with ELOOP, not a stack overflow. */
+PCPU_TEST(metrics_registry, registries_that_merge_each_other_end_with_eloop)
+{
+	struct pcpu_metrics_registry *a = registry(NULL), *b = registry(NULL);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	cr_assert_not_null(out);
+	cr_assert_eq(pcpu_metrics_registry_collector_add(a, pcpu_metrics_registry_collector, b, 0), 0);
+	cr_assert_eq(pcpu_metrics_registry_collector_add(b, pcpu_metrics_registry_collector, a, 0), 0);
+	cr_assert_eq(pcpu_metrics_registry_write(a, out, PCPU_METRICS_PROMETHEUS), -ELOOP);
+	fclose(out);
+	free(text);
+	cr_assert_eq(pcpu_metrics_registry_collector_remove(a, pcpu_metrics_registry_collector, b), 0);
+	cr_assert_eq(pcpu_metrics_registry_collector_remove(b, pcpu_metrics_registry_collector, a), 0);
+	cr_assert_eq(pcpu_metrics_registry_destroy(a), 0);
+	cr_assert_eq(pcpu_metrics_registry_destroy(b), 0);
 }
 
 /* Scrapes of a registry, merged and alone, beside registration and destruction in it. */
