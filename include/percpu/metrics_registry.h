@@ -7,7 +7,7 @@
  *
  * Every metric is registered in one registry: the process's (what
  * pcpu_metrics_write(), pcpu_metrics_respond() and the built-in server
- * expose, with the collectors), or one made by
+ * expose), or one made by
  * pcpu_metrics_registry_create(), named by the @c registry field of its
  * descriptor (struct pcpu_metric_desc, pcpu_histogram_desc,
  * pcpu_family_desc) or pcpu_stat_register_in(); NULL is the process's.
