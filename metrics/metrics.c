@@ -327,13 +327,19 @@ static void unlink_metric(struct pcpu_metrics_registry *r, struct metric *m)
 	r->nr_metrics--;
 }
 
+/* Whether the @n labels of @labels have one named @name. */
+static bool has_label(const char *const *labels, unsigned int n, const char *name)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (strcmp(labels[2 * i], name) == 0)
+			return true;
+	return false;
+}
+
 /* Whether @name is one of @r's constant label names. */
 static bool registry_label(const struct pcpu_metrics_registry *r, const char *name)
 {
-	for (unsigned int i = 0; i < r->nr_labels; i++)
-		if (strcmp(r->labels[2 * i], name) == 0)
-			return true;
-	return false;
+	return has_label((const char *const *)r->labels, r->nr_labels, name);
 }
 
 /* -EINVAL if a label name of @sp is one of @r's constant labels. */
@@ -481,13 +487,18 @@ static int with_registry_labels(const struct pcpu_metric_sample *smp, void *labe
 		if (!merged)
 			return -ENOMEM;
 	}
+	/* in key order where the sample's are in it (a collector's need not be) */
 	while (i < nr_own || j < l->r->nr_labels) {
-		int d = i == nr_own ? 1 : j == l->r->nr_labels ? -1 : strcmp(own[2 * i], reg[2 * j]);
-		const char *const *from = d <= 0 ? &own[2 * i++] : &reg[2 * j++];
+		const char *const *from;
 
-		/* a tie: the sample's own (percpu_family_refused's "family") */
-		if (d == 0)
-			j++;
+		if (j < l->r->nr_labels && has_label(own, nr_own, reg[2 * j])) {
+			j++; /* the sample's own wins (percpu_family_refused's "family") */
+			continue;
+		}
+		if (i < nr_own && (j == l->r->nr_labels || strcmp(own[2 * i], reg[2 * j]) < 0))
+			from = &own[2 * i++];
+		else
+			from = &reg[2 * j++];
 		merged[2 * n] = from[0];
 		merged[2 * n + 1] = from[1];
 		n++;

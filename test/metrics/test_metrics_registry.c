@@ -383,11 +383,19 @@ static int depth_collector(int (*emit)(const struct pcpu_metric_sample *, void *
 			   void *arg)
 {
 	static const char *const labels[] = { "queue", "in", NULL };
+	/* out of key order, and naming the registry's label: its own value wins */
+	static const char *const unsorted[] = { "zz", "z", "tenant", "own", NULL };
+	int err = emit(&(struct pcpu_metric_sample){ .name = "reg_queue_depth", .help = "",
+						     .unit = "", .kind = PCPU_METRIC_GAUGE,
+						     .labels = labels,
+						     .value = (int64_t)(intptr_t)arg, .scale = 1 },
+		       ctx);
 
-	return emit(&(struct pcpu_metric_sample){ .name = "reg_queue_depth", .help = "", .unit = "",
-						  .kind = PCPU_METRIC_GAUGE, .labels = labels,
-						  .value = (int64_t)(intptr_t)arg, .scale = 1 },
-		    ctx);
+	return err ? err : emit(&(struct pcpu_metric_sample){ .name = "reg_unsorted", .help = "",
+							      .unit = "", .kind = PCPU_METRIC_GAUGE,
+							      .labels = unsorted, .value = 1,
+							      .scale = 1 },
+				ctx);
 }
 
 /* A registry's collectors write into its exposition, with its labels, and only there. */
@@ -402,6 +410,7 @@ PCPU_TEST(metrics_registry, a_registrys_collectors_join_its_exposition_only)
 	text = registry_text(r, PCPU_METRICS_PROMETHEUS);
 	cr_assert(metrics_has_line(text, "reg_queue_depth{queue=\"in\",tenant=\"c\"} 7"), "%s",
 		  text);
+	cr_assert(metrics_has_line(text, "reg_unsorted{zz=\"z\",tenant=\"own\"} 1"), "%s", text);
 	free(text);
 	text = metrics_text(PCPU_METRICS_PROMETHEUS);
 	cr_assert_null(strstr(text, "reg_queue_depth"), "%s", text);
