@@ -206,12 +206,15 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 		return NULL;
 	}
 	h->set = pcpu_histogram_make_set(h->nr_bounds);
-	err = h->set ? pcpu_metrics_add(d->registry, &(struct metric_spec){ .name = d->name, .help = d->help,
-						      .unit = d->unit,
-						      .kind = PCPU_METRIC_HISTOGRAM,
-						      .labels = d->labels,
-						      .source = &pcpu_histogram_source, .obj = h },
-			       1) : -errno;
+	err = h->set ? pcpu_metrics_add(d->registry,
+					&(struct metric_spec){ .name = d->name, .help = d->help,
+							       .unit = d->unit,
+							       .kind = PCPU_METRIC_HISTOGRAM,
+							       .labels = d->labels,
+							       .source = &pcpu_histogram_source,
+							       .obj = h },
+					1)
+		     : -errno;
 	if (err) {
 		pcpu_stat_destroy(h->set);
 		pcpu_histogram_layout_free(h);

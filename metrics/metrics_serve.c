@@ -263,7 +263,8 @@ static mhd_result queue_metrics(struct MHD_Connection *conn,
 	mhd_result ret;
 
 	if (pcpu_metrics_registry_respond(
-		    srv->registry, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+		    srv->registry,
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
 		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 						MHD_HTTP_HEADER_ACCEPT_ENCODING),
 		    &res) != 0)

@@ -8,9 +8,14 @@
 #include <string.h>
 
 #include <percpu/metrics.h>
+#include <percpu/metrics_registry.h>
 
-/* The whole exposition in format @f (malloc'ed), or NULL if the write failed. */
-static inline char *metrics_text(enum pcpu_metrics_format f)
+/*
+ * The whole exposition of registry @r (NULL: the process's) in format @f
+ * (malloc'ed), or NULL if the write failed.
+ */
+static inline char *metrics_registry_text(struct pcpu_metrics_registry *r,
+					  enum pcpu_metrics_format f)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -19,13 +24,19 @@ static inline char *metrics_text(enum pcpu_metrics_format f)
 
 	if (!out)
 		return NULL;
-	err = pcpu_metrics_write(out, f);
+	err = pcpu_metrics_registry_write(r, out, f);
 	fclose(out);
 	if (err) {
 		free(text);
 		return NULL;
 	}
 	return text;
+}
+
+/* The whole exposition in format @f (malloc'ed), or NULL if the write failed. */
+static inline char *metrics_text(enum pcpu_metrics_format f)
+{
+	return metrics_registry_text(NULL, f);
 }
 
 /*
