@@ -887,6 +887,8 @@ protected:
  */
 class counter_family : public detail::family_base {
 public:
+	using family_base::get; /**< the C family */
+
 	/**
 	 * Creates the family @p d with the label names @p label_names (1 to
 	 * PCPU_FAMILY_MAX_LABELS), at most @p max_children children (0: the
@@ -926,6 +928,8 @@ public:
  */
 class gauge_family : public detail::family_base {
 public:
+	using family_base::get; /**< the C family */
+
 	/** Creates the family @p d; as counter_family's. */
 	gauge_family(const desc &d, std::initializer_list<std::string_view> label_names,
 		     uint32_t max_children = 0)
@@ -954,6 +958,8 @@ public:
  */
 class histogram_family : public detail::family_base {
 public:
+	using family_base::get; /**< the C family */
+
 	/** Creates the family @p d; as counter_family's, with the histograms' bounds. */
 	histogram_family(const desc &d, std::initializer_list<std::string_view> label_names,
 			 const std::vector<int64_t> &bounds,
