@@ -442,9 +442,9 @@ public:
 	explicit counter_ref(struct pcpu_counter *c = nullptr) noexcept : c_(c) {}
 
 	/** Adds @p n: the inline per-CPU add of pcpu_counter_add(). */
-	void add(int64_t n) const noexcept { pcpu_counter_add(c_, n); }
+	PCPU_ALWAYS_INLINE void add(int64_t n) const noexcept { pcpu_counter_add(c_, n); }
 	/** Adds 1, as prometheus-cpp's Increment(). */
-	void inc() const noexcept { pcpu_counter_add(c_, 1); }
+	PCPU_ALWAYS_INLINE void inc() const noexcept { pcpu_counter_add(c_, 1); }
 	/**
 	 * Adds @p n and records the exemplar @p l ({{"trace_id", "..."}}), as
 	 * pcpu_counter_add_exemplar() (a slow path; the add counts even when it
@@ -536,13 +536,13 @@ public:
 	explicit gauge_ref(struct pcpu_gauge *g = nullptr) noexcept : g_(g) {}
 
 	/** Sets it to @p v, as prometheus-cpp's Set(). */
-	void set(int64_t v) const noexcept { pcpu_gauge_set(g_, v); }
+	PCPU_ALWAYS_INLINE void set(int64_t v) const noexcept { pcpu_gauge_set(g_, v); }
 	/** Adds @p n (any sign); returns the new value. */
-	int64_t add(int64_t n) const noexcept { return pcpu_gauge_add(g_, n); }
+	PCPU_ALWAYS_INLINE int64_t add(int64_t n) const noexcept { return pcpu_gauge_add(g_, n); }
 	/** Adds 1, as prometheus-cpp's Increment(). */
-	void inc() const noexcept { (void)pcpu_gauge_add(g_, 1); }
+	PCPU_ALWAYS_INLINE void inc() const noexcept { (void)pcpu_gauge_add(g_, 1); }
 	/** Subtracts 1, as prometheus-cpp's Decrement(). */
-	void dec() const noexcept { (void)pcpu_gauge_add(g_, -1); }
+	PCPU_ALWAYS_INLINE void dec() const noexcept { (void)pcpu_gauge_add(g_, -1); }
 	/** The value. */
 	int64_t value() const noexcept { return pcpu_gauge_get(g_); }
 	/** The C gauge. */
@@ -636,13 +636,13 @@ public:
 	~gauge_double() { reset(); }
 
 	/** Sets it to @p v. */
-	void set(double v) const noexcept { pcpu_gauge_double_set(g_, v); }
+	PCPU_ALWAYS_INLINE void set(double v) const noexcept { pcpu_gauge_double_set(g_, v); }
 	/** Adds @p d in one atomic step; returns the new value. */
-	double add(double d) const noexcept { return pcpu_gauge_double_add(g_, d); }
+	PCPU_ALWAYS_INLINE double add(double d) const noexcept { return pcpu_gauge_double_add(g_, d); }
 	/** Adds 1. */
-	void inc() const noexcept { (void)pcpu_gauge_double_add(g_, 1.0); }
+	PCPU_ALWAYS_INLINE void inc() const noexcept { (void)pcpu_gauge_double_add(g_, 1.0); }
 	/** Subtracts 1. */
-	void dec() const noexcept { (void)pcpu_gauge_double_add(g_, -1.0); }
+	PCPU_ALWAYS_INLINE void dec() const noexcept { (void)pcpu_gauge_double_add(g_, -1.0); }
 	/** The value. */
 	double value() const noexcept { return pcpu_gauge_double_get(g_); }
 	/** The C gauge. */
@@ -687,7 +687,7 @@ public:
 	explicit histogram_ref(struct pcpu_histogram *h = nullptr) noexcept : h_(h) {}
 
 	/** Records @p v: the inline per-CPU pcpu_histogram_observe(). */
-	void observe(int64_t v) const noexcept { pcpu_histogram_observe(h_, v); }
+	PCPU_ALWAYS_INLINE void observe(int64_t v) const noexcept { pcpu_histogram_observe(h_, v); }
 	/**
 	 * Records @p v with the exemplar @p l, as
 	 * pcpu_histogram_observe_exemplar() (a slow path; @p v counts even when
