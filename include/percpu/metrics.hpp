@@ -26,7 +26,8 @@
  * Errors. A constructor or call that the C API refuses throws
  * std::system_error with the C call's errno in std::generic_category()
  * (code().value() == EINVAL for a bad name, EEXIST for a name registered
- * already, ...), and the C call's name as what(). Built without exceptions
+ * already, ...), and the C call's name as what(); the wrapper's own
+ * allocations throw std::bad_alloc. Built without exceptions
  * (-fno-exceptions), it prints the same to stderr and aborts. Destructors,
  * the hot calls and the reads never throw.
  *

@@ -4,11 +4,14 @@
 // daemon may build with (-std=c++17 -Wall -Wextra -Wpedantic -Werror, and
 // -Wshadow; with and without exceptions),
 // every class and member used once; and runs: exit 0 when each value read
-// back is the one added.
+// back is the one added. With an argument, it registers a bad name: built
+// without exceptions, that must print the error and abort.
 #include <percpu/metrics.hpp>
 
-int main()
+int main(int argc, char **)
 {
+	if (argc > 1)
+		percpu::counter bad{percpu::desc("1bad")};
 	percpu::registry r({ { "tenant", "strict" } });
 	percpu::counter c{percpu::desc("strict_requests").help("Requests.").in(r)};
 	percpu::counter up_down{percpu::desc("strict_inflight").kind(PCPU_METRIC_GAUGE).in(r)};
