@@ -10,6 +10,14 @@
  * The library's own bare sequence (pcpu_arch_rseq_add()) instead loads
  * cpu_id inside the sequence and tests, shifts and indexes it there.
  *
+ * One change from librseq, to make it stronger: the slot is addressed
+ * through one register (an "r" operand, "addq %[count], (%[v])"), where
+ * librseq's "m" operand lets the compiler pick base + index (gcc 12 does,
+ * here). On Intel's Sunny Cove and its Cypress Cove backport (Rocket Lake)
+ * a read-modify-write whose address is a base register alone forwards its
+ * store to the next one with no latency, and an indexed one does not: the
+ * loop of adds to one slot ran 3x faster on family 6 model 167.
+ *
  * Per-CPU int64_t slots, CPU n's n * PCPU_STRIDE bytes after CPU 0's, as
  * the library's. x86_64 only (BENCH_HAVE_RSEQ_ADDV 0 elsewhere: the row is
  * skipped).
@@ -69,7 +77,7 @@ static inline __attribute__((always_inline)) int bench_rseq_addv(int64_t *v, int
 		"1:\n\t"
 		"cmpl %[cpu_id], %%fs:" PCPU_ARCH_STR(PCPU_RSEQ_CPU_ID_OFFSET) "(%[rseq_offset])\n\t"
 		"jnz 4f\n\t"
-		"addq %[count], %[v]\n\t"
+		"addq %[count], (%[v])\n\t"
 		"2:\n\t"
 		".pushsection __rseq_failure, \"ax\"\n\t"
 		".byte 0x0f, 0xb9, 0x3d\n\t"
@@ -78,7 +86,7 @@ static inline __attribute__((always_inline)) int bench_rseq_addv(int64_t *v, int
 		"jmp %l[abort]\n\t"
 		".popsection\n\t"
 		: /* no outputs */
-		: [cpu_id] "r"(cpu), [rseq_offset] "r"(__pcpu_rseq_offset), [v] "m"(*v),
+		: [cpu_id] "r"(cpu), [rseq_offset] "r"(__pcpu_rseq_offset), [v] "r"(v),
 		  [count] "er"(count)
 		: "memory", "cc", "rax"
 		: abort);
