@@ -12,6 +12,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct host_cpu {
 	char vendor[32];     /* vendor_id, e.g. "AuthenticAMD"; "unknown" */
 	char model_name[96]; /* "model name"; "unknown" */
@@ -30,5 +34,9 @@ const char *host_cpu_uarch(const char *vendor, int family, int model);
  * (Rocket Lake), Intel(R) Xeon(R) Processor".
  */
 void host_cpu_describe(char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PERCPU_BENCH_HOST_CPU_H */
