@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Add-sequence experiment: bare rseq adds vs checked adds, several instruction shapes.
 // From the team's experiment harness (shared/experiments/add-shapes.c), with: shape G (CPU number loaded before, compared
 // inside, slot indexed inside); per thread CPU time beside the wall clock (the main thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fold-walk experiment: 1,024 {value, mark} pairs a 4 KiB stride apart (an arena at 1,024 CPUs),
 // refilled before each walk: plain loads of every pair (the kernel port's folding sync reads
 // every slot) against one lock cmpxchg16b per pair (percpu's fold of an armed CPU), with and
