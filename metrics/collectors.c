@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,58 @@ static struct collector *collectors;
 static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER;
 /* bumped by fork() in the child: pins of an older epoch are void */
 static unsigned int epoch;
+
+/*
+ * What this thread's exposition refused last (the metric, its labels and
+ * why), and the first collector failure that stopped it, which a 500's
+ * body says (pcpu_collectors_failure(), metrics_serve.c), as the Go
+ * client's names the metric. Per thread: an exposition runs on one, and
+ * concurrent scrapes must not see each other's. @nesting: a merged
+ * registry's collectors run inside a collector of the exposition.
+ */
+static __thread char last_refusal[512];
+static __thread char first_failure[640];
+static __thread unsigned int nesting;
+
+/* Says why @m was refused (@err, from check_sample() if @malformed, else check_place()). */
+static void note_refusal(const struct pcpu_metric_sample *m, int err, bool malformed)
+{
+	size_t len, at;
+
+	len = (size_t)snprintf(last_refusal, sizeof(last_refusal), "metric \"%s\"",
+			       m && m->name ? m->name : "(null)");
+	for (unsigned int i = 0; m && m->labels && m->labels[i] && m->labels[i + 1] &&
+				 len < sizeof(last_refusal);
+	     i += 2) {
+		at = len;
+		len += (size_t)snprintf(last_refusal + at, sizeof(last_refusal) - at,
+					"%s%s=\"%s\"", i ? "," : "{", m->labels[i],
+					m->labels[i + 1]);
+	}
+	if (m && m->labels && m->labels[0] && len < sizeof(last_refusal))
+		len += (size_t)snprintf(last_refusal + len, sizeof(last_refusal) - len, "}");
+	if (len >= sizeof(last_refusal))
+		return; /* cut: the name and labels say enough */
+	snprintf(last_refusal + len, sizeof(last_refusal) - len, " refused: %s",
+		 err == -EEXIST ? "this exposition has written a family of that name (or one "
+				  "whose series it would meet) or this series already: a name clash" :
+		 malformed	? "malformed (a bad name, unit, label, help, bounds or exemplar)" :
+				  "its kind or unit differs from its family's samples before it");
+}
+
+/* Notes that a collector failed with @err (the first failure of this exposition). */
+static void note_failure(int err)
+{
+	if (first_failure[0])
+		return;
+	snprintf(first_failure, sizeof(first_failure), "a collector failed (%s)%s%s",
+		 strerror(-err), last_refusal[0] ? ": " : "", last_refusal);
+}
+
+const char *pcpu_collectors_failure(void)
+{
+	return first_failure[0] ? first_failure : NULL;
+}
 
 /* The longest label value a collector may emit, in bytes. */
 #define LABEL_VALUE_MAX 4096
@@ -148,6 +201,9 @@ struct pcpu_scrape *pcpu_scrape_new(int (*cb)(const struct pcpu_metric_sample *,
 {
 	struct pcpu_scrape *s = calloc(1, sizeof(*s));
 
+	/* a new exposition (not a merged registry's inside one) has no failure yet */
+	if (!nesting)
+		first_failure[0] = '\0';
 	if (s) {
 		s->cb = cb;
 		s->arg = arg;
@@ -364,6 +420,8 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape)
 	struct pcpu_scrape *s = scrape;
 	int err = check_sample(m);
 
+	bool malformed = err != 0;
+
 	if (s->stopped)
 		return s->stopped;
 	if (!err)
@@ -372,6 +430,7 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape)
 		return err;
 	if (err) {
 		__atomic_fetch_add(&refused, 1, __ATOMIC_RELAXED);
+		note_refusal(m, err, malformed);
 		return err;
 	}
 	return put(s, m);
@@ -455,17 +514,23 @@ int pcpu_collectors_run(const struct pcpu_metrics_registry *r, struct pcpu_scrap
 
 	/* an output that failed before (the registered metrics' walk) ends it too */
 	ret = s->stopped;
+	nesting++;
 	for (i = 0; i < n && ret == 0; i++) {
-		int err = run[i]->fn(emit, ctx, run[i]->arg);
+		int err;
 
+		last_refusal[0] = '\0';
+		err = run[i]->fn(emit, ctx, run[i]->arg);
 		/* the output's error is not the collector's */
 		ret = s->stopped;
 		if (err && !ret) {
 			__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
-			if (!(run[i]->flags & PCPU_METRICS_COLLECTOR_F_CONTINUE))
+			if (!(run[i]->flags & PCPU_METRICS_COLLECTOR_F_CONTINUE)) {
+				note_failure(err);
 				ret = err;
+			}
 		}
 	}
+	nesting--;
 
 	pcpu_metrics_lock();
 	if (pinned_in == epoch)
