@@ -268,7 +268,9 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 		c->hist = f->layout;
 		/* the items' descriptions are the prototype's, not copies */
 		c->hist.set = pcpu_stat_create_like(f->proto);
-		err = c->hist.set ? 0 : -errno;
+		err = c->hist.set ? pcpu_histogram_sum_init(&c->hist) : -errno;
+		if (err)
+			pcpu_stat_destroy(c->hist.set);
 		break;
 	case CHILD_COUNTER:
 		err = pcpu_counter_init_opts(&c->counter, 0, f->has_opts ? &f->opts : NULL);
@@ -311,6 +313,7 @@ static void free_child(const struct pcpu_family *f, struct child *c)
 	if (f->child == CHILD_HISTOGRAM) {
 		pcpu_exemplars_free(c->hist.exemplars);
 		pcpu_stat_destroy(c->hist.set);
+		pcpu_histogram_sum_free(&c->hist);
 	} else if (f->child == CHILD_COUNTER) {
 		/*
 		 * Its exemplar goes here, not through the client's forget: that

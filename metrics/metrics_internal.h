@@ -178,6 +178,10 @@ void pcpu_metrics_fork_child(void);
 /* The stat set of a histogram of @nr_bounds bounds; NULL with errno. */
 struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds);
 
+/* @h's sum counter (struct pcpu_histogram's @c sum): 0 or -ENOMEM; and its end. */
+int pcpu_histogram_sum_init(struct pcpu_histogram *h);
+void pcpu_histogram_sum_free(struct pcpu_histogram *h);
+
 /* struct pcpu_histogram's flags: it has native buckets. */
 #define PCPU_HISTOGRAM_NATIVE 1u
 
