@@ -811,11 +811,13 @@ static bool run_on(int cpu)
  * What the README says of a histogram child: its heap, and for each CPU
  * that observes into it a run of the arena of 8 B per item (a bucket each
  * and 2 of 0.4's sum), rounded up to a power of two of 16-byte units (the
- * arena's classes): 128 B with 8 bounds, 4 KB with 272 native buckets
- * (issue 33: 0.4's 11.7 KB was one CPU's; two made it 16.1 KB).
- * Measured: the resident bytes that a second CPU's observations add to
- * 2,000 children, within 16 B a child (whole pages over 2,000 children:
- * 4 B; the words of the one page the first CPU shares).
+ * arena's classes), and the sum counter's 16-byte slot: 144 B with 8
+ * bounds, 4,112 B with 272 native buckets (issue 33: 0.4's 11.7 KB was
+ * one CPU's; two made it 16.1 KB). Measured: the resident bytes that a
+ * second CPU's observations add to 2,000 children, within 40 B a child:
+ * the slots share pages with other counters' and runs share the arena's
+ * page-aligned chunks, some of which are resident before (measured 112
+ * to 145 B for 144 B said, from run to run, on either path).
  */
 static void assert_per_cpu_memory(const struct pcpu_histogram_native *native,
 				  const int64_t *bounds, uint32_t nr_bounds)
@@ -854,11 +856,12 @@ static void assert_per_cpu_memory(const struct pcpu_histogram_native *native,
 	per_cpu = 16;
 	while (per_cpu < 16 * units)
 		per_cpu *= 2;
+	per_cpu += 16; /* the sum counter's slot */
 	measured = (two - one) / (size_t)n;
 	printf("# a histogram child of %u buckets: %zu B resident for one more CPU, %zu B said\n",
 	       pcpu_histogram_nr_buckets(h[0]), measured, per_cpu);
-	cr_expect_leq(measured, per_cpu + 16, "%zu > %zu", measured, per_cpu);
-	cr_expect_geq(measured + 16, per_cpu, "%zu < %zu", measured, per_cpu);
+	cr_expect_leq(measured, per_cpu + 40, "%zu > %zu", measured, per_cpu);
+	cr_expect_geq(measured + 40, per_cpu, "%zu < %zu", measured, per_cpu);
 	pcpu_family_destroy(f);
 }
 
