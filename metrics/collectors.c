@@ -53,55 +53,49 @@ static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER;
 static unsigned int epoch;
 
 /*
- * What this thread's exposition refused last (the metric, its labels and
- * why), and the first collector failure that stopped it, which a 500's
- * body says (pcpu_collectors_failure(), metrics_serve.c), as the Go
- * client's names the metric. Per thread: an exposition runs on one, and
- * concurrent scrapes must not see each other's. @nesting: a merged
- * registry's collectors run inside a collector of the exposition.
+ * What this thread's exposition refused last (the metric and its labels,
+ * cut at 256 bytes, and why), and the errno of the first collector that
+ * stopped it, which a 500's body says (pcpu_collectors_failure(),
+ * metrics_serve.c), as the Go client's names the metric. Per thread: an
+ * exposition runs on one, and concurrent scrapes must not see each
+ * other's; small, as every thread of the process has them. @nesting: a
+ * merged registry's collectors run inside a collector of the exposition.
  */
-static __thread char last_refusal[512];
-static __thread char first_failure[640];
+static __thread char refused_series[256];
+static __thread const char *refused_why;
+static __thread int failed_err;
 static __thread unsigned int nesting;
 
-/* Says why @m was refused (@err, from check_sample() if @malformed, else check_place()). */
+/* Notes why @m was refused (@err, from check_sample() if @malformed, else check_place()). */
 static void note_refusal(const struct pcpu_metric_sample *m, int err, bool malformed)
 {
-	size_t len, at;
+	size_t len, size = sizeof(refused_series);
 
-	len = (size_t)snprintf(last_refusal, sizeof(last_refusal), "metric \"%s\"",
-			       m && m->name ? m->name : "(null)");
-	for (unsigned int i = 0; m && m->labels && m->labels[i] && m->labels[i + 1] &&
-				 len < sizeof(last_refusal);
-	     i += 2) {
-		at = len;
-		len += (size_t)snprintf(last_refusal + at, sizeof(last_refusal) - at,
-					"%s%s=\"%s\"", i ? "," : "{", m->labels[i],
-					m->labels[i + 1]);
-	}
-	if (m && m->labels && m->labels[0] && len < sizeof(last_refusal))
-		len += (size_t)snprintf(last_refusal + len, sizeof(last_refusal) - len, "}");
-	if (len >= sizeof(last_refusal))
-		return; /* cut: the name and labels say enough */
-	snprintf(last_refusal + len, sizeof(last_refusal) - len, " refused: %s",
-		 err == -EEXIST ? "this exposition has written a family of that name (or one "
-				  "whose series it would meet) or this series already: a name clash" :
-		 malformed	? "malformed (a bad name, unit, label, help, bounds or exemplar)" :
-				  "its kind or unit differs from its family's samples before it");
+	if (failed_err)
+		return; /* the failure's refusal stays */
+	len = (size_t)snprintf(refused_series, size, "\"%s\"", m->name ? m->name : "(null)");
+	for (unsigned int i = 0; m->labels && m->labels[i] && m->labels[i + 1] && len < size;
+	     i += 2)
+		len += (size_t)snprintf(refused_series + len, size - len, "%s%s=\"%s\"",
+					i ? "," : "{", m->labels[i], m->labels[i + 1]);
+	if (m->labels && m->labels[0] && len < size)
+		snprintf(refused_series + len, size - len, "}");
+	refused_why = err == -EEXIST ? "this exposition has written a family of that name (or "
+				       "one whose series it would meet) or this series already: "
+				       "a name clash" :
+		      malformed      ? "malformed (a bad name, unit, label, help, bounds or "
+				       "exemplar)" :
+				       "its kind or unit differs from its family's samples before it";
 }
 
-/* Notes that a collector failed with @err (the first failure of this exposition). */
-static void note_failure(int err)
+char *pcpu_collectors_failure(char *buf, size_t size)
 {
-	if (first_failure[0])
-		return;
-	snprintf(first_failure, sizeof(first_failure), "a collector failed (%s)%s%s",
-		 strerror(-err), last_refusal[0] ? ": " : "", last_refusal);
-}
-
-const char *pcpu_collectors_failure(void)
-{
-	return first_failure[0] ? first_failure : NULL;
+	if (!failed_err)
+		return NULL;
+	snprintf(buf, size, "a collector failed (%s)%s%s%s%s", strerror(-failed_err),
+		 refused_why ? ": metric " : "", refused_why ? refused_series : "",
+		 refused_why ? " refused: " : "", refused_why ? refused_why : "");
+	return buf;
 }
 
 /* The longest label value a collector may emit, in bytes. */
@@ -203,7 +197,7 @@ struct pcpu_scrape *pcpu_scrape_new(int (*cb)(const struct pcpu_metric_sample *,
 
 	/* a new exposition (not a merged registry's inside one) has no failure yet */
 	if (!nesting)
-		first_failure[0] = '\0';
+		failed_err = 0;
 	if (s) {
 		s->cb = cb;
 		s->arg = arg;
@@ -518,14 +512,16 @@ int pcpu_collectors_run(const struct pcpu_metrics_registry *r, struct pcpu_scrap
 	for (i = 0; i < n && ret == 0; i++) {
 		int err;
 
-		last_refusal[0] = '\0';
+		if (!failed_err)
+			refused_why = NULL;
 		err = run[i]->fn(emit, ctx, run[i]->arg);
 		/* the output's error is not the collector's */
 		ret = s->stopped;
 		if (err && !ret) {
 			__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
 			if (!(run[i]->flags & PCPU_METRICS_COLLECTOR_F_CONTINUE)) {
-				note_failure(err);
+				if (!failed_err)
+					failed_err = err;
 				ret = err;
 			}
 		}

@@ -240,11 +240,11 @@ static mhd_result queue_failure(struct MHD_Connection *conn, bool process, int e
 {
 	struct MHD_Response *resp;
 	const char *what = NULL;
-	char *body;
+	char *body, collector[640];
 	mhd_result ret;
 
 	if (!process || !pcpu_metrics_define_failure(&what))
-		what = pcpu_collectors_failure();
+		what = pcpu_collectors_failure(collector, sizeof(collector));
 	if (asprintf(&body, "exposition failed: %s\n", what ? what : strerror(-err)) < 0)
 		return queue_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, sizeof(failed) - 1);
 	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
