@@ -155,6 +155,13 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape);
 int pcpu_collectors_run(const struct pcpu_metrics_registry *r, struct pcpu_scrape *s,
 			int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx);
 
+/*
+ * What stopped this thread's last exposition in a collector (its errno,
+ * and the last sample it had refused: name, labels, why), written into
+ * @buf; NULL if none did. For a 500's body (collectors.c).
+ */
+char *pcpu_collectors_failure(char *buf, size_t size);
+
 /* Whether registry @r has a collector; under the metrics lock. */
 bool pcpu_collectors_of(const struct pcpu_metrics_registry *r);
 
