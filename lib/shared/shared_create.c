@@ -148,20 +148,21 @@ static void lay_out(struct shared_header *hdr, uint32_t nr_items, const struct d
 	hdr->total_size = at + hdr->cpus.len;
 }
 
+/* The segment's lock, process-shared and robust: 0 or a negative errno. */
 static int init_lock(pthread_mutex_t *lock)
 {
 	pthread_mutexattr_t attr;
 	int err = pthread_mutexattr_init(&attr);
 
 	if (err)
-		return err;
+		return -err;
 	err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
 	if (!err)
 		err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
 	if (!err)
 		err = pthread_mutex_init(lock, &attr);
 	pthread_mutexattr_destroy(&attr);
-	return err;
+	return -err;
 }
 
 /* Copies @s with its NUL to @strings + *@at; returns its offset. */
@@ -222,7 +223,7 @@ static int fill(void *base, const struct shared_header *proto, const struct pcpu
 	memcpy(hdr, proto, offsetof(struct shared_header, lock));
 	err = init_lock(&hdr->lock);
 	if (err)
-		return -err;
+		return err;
 	for (uint32_t i = 0; i < d->nr_items; i++) {
 		const struct pcpu_stat_item *it = &d->items[i];
 		const struct pcpu_shared_more *m = more_of(d, i);
