@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Creating a shared segment (see <percpu/shared.h>): check the descriptor,
- * lay the segment out (lib/shared_internal.h), fill it, mark it ready, and
+ * lay the segment out (lib/shared/shared_internal.h), fill it, mark it ready, and
  * attach to it through the same validation as any other process, so that
  * a creator and an opener see one segment the same way.
  */
@@ -37,7 +37,7 @@ static const struct pcpu_shared_more *more_of(const struct pcpu_shared_desc *d, 
 	return (d->flags & PCPU_SHARED_MORE) && d->more ? &d->more[i] : &none;
 }
 
-/* What a descriptor takes in a segment (lib/shared_internal.h). */
+/* What a descriptor takes in a segment (lib/shared/shared_internal.h). */
 struct desc_size {
 	uint64_t strings;
 	uint32_t slots;
@@ -124,7 +124,7 @@ static int check_desc(const struct pcpu_shared_desc *d, struct desc_size *size)
 	return 0;
 }
 
-/* Every offset, in the order lib/shared_internal.h gives. */
+/* Every offset, in the order lib/shared/shared_internal.h gives. */
 static void lay_out(struct shared_header *hdr, uint32_t nr_items, const struct desc_size *size,
 		    unsigned int possible)
 {

@@ -61,7 +61,7 @@ static bool packed(const struct shared_header *hdr)
 
 /*
  * The header's fixed fields, copied after @ready was loaded (acquire):
- * -EAGAIN if a creator may still be making it (lib/shared_internal.h),
+ * -EAGAIN if a creator may still be making it (lib/shared/shared_internal.h),
  * -EBADMSG for what is not ours, -EINVAL for what does not fit.
  */
 static int check_header(const struct shared_header *hdr, uint32_t ready, uint64_t size)
@@ -290,7 +290,7 @@ static int check_items(struct shared_handle *h, const struct shared_header *hdr,
 			if (m->bounds[b - 1] >= m->bounds[b])
 				return -EBADMSG;
 		bound += it->nr_bounds;
-		/* a bucket folds with its item's policy (lib/shared_fold.c) */
+		/* a bucket folds with its item's policy (lib/shared/shared_fold.c) */
 		for (uint32_t b = 0; b <= it->nr_bounds; b++)
 			h->items[slot++] = *it;
 	}

@@ -215,7 +215,7 @@ over:
  * and exits of arch/x86_64.h's. What x86's ordered loads gave for free is
  * explicit here: the first read of the seq word is a load-acquire (nothing
  * after it is read before it), and dmb ishld orders every read before the
- * second one, as a seqlock reader must (lib/counter.c's folds bump the
+ * second one, as a seqlock reader must (lib/counter/counter.c's folds bump the
  * word with full barriers). The committing store depends on the second
  * read through the branch: it is not made visible before it.
  */

@@ -5,7 +5,7 @@
  *
  * The critical section reads the current CPU number from the thread's rseq
  * area (glibc's, where glibc >= 2.35 registered one, or else the library's
- * own: lib/rseq_area.c), turns it into that CPU's stride and
+ * own: lib/base/rseq_area.c), turns it into that CPU's stride and
  * adds to the slot there. The add is the committing instruction: if the
  * thread is preempted, migrated or signalled before it, the kernel restarts
  * the sequence at the abort handler, which simply tries again. No atomic
@@ -49,7 +49,7 @@ PCPU_INLINE int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t l
  * Internal to the headers: adds @amount to *@p in one instruction, an
  * unlocked add (the kernel's local_add()): no signal handler of this thread
  * can run between its load and its store, though another CPU's write can.
- * Returns *@p after it. The atomic path's owned slots (lib/slot_owner.c)
+ * Returns *@p after it. The atomic path's owned slots (lib/base/slot_owner.c)
  * need no more. (An unlocked xadd, which would return it, is microcoded:
  * slower than the add and a load that the store forwards to.)
  */
@@ -88,7 +88,7 @@ static inline void pcpu_arch_relax(void)
  * library's own area where libc registered none. Fixed by the library's
  * constructor before any code of the program runs, and const here, as
  * glibc's __rseq_offset, so that a caller's loop of adds loads it once and
- * not after every sequence's memory clobber (lib/rseq_area.c).
+ * not after every sequence's memory clobber (lib/base/rseq_area.c).
  */
 PCPU_EXPORT extern const long __pcpu_rseq_offset;
 #define PCPU_ARCH_STR_(x) #x
@@ -249,7 +249,7 @@ over:
 }
 
 /*
- * Internal to the library: the limited add's far path (lib/counter_limited.c
+ * Internal to the library: the limited add's far path (lib/counter/counter_limited.c
  * says why it never overshoots), as one restartable sequence on this CPU:
  * reads the 32-bit seq word at @seq_off(@c) (busy if any of the bits
  * @busy is set), the int64_t central value at @central_off(@c) and the bound, the
