@@ -9,7 +9,18 @@
  * adds to the slot there. The add is the committing instruction: if the
  * thread is preempted, migrated or signalled before it, the kernel restarts
  * the sequence at the abort handler, which simply tries again. No atomic
- * read-modify-write and no shared cacheline is written.
+ * read-modify-write and no shared cacheline is written. *
+ * arch/aarch64.h has the same functions and macros with the same
+ * contracts, which this file states and that one cites. Why the two are
+ * not stamped from one template, as librseq's arch headers are: they share
+ * the C around each asm (retry on abort, -1 without an rseq area, -2 over
+ * the threshold), and no instruction nor ordering (x86 orders loads;
+ * aarch64's gated add needs ldar and dmb ishld, docs/internals.md
+ * [seq-read]). The proofs ([pending-bound] path 1, the limited add's far
+ * path in lib/counter/counter_limited.c) are read instruction by
+ * instruction against one ISA's text, which a template would hide behind
+ * a second layer of macros to save about ten lines of C. Within this file
+ * the 64- and 32-bit adds share one body, PCPU_RSEQ_ASM_CHECKED_ADD().
  */
 #ifndef PERCPU_ARCH_X86_64_H
 #define PERCPU_ARCH_X86_64_H
