@@ -229,20 +229,13 @@ static int check_item(const struct shared_item *it, const char *strings, uint64_
 }
 
 /*
- * The copied item table, strings and bounds of @h (hdr's counts): every
- * item, label and bound; items that clash; buckets and bounds that do not
- * add up to the header's. Fills @h's meta, label pointers and slots' items.
- * -EBADMSG if anything is off, -ENOMEM.
+ * The @n items' strings in @strings (@size bytes): each item checked, and
+ * laid end to end as the creator writes them. 0, and in *@nr_ptrs the
+ * label pointers they need, or -EBADMSG.
  */
-static int check_items(struct shared_handle *h, const struct shared_header *hdr,
-		       const struct shared_item *items)
+static int check_strings(const struct shared_item *items, uint32_t n, const char *strings,
+			 uint64_t size, size_t *nr_ptrs)
 {
-	const char *strings = h->strings;
-	uint64_t size = hdr->strings.len, nr_bounds = hdr->bounds.len / sizeof(int64_t);
-	uint32_t n = hdr->nr_items, slot = n, bound = 0;
-	size_t nr_ptrs = 0;
-	const char **ptrs;
-
 	for (uint32_t i = 0, at = 0; i < n; i++) {
 		const struct shared_item *it = &items[i];
 
@@ -259,8 +252,28 @@ static int check_items(struct shared_handle *h, const struct shared_header *hdr,
 		at = it->help_off + it->help_len + 1 + it->labels_len;
 		if (i == n - 1 && at != size)
 			return -EBADMSG;
-		nr_ptrs += 2 * (size_t)it->nr_labels + 1;
+		*nr_ptrs += 2 * (size_t)it->nr_labels + 1;
 	}
+	return 0;
+}
+
+/*
+ * The copied item table, strings and bounds of @h (hdr's counts): every
+ * item, label and bound; items that clash; buckets and bounds that do not
+ * add up to the header's. Fills @h's meta, label pointers and slots' items.
+ * -EBADMSG if anything is off, -ENOMEM.
+ */
+static int check_items(struct shared_handle *h, const struct shared_header *hdr,
+		       const struct shared_item *items)
+{
+	const char *strings = h->strings;
+	uint64_t size = hdr->strings.len, nr_bounds = hdr->bounds.len / sizeof(int64_t);
+	uint32_t n = hdr->nr_items, slot = n, bound = 0;
+	size_t nr_ptrs = 0;
+	const char **ptrs;
+
+	if (check_strings(items, n, strings, size, &nr_ptrs) != 0)
+		return -EBADMSG;
 	h->label_ptrs = ptrs = malloc(nr_ptrs * sizeof(*ptrs));
 	if (!ptrs)
 		return -ENOMEM;
