@@ -488,8 +488,8 @@ static void close_if_still(int fd, int twin)
 
 /*
  * Why a start with TLS failed: GnuTLS refused the key or certificate
- * (EINVAL) if a daemon without socket or thread, which needs nothing else,
- * fails too; want of memory or of a thread (ENOMEM) if not.
+ * (-EINVAL) if a daemon without socket or thread, which needs nothing else,
+ * fails too; want of memory or of a thread (-ENOMEM) if not.
  */
 static int tls_failure(const struct pcpu_metrics_server_options *opts)
 {
@@ -500,9 +500,9 @@ static int tls_failure(const struct pcpu_metrics_server_options *opts)
 				 on_request, NULL, MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key_pem,
 				 MHD_OPTION_HTTPS_MEM_CERT, opts->tls_cert_pem, MHD_OPTION_END);
 	if (!probe)
-		return EINVAL;
+		return -EINVAL;
 	MHD_stop_daemon(probe);
-	return ENOMEM;
+	return -ENOMEM;
 }
 
 static struct MHD_Daemon *start(struct pcpu_metrics_server *srv,
@@ -576,7 +576,7 @@ pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *user)
 		close_if_still(fd, twin);
 		server_free(srv);
 		/* libmicrohttpd says no more: no thread or no memory, or a bad key */
-		errno = opts.tls_cert_pem ? tls_failure(&opts) : ENOMEM;
+		errno = opts.tls_cert_pem ? -tls_failure(&opts) : ENOMEM;
 		return NULL;
 	}
 	close(twin);

@@ -6,7 +6,8 @@
  * and the library as the core's client, the collectors' record of a
  * scrape, file-scope definitions' failures and the exemplar store. It
  * knows no kind of metric by name: a kind hands it a struct metric_source.
- * Lock order and fork: docs/internals.md, [metrics-locks].
+ * Lock order and fork: docs/internals.md, [metrics-locks], [metrics-fork],
+ * [collector-runs].
  */
 #ifndef PCPU_METRICS_LIST_INTERNAL_H
 #define PCPU_METRICS_LIST_INTERNAL_H
