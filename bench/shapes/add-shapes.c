@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Add-sequence experiment: bare rseq adds vs checked adds, several instruction shapes.
-// From the team's experiment harness (shared/experiments/add-shapes.c), with: shape G (CPU number loaded before, compared
+// From the team's experiment harness (add-shapes.c, kept outside this tree), with: shape G (CPU number loaded before, compared
 // inside, slot indexed inside); per thread CPU time beside the wall clock (the main thread
 // sleeps instead of spinning, so 2 workers on 2 CPUs have them); output "wall cpu" Mops/s.
 // shapes H and I (B and C with the slot addressed through one register, cpu0 + offset, as
