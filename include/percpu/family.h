@@ -311,6 +311,8 @@ PCPU_EXPORT struct pcpu_gauge *pcpu_family_curried_get_gauge(struct pcpu_family_
  * removed. Gets and adds on other children may run meanwhile and lose
  * nothing; a get of a matching tuple that overlaps the call may find its
  * child before the removal (then removed) or make a new one after it.
+ * The call walks every child under the family's lock: the first get of a
+ * new tuple waits for it, a get of an existing child does not.
  * @return the number of children removed (0 if none matched); -EINVAL
  *         (NULL @p f or @p labels, an odd list, a name not among the
  *         family's label names or repeated, a value not UTF-8 or too long).
