@@ -20,8 +20,14 @@
 struct pcpu_family_curried {
 	struct pcpu_family *f;
 	unsigned int nr_labels;
-	/* by the family's position: the fixed value (a copy), or NULL: free */
-	char *fixed[PCPU_FAMILY_MAX_LABELS];
+	unsigned int nr_free;
+	/* the positions the caller's values go to, ascending */
+	unsigned int free_at[PCPU_FAMILY_MAX_LABELS];
+	/*
+	 * The tuple with the fixed values (copies) in place, NULL where a
+	 * value is free, NULL terminated: a get copies it and fills the gaps.
+	 */
+	char *fixed[PCPU_FAMILY_MAX_LABELS + 1];
 };
 
 /*
@@ -65,8 +71,10 @@ PCPU_EXPORT struct pcpu_family_curried *pcpu_family_curry(struct pcpu_family *f,
 	cf->f = f;
 	cf->nr_labels = pcpu_family_nr_labels(f);
 	for (unsigned int i = 0; i < cf->nr_labels; i++) {
-		if (!by_pos[i])
+		if (!by_pos[i]) {
+			cf->free_at[cf->nr_free++] = i;
 			continue;
+		}
 		cf->fixed[i] = strdup(by_pos[i]);
 		if (!cf->fixed[i]) {
 			pcpu_family_curried_free(cf);
@@ -95,19 +103,15 @@ PCPU_EXPORT void pcpu_family_curried_free(struct pcpu_family_curried *cf)
 static void whole_tuple(const struct pcpu_family_curried *cf, const char *const *values,
 			const char **tuple)
 {
-	unsigned int j = 0;
-	bool short_list = false;
+	unsigned int j;
 
-	for (unsigned int i = 0; i < cf->nr_labels; i++) {
-		if (cf->fixed[i]) {
-			tuple[i] = cf->fixed[i];
-			continue;
-		}
-		if (!short_list && !values[j])
-			short_list = true;
-		tuple[i] = short_list ? NULL : values[j++];
+	memcpy(tuple, cf->fixed, (cf->nr_labels + 1) * sizeof(*tuple));
+	for (j = 0; j < cf->nr_free; j++) {
+		tuple[cf->free_at[j]] = values[j];
+		if (!values[j])
+			return;
 	}
-	tuple[cf->nr_labels] = short_list ? NULL : values[j];
+	tuple[cf->nr_labels] = values[j];
 	tuple[cf->nr_labels + 1] = NULL;
 }
 
