@@ -27,7 +27,7 @@ import sys
 SKIP_HEADERS = {'common.h', 'arch.h'}
 # The headers of libpercpu-metrics; every other one is libpercpu's.
 METRICS_HEADERS = {'metrics.h', 'family.h', 'gauge.h', 'histogram.h', 'metrics_http.h',
-                   'metrics_registry.h'}
+                   'metrics_registry.h', 'metrics_testutil.h'}
 # Overview page of each header: the prefix of its names.
 OVERVIEW = {
     'counter.h': 'pcpu_counter', 'percpu_counter.h': 'percpu_counter',
@@ -36,6 +36,7 @@ OVERVIEW = {
     'metrics_http.h': 'pcpu_metrics_http', 'family.h': 'pcpu_family',
     'gauge.h': 'pcpu_gauge', 'histogram.h': 'pcpu_histogram', 'client.h': 'pcpu_client',
     'metrics_registry.h': 'pcpu_metrics_registry',
+    'metrics_testutil.h': 'pcpu_metrics_testutil',
 }
 # Functions that share a page: (page, what the NAME line says, members).
 # A function in no group has a page of its own.
@@ -106,6 +107,9 @@ GROUPS = [
      'pcpu_family_create pcpu_family_destroy'),
     ('pcpu_family_get', 'the children of a label family',
      'pcpu_family_get pcpu_family_get_histogram pcpu_family_remove pcpu_family_reclaim'),
+    ('pcpu_family_curry', 'label families with some label values fixed',
+     'pcpu_family_curry pcpu_family_curried_free pcpu_family_curried_get '
+     'pcpu_family_curried_get_histogram pcpu_family_curried_get_gauge'),
     ('pcpu_family_count', 'the size of a label family',
      'pcpu_family_count pcpu_family_child_size'),
     ('pcpu_gauge_set', 'set, add to and read set-style gauges',

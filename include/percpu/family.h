@@ -243,6 +243,86 @@ PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f);
  */
 PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t values_len);
 
+/*
+ * Currying and partial removal (since 0.5), as client_golang's CurryWith
+ * and DeletePartialMatch.
+ *
+ * A curried view fixes the values of some of a family's labels: its gets
+ * take the values of the others, in the family's order, and find the same
+ * children as the family's gets of the whole tuples (the same overflow,
+ * refusals and cap). A get through a view allocates nothing more than the
+ * family's get: the tuple is put together on the stack. A view is
+ * read-only once made: any number of threads may get through it at once.
+ * It holds copies of its values and a pointer to the family: free it
+ * before the family is destroyed. Removing children does not touch it.
+ */
+
+/** A family with some label values fixed; opaque. @since 0.5 */
+struct pcpu_family_curried;
+
+/**
+ * A view of @p f with the labels of @p labels ({"name", "value", ...,
+ * NULL}, names among the family's label names, in any order) fixed to
+ * their values. Every label may be fixed: the view's gets then take
+ * {NULL}.
+ * @return the view, to free with pcpu_family_curried_free(); NULL with
+ *         errno EINVAL (NULL @p f or @p labels, an odd list, a name that
+ *         is not one of the family's label names (a constant label's
+ *         included) or is repeated, a value not UTF-8 or longer than
+ *         PCPU_FAMILY_MAX_VALUE_LEN) or ENOMEM.
+ * @since 0.5
+ */
+PCPU_EXPORT struct pcpu_family_curried *pcpu_family_curry(struct pcpu_family *f,
+							  const char *const *labels);
+
+/** Frees view @p cf (not its family, nor any child). NULL: nothing. @since 0.5 */
+PCPU_EXPORT void pcpu_family_curried_free(struct pcpu_family_curried *cf);
+
+/**
+ * pcpu_family_get() of the family of @p cf, with the values fixed by the
+ * view and @p values ({"v", ..., NULL}: one per label the view leaves
+ * free, in the family's order of label names).
+ * @return as pcpu_family_get() (a wrong number of values: EINVAL, and the
+ *         overflow child where the family has one); NULL with errno
+ *         EINVAL for NULL @p cf.
+ * @since 0.5
+ */
+PCPU_EXPORT struct pcpu_counter *pcpu_family_curried_get(struct pcpu_family_curried *cf,
+							 const char *const *values);
+
+/**
+ * pcpu_family_get_histogram() through view @p cf, as
+ * pcpu_family_curried_get(). @since 0.5
+ */
+PCPU_EXPORT struct pcpu_histogram *
+pcpu_family_curried_get_histogram(struct pcpu_family_curried *cf, const char *const *values);
+
+/**
+ * pcpu_family_get_gauge() through view @p cf, as
+ * pcpu_family_curried_get(). @since 0.5
+ */
+PCPU_EXPORT struct pcpu_gauge *pcpu_family_curried_get_gauge(struct pcpu_family_curried *cf,
+							     const char *const *values);
+
+/**
+ * Removes every child of @p f whose labels hold all of @p labels ({"name",
+ * "value", ..., NULL}, names among the family's label names; {NULL}
+ * matches every child), as pcpu_family_remove() removes one: out of
+ * lookups and of the exposition at once, its memory valid until
+ * pcpu_family_reclaim() (which frees it after a grace period), adds
+ * through pointers kept from before lost. The overflow child is never
+ * removed. Gets and adds on other children may run meanwhile and lose
+ * nothing; a get of a matching tuple that overlaps the call may find its
+ * child before the removal (then removed) or make a new one after it.
+ * The call walks every child under the family's lock: the first get of a
+ * new tuple waits for it, a get of an existing child does not.
+ * @return the number of children removed (0 if none matched); -EINVAL
+ *         (NULL @p f or @p labels, an odd list, a name not among the
+ *         family's label names or repeated, a value not UTF-8 or too long).
+ * @since 0.5
+ */
+PCPU_EXPORT int pcpu_family_remove_matching(struct pcpu_family *f, const char *const *labels);
+
 #ifdef __cplusplus
 }
 #endif

@@ -983,3 +983,77 @@ static const struct metric_source pcpu_family_source = {
 	.refusals = family_refusals,
 	.own_name = true,
 };
+
+/* Partial removal and currying (family_curry.c). */
+
+unsigned int pcpu_family_nr_labels(const struct pcpu_family *f)
+{
+	return f->nr_labels;
+}
+
+int pcpu_family_label_index(const struct pcpu_family *f, const char *name)
+{
+	for (unsigned int i = 0; i < f->nr_labels; i++)
+		if (strcmp(f->names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Does child @c hold @want[i] for each label i where @want[i] is not NULL? */
+static bool child_matches(const struct pcpu_family *f, const struct child *c,
+			  const char *const *want)
+{
+	for (unsigned int i = 0; i < f->nr_all; i++) {
+		unsigned int at = f->order[i];
+
+		if (at < f->nr_labels && want[at] && strcmp(c->labels[2 * i + 1], want[at]) != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * pcpu_family_remove() for every child that matches @want, under one hold
+ * of the lock: no child is created or removed meanwhile, so the count is
+ * of the children this call took out. Each then goes as a removed one
+ * does (registry first, then the removed list), so reclaim frees it after
+ * a grace period and a pointer kept from before stays valid until then.
+ */
+int pcpu_family_remove_where(struct pcpu_family *f, const char *const *want)
+{
+	struct cds_lfht_iter iter;
+	struct child *c, *gone = NULL, *last = NULL;
+	int n = 0;
+
+	rcu_register_early();
+	pthread_mutex_lock(&f->lock);
+	urcu_bp_read_lock();
+	for_each_child(f, &iter, c) {
+		if (c == f->overflow || !child_matches(f, c, want))
+			continue;
+		/* deleting the node the iteration stands on is allowed by liburcu */
+		if (cds_lfht_del(f->table, &c->node) != 0)
+			continue;
+		__atomic_store_n(&f->nr_children, f->nr_children - 1, __ATOMIC_RELAXED);
+		c->next_removed = gone;
+		gone = c;
+		n++;
+	}
+	urcu_bp_read_unlock();
+	pthread_mutex_unlock(&f->lock);
+	if (!gone)
+		return 0;
+	/* out of the core's registry outside the lock, as pcpu_family_remove() */
+	for (c = gone; c; c = c->next_removed) {
+		if (f->child == CHILD_COUNTER) {
+			pcpu_registry_remove(c->counter.entry);
+			c->counter.entry = NULL;
+		}
+		last = c;
+	}
+	pthread_mutex_lock(&f->lock);
+	last->next_removed = f->removed;
+	f->removed = gone;
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}

@@ -71,4 +71,21 @@ void pcpu_native_each_key(const struct pcpu_metric_sample *m,
 void pcpu_native_each_classic(const struct pcpu_metric_sample *m,
 			      void (*fn)(void *arg, int64_t bound, uint64_t cumulative), void *arg);
 
+/* Label families (family.c), for currying and partial removal (family_curry.c). */
+
+struct pcpu_family;
+
+/* Number of label names of @f (the tuple's values). */
+unsigned int pcpu_family_nr_labels(const struct pcpu_family *f);
+
+/* Position of label name @name in @f's tuples, or -1 (a constant label's too). */
+int pcpu_family_label_index(const struct pcpu_family *f, const char *name);
+
+/*
+ * Removes every child of @f (the overflow child aside) whose value of
+ * label i is @want[i] for each i where @want[i] (nr_labels entries) is not
+ * NULL; returns how many.
+ */
+int pcpu_family_remove_where(struct pcpu_family *f, const char *const *want);
+
 #endif /* PCPU_METRICS_KINDS_INTERNAL_H */

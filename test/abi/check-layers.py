@@ -23,6 +23,9 @@ Floors, lowest first (a file's folder says its floor):
   6 format    metrics/format/: text, OpenMetrics, protobuf, shared segments
   7 http      metrics/http/, <percpu/metrics_http.h>: negotiation, gzip,
               the handler and the server
+  8 testutil  metrics/testutil/, <percpu/metrics_testutil.h>: the testing
+              helpers for users (compare, value, lint), which read back the
+              text that format/ writes
 
 A file uses another when it calls a function that the other defines (an
 inline function in a header, or a non-static function in a .c), from inside
@@ -63,10 +66,11 @@ PUBLIC = {
     'metrics.h': (4, 'list'), 'metrics_registry.h': (4, 'list'),
     'family.h': (5, 'kinds'), 'gauge.h': (5, 'kinds'), 'histogram.h': (5, 'kinds'),
     'metrics_http.h': (7, 'http'),
+    'metrics_testutil.h': (8, 'testutil'),
 }
 FOLDERS = {'base': 0, 'arena': 1, 'registry': 2}
 # the metrics library's floors: their folders under metrics/
-METRICS = {'list': 4, 'kinds': 5, 'format': 6, 'http': 7}
+METRICS = {'list': 4, 'kinds': 5, 'format': 6, 'http': 7, 'testutil': 8}
 
 
 def floor_of(rel):
