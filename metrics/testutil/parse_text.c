@@ -163,6 +163,58 @@ static int make_key(struct tu_series *s)
 	return 0;
 }
 
+/*
+ * The labels of @s from *@pp, just past its '{', to just past the '}' (*@pp
+ * moved there), sorted by name (records of two pointers); a name twice is an
+ * error. 0, -EINVAL or -ENOMEM.
+ */
+static int parse_labels(struct tu_series *s, const char **pp, const char *end)
+{
+	const char *p = skip_blanks(*pp, end);
+	size_t room = 0;
+
+	while (p < end && *p != '}') {
+		const char *ke = name_end(p, end, false);
+
+		if (!ke)
+			return -EINVAL;
+		if (2 * s->nr_labels + 2 >= room) {
+			char **l = realloc(s->labels, (room = 2 * room + 4) * sizeof(*l));
+
+			if (!l)
+				return -ENOMEM;
+			s->labels = l;
+		}
+		s->labels[2 * s->nr_labels] = strndup(p, (size_t)(ke - p));
+		s->labels[2 * s->nr_labels + 1] = NULL;
+		if (!s->labels[2 * s->nr_labels])
+			return -ENOMEM;
+		s->nr_labels++;
+		p = skip_blanks(ke, end);
+		if (p == end || *p != '=')
+			return -EINVAL;
+		p = skip_blanks(p + 1, end);
+		if (p == end || *p != '"')
+			return -EINVAL;
+		p = parse_value(p + 1, end, &s->labels[2 * s->nr_labels - 1]);
+		if (!p)
+			return -EINVAL;
+		p = skip_blanks(p, end);
+		if (p < end && *p == ',')
+			p = skip_blanks(p + 1, end);
+		else if (p < end && *p != '}')
+			return -EINVAL;
+	}
+	if (p == end)
+		return -EINVAL;
+	*pp = p + 1;
+	qsort(s->labels, s->nr_labels, 2 * sizeof(*s->labels), compare_labels);
+	for (unsigned int i = 1; i < s->nr_labels; i++)
+		if (strcmp(s->labels[2 * i], s->labels[2 * i - 2]) == 0)
+			return -EINVAL;
+	return 0;
+}
+
 /* name{label="value",...} value [timestamp] [# exemplar] */
 static int parse_series(struct tu_exposition *e, const char *p, const char *end,
 			unsigned int line)
@@ -170,7 +222,6 @@ static int parse_series(struct tu_exposition *e, const char *p, const char *end,
 	struct tu_series *s = grow(e->series, e->nr_series, sizeof(*s));
 	const char *ne = name_end(p, end, true);
 	char *num, *stop;
-	size_t room = 0;
 	int err;
 
 	if (!s)
@@ -185,48 +236,11 @@ static int parse_series(struct tu_exposition *e, const char *p, const char *end,
 		return -ENOMEM;
 	p = ne;
 	if (skip_blanks(p, end) < end && *skip_blanks(p, end) == '{') {
-		p = skip_blanks(skip_blanks(p, end) + 1, end);
-		while (p < end && *p != '}') {
-			const char *ke = name_end(p, end, false);
-
-			if (!ke)
-				return -EINVAL;
-			if (2 * s->nr_labels + 2 >= room) {
-				char **l = realloc(s->labels, (room = 2 * room + 4) * sizeof(*l));
-
-				if (!l)
-					return -ENOMEM;
-				s->labels = l;
-			}
-			s->labels[2 * s->nr_labels] = strndup(p, (size_t)(ke - p));
-			s->labels[2 * s->nr_labels + 1] = NULL;
-			if (!s->labels[2 * s->nr_labels])
-				return -ENOMEM;
-			s->nr_labels++;
-			p = skip_blanks(ke, end);
-			if (p == end || *p != '=')
-				return -EINVAL;
-			p = skip_blanks(p + 1, end);
-			if (p == end || *p != '"')
-				return -EINVAL;
-			p = parse_value(p + 1, end, &s->labels[2 * s->nr_labels - 1]);
-			if (!p)
-				return -EINVAL;
-			p = skip_blanks(p, end);
-			if (p < end && *p == ',')
-				p = skip_blanks(p + 1, end);
-			else if (p < end && *p != '}')
-				return -EINVAL;
-		}
-		if (p == end)
-			return -EINVAL;
-		p++;
+		p = skip_blanks(p, end) + 1;
+		err = parse_labels(s, &p, end);
+		if (err)
+			return err;
 	}
-	/* the pairs sorted by name (records of two pointers); a name twice is an error */
-	qsort(s->labels, s->nr_labels, 2 * sizeof(*s->labels), compare_labels);
-	for (unsigned int i = 1; i < s->nr_labels; i++)
-		if (strcmp(s->labels[2 * i], s->labels[2 * i - 2]) == 0)
-			return -EINVAL;
 	/* a blank, then the value */
 	if (skip_blanks(p, end) == p)
 		return -EINVAL;
