@@ -30,6 +30,7 @@ src=$work/src
 base=$work/unpatched
 patched=$work/patched
 jobs=$(nproc)
+mkdir -p "$work"
 
 log() { printf 'memcached: %s\n' "$*" >&2; }
 
@@ -46,12 +47,12 @@ fetch()
 build_unpatched()
 {
 	fetch
-	if [ ! -x "$base/memcached-debug" ]; then
+	if [ ! -x "$base/timedrun" ]; then
 		log "building the unpatched daemon in $base"
 		rm -rf "$base"
 		cp -a "$src" "$base"
 		(cd "$base" && ./configure -q --disable-coverage &&
-			make -s -j"$jobs" memcached memcached-debug) >&2
+			make -s -j"$jobs") >&2
 	fi
 }
 
@@ -71,7 +72,7 @@ build_patched()
 		cp -a "$src" "$patched"
 		(cd "$patched" && patch -p1 -s <"$here/percpu.patch" && autoreconf -fi &&
 			./configure -q --disable-coverage &&
-			make -s -j"$jobs" memcached memcached-debug sizes testapp) >&2
+			make -s -j"$jobs") >&2
 		echo "$stamp" >"$patched/.adopters-stamp"
 	fi
 }
@@ -94,7 +95,10 @@ cmd_build()
 # PCPU_FORCE_FALLBACK=1): sizes and testapp here, prove in the background
 # (the two paths' suites overlap: they mostly sleep). A t/ file that fails
 # is run again on the unpatched daemon: failing there too, it is reported and
-# skipped; failing only patched, it fails the check.
+# skipped; failing only patched, it fails the check. One that fails while the
+# two suites run together is first run again alone: some t/ files time the
+# daemon's background threads (t/extstore-buckets.t counts page reclaims
+# after fixed sleeps) and lose under load.
 own_tests_start()
 {
 	local label=$1
@@ -129,6 +133,12 @@ own_tests_finish()
 	fi
 	build_unpatched
 	for t in $failed; do
+		# some t/ files time background threads: once more, alone
+		if (cd "$patched" && env "$@" prove "$t") >"$work/retry-$label-$(basename "$t").log" 2>&1; then
+			log "RETRY [$label] $t failed beside the other suite and passed alone:"
+			grep -B2 -A8 -E '^#   Failed' "$logf" | head -n 20 | sed 's/^/    /' >&2
+			continue
+		fi
 		if (cd "$base" && env "$@" prove "$t") >"$work/unpatched-$label-$(basename "$t").log" 2>&1; then
 			log "FAIL [$label] $t: fails patched, passes unpatched"
 			grep -A20 -E "^$t" "$logf" | head -n 40 >&2
