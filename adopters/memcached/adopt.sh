@@ -63,9 +63,10 @@ build_patched()
 
 	fetch
 	adopt_percpu
+	# the patch, and percpu's headers and library by content (an install renews their times)
 	stamp=$( (cat "$here/percpu.patch"; pkg-config --modversion --cflags --libs percpu;
-		ls -l --time-style=+%s "$(pkg-config --variable=libdir percpu)"/libpercpu.so*) |
-		md5sum | cut -d' ' -f1)
+		cat "$(pkg-config --variable=includedir percpu)"/percpu/*.h \
+			"$(pkg-config --variable=libdir percpu)"/libpercpu.so) | md5sum | cut -d' ' -f1)
 	if [ "$(cat "$patched/.adopters-stamp" 2>/dev/null)" != "$stamp" ]; then
 		log "patching and building in $patched against percpu $(pkg-config --modversion percpu)"
 		rm -rf "$patched"
