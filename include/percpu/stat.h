@@ -225,6 +225,17 @@ PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *s, int64_t *values, uint64_
  */
 PCPU_EXPORT void pcpu_stat_fold_all(struct pcpu_stat *s);
 
+/**
+ * Sets every item of @p s back to 0, as a daemon's "stats reset" does.
+ * Each update overlapping the call is counted once: before the reset (and
+ * so cleared) or after it (and kept); at quiescence every item then reads
+ * and sums to what was added since. sum() and snapshot() never see a
+ * central line half reset. read() and sum() may go back across a reset
+ * (the monotone-read promise holds between resets); error_bound() stays
+ * true. O(armed CPUs x items). @since 0.5
+ */
+PCPU_EXPORT void pcpu_stat_reset(struct pcpu_stat *s);
+
 /** Number of items of @p s; 0 for NULL. @since 0.1 */
 PCPU_EXPORT unsigned int pcpu_stat_count(const struct pcpu_stat *s);
 
