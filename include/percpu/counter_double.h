@@ -93,13 +93,16 @@ PCPU_EXPORT int __pcpu_counter_double_refuse(struct pcpu_counter_double *c);
  * Adds @p amount to @p c: its nearest whole number of units (see the
  * file's comment), on this CPU's slot, lock-free. @return 0, or -EINVAL
  * for an amount refused (NaN, infinite, too large, negative on a counter),
- * which adds nothing and is counted. @since 0.5
+ * which adds nothing and is counted, or a NULL @p c. @since 0.5
  */
 PCPU_INLINE int pcpu_counter_double_add(struct pcpu_counter_double *c, double amount)
 {
-	double units = amount * c->scale, frac;
+	double units, frac;
 	int64_t whole;
 
+	if (pcpu_unlikely(!c))
+		return -EINVAL;
+	units = amount * c->scale;
 	/* NaN fails both comparisons; 2^62 leaves the int64 conversion room */
 	if (pcpu_unlikely(!(units < 4611686018427387904.0 && units > -4611686018427387904.0) ||
 			  (amount < 0 && c->kind == PCPU_METRIC_COUNTER)))

@@ -188,6 +188,7 @@ Test(counter_double, refusals_add_nothing_and_are_counted)
 	}
 	/* a counter never goes down; a gauge does */
 	cr_expect_eq(pcpu_counter_double_add(&c, -0.25), -EINVAL);
+	cr_expect_eq(pcpu_counter_double_add(NULL, 1), -EINVAL);
 	cr_expect_eq(pcpu_counter_double_add(&g, -0.25), 0);
 	/* 4e9 at 10^9 fits under 2^62 units */
 	cr_expect_eq(pcpu_counter_double_add(&g, 4e9), 0);
