@@ -23,6 +23,12 @@
  * to a double (relative 2^-53). Amounts that are whole units (0.25 at any
  * scale that 4 divides, 0.1 at 10^9) lose nothing.
  *
+ * Folding. The counter's per-CPU threshold floor is 32 amounts of 1
+ * (32 scale units, at most PCPU_COUNTER_MAX_BATCH), as an integer
+ * counter's is 32 adds of 1: adds of fractions and small amounts stay on
+ * their CPU. The exposition and pcpu_counter_double_sum() read the exact
+ * sum whatever the threshold.
+ *
  * Refusals. An add of NaN, of an infinity, of an amount whose units do
  * not fit in +-2^62, or (kind PCPU_METRIC_COUNTER) of a negative amount,
  * adds nothing, returns -EINVAL and is counted

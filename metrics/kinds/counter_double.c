@@ -13,20 +13,31 @@
 
 /* 2^53: the largest scale whose every unit count up to it a double holds */
 #define COUNTER_DOUBLE_MAX_SCALE (INT64_C(1) << 53)
+/* the per-CPU threshold floor, in amounts of 1: the default floor's 32 */
+#define DOUBLE_FLOOR_AMOUNTS 32
 
 PCPU_EXPORT int pcpu_counter_double_init(struct pcpu_counter_double *c,
 					 enum pcpu_metric_kind kind, int64_t scale)
 {
+	struct pcpu_counter_options opts = { 0 };
 	int err;
 
 	if (!c || (kind != PCPU_METRIC_COUNTER && kind != PCPU_METRIC_GAUGE) || scale < 0 ||
 	    scale > COUNTER_DOUBLE_MAX_SCALE)
 		return -EINVAL;
 	memset(c, 0, sizeof(*c));
-	err = pcpu_counter_init(&c->counter, 0);
+	scale = scale ? scale : PCPU_COUNTER_DOUBLE_SCALE;
+	/*
+	 * The per-CPU floor in whole amounts, as an integer counter's is 32
+	 * adds of 1: in units, 0.25 is 2.5e8 of them at 10^9, and the default
+	 * floor (32 units) would send every add to the central value.
+	 */
+	opts.floor = scale > PCPU_COUNTER_MAX_BATCH / DOUBLE_FLOOR_AMOUNTS ?
+			     PCPU_COUNTER_MAX_BATCH : DOUBLE_FLOOR_AMOUNTS * scale;
+	err = pcpu_counter_init_opts(&c->counter, 0, &opts);
 	if (err)
 		return err;
-	c->iscale = scale ? scale : PCPU_COUNTER_DOUBLE_SCALE;
+	c->iscale = scale;
 	c->scale = (double)c->iscale;
 	c->kind = kind;
 	return 0;
