@@ -27,7 +27,8 @@ import sys
 SKIP_HEADERS = {'common.h', 'arch.h'}
 # The headers of libpercpu-metrics; every other one is libpercpu's.
 METRICS_HEADERS = {'metrics.h', 'family.h', 'gauge.h', 'histogram.h', 'metrics_http.h',
-                   'metrics_registry.h', 'metrics_testutil.h'}
+                   'metrics_registry.h', 'metrics_testutil.h',
+                   'counter_double.h'}
 # Overview page of each header: the prefix of its names.
 OVERVIEW = {
     'counter.h': 'pcpu_counter', 'percpu_counter.h': 'percpu_counter',
@@ -37,6 +38,7 @@ OVERVIEW = {
     'gauge.h': 'pcpu_gauge', 'histogram.h': 'pcpu_histogram', 'client.h': 'pcpu_client',
     'metrics_registry.h': 'pcpu_metrics_registry',
     'metrics_testutil.h': 'pcpu_metrics_testutil',
+    'counter_double.h': 'pcpu_counter_double',
 }
 # Functions that share a page: (page, what the NAME line says, members).
 # A function in no group has a page of its own.
@@ -118,6 +120,10 @@ GROUPS = [
     ('pcpu_gauge_register', 'expose set-style gauges as metrics',
      'pcpu_gauge_register pcpu_gauge_unregister pcpu_gauge_double_register '
      'pcpu_gauge_double_unregister'),
+    ('pcpu_counter_double_init', 'counters and gauges that add doubles, per-CPU',
+     'pcpu_counter_double_init pcpu_counter_double_destroy pcpu_counter_double_register'),
+    ('pcpu_counter_double_add', 'add to and read a counter or gauge of doubles',
+     'pcpu_counter_double_add pcpu_counter_double_sum pcpu_counter_double_refused'),
     ('pcpu_histogram_create', 'create and destroy histograms',
      'pcpu_histogram_create pcpu_histogram_destroy'),
     ('pcpu_histogram_observe', 'record into and read histograms',

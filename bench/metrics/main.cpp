@@ -15,6 +15,13 @@
 //                        above, fed the same values in seconds
 //   gauge set, cached    a set-style gauge family's child, looked up once
 //   gauge set, lookup    the child looked up by label values at every set
+//   counter add double   percpu: pcpu_counter_double_add() (fixed point at
+//                        10^-9, per-CPU) / Counter::Increment(double)
+//                        (a compare-and-swap loop on one shared double);
+//                        amounts 0 to 1.023 in steps of 0.001
+//   gauge add double     the same on a gauge: a pcpu_counter_double of kind
+//                        gauge / Gauge::Increment(double), amounts -0.512
+//                        to 0.511
 // at 1, 2 and 4 threads (Mops/s, all threads; the median of the runs, and
 // the median of the per-run ratios), then the scrape of a family of 1k and
 // 10k series: ms and bytes per scrape (percpu: pcpu_metrics_write() into
@@ -58,6 +65,7 @@
 
 extern "C" {
 #include <percpu/counter.h>
+#include <percpu/counter_double.h>
 #include <percpu/family.h>
 #include <percpu/gauge.h>
 #include <percpu/histogram.h>
@@ -367,9 +375,12 @@ void idle_scrape(unsigned idle)
 int main(int argc, char **argv)
 {
 	config cfg;
+	const char *only = nullptr; // --only NAME: that workload alone, no scrapes
 
 	for (int i = 1; i < argc; i++) {
-		if (!std::strcmp(argv[i], "--quick")) {
+		if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+			only = argv[++i];
+		} else if (!std::strcmp(argv[i], "--quick")) {
 			cfg.runs = 3;
 			cfg.duration_ms = 50;
 		} else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
@@ -377,7 +388,7 @@ int main(int argc, char **argv)
 		} else if (!std::strcmp(argv[i], "--duration-ms") && i + 1 < argc) {
 			cfg.duration_ms = std::atoi(argv[++i]);
 		} else {
-			std::fprintf(stderr, "usage: %s [--quick] [--runs N] [--duration-ms N]\n",
+			std::fprintf(stderr, "usage: %s [--quick] [--runs N] [--duration-ms N] [--only NAME]\n",
 				     argv[0]);
 			return 2;
 		}
@@ -430,8 +441,25 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	pcpu_counter_double amount, level;
+	pcpu_metric_desc ad = {};
+	ad.name = "bench_paid";
+	ad.kind = PCPU_METRIC_COUNTER;
+	pcpu_metric_desc ld = {};
+	ld.name = "bench_level";
+	ld.kind = PCPU_METRIC_GAUGE;
+	if (pcpu_counter_double_init(&amount, PCPU_METRIC_COUNTER, 0) ||
+	    pcpu_counter_double_register(&amount, &ad) ||
+	    pcpu_counter_double_init(&level, PCPU_METRIC_GAUGE, 0) ||
+	    pcpu_counter_double_register(&level, &ld)) {
+		std::fprintf(stderr, "percpu setup failed\n");
+		return 1;
+	}
+
 	auto registry = std::make_shared<prometheus::Registry>();
 	auto &p_requests = prometheus::BuildCounter().Name("bench_requests").Register(*registry).Add({});
+	auto &p_amount = prometheus::BuildCounter().Name("bench_paid").Register(*registry).Add({});
+	auto &p_level = prometheus::BuildGauge().Name("bench_level").Register(*registry).Add({});
 	auto &p_responses = prometheus::BuildCounter().Name("bench_responses").Register(*registry);
 	auto &p_depths = prometheus::BuildGauge().Name("bench_queue_depth").Register(*registry);
 	auto &p_latency = prometheus::BuildHistogram()
@@ -521,26 +549,52 @@ int main(int argc, char **argv)
 				  p_depths.Add({ { "queue", codes[i % n_codes] } }).Set((double)i);
 			  });
 		  } },
+		{ "counter add double",
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  pcpu_counter_double_add(&amount, (double)(i & 1023) * 1e-3);
+			  });
+		  },
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  p_amount.Increment((double)(i & 1023) * 1e-3);
+			  });
+		  } },
+		{ "gauge add double",
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  pcpu_counter_double_add(&level, (double)((i & 1023) - 512) * 1e-3);
+			  });
+		  },
+		  [&](int, const std::atomic<bool> &stop) {
+			  return loop(stop, [&](long i) {
+				  p_level.Increment((double)((i & 1023) - 512) * 1e-3);
+			  });
+		  } },
 	};
 	for (const auto &w : workloads)
-		compare(cfg, w);
-
-	std::printf("\n%-20s %10s %12s %10s\n", "scrape, ms", "percpu", "prometheus",
-		    "ratio");
-	scrape(cfg, 1000);
-	scrape(cfg, 10000);
-	std::printf("\n%-20s %10s %12s\n", "counters, ms", "percpu", "prometheus");
-	registration(1000);
-	registration(10000);
+		if (!only || std::strcmp(only, w.name) == 0)
+			compare(cfg, w);
+	if (!only) {
+		std::printf("\n%-20s %10s %12s %10s\n", "scrape, ms", "percpu", "prometheus",
+			    "ratio");
+		scrape(cfg, 1000);
+		scrape(cfg, 10000);
+		std::printf("\n%-20s %10s %12s\n", "counters, ms", "percpu", "prometheus");
+		registration(1000);
+		registration(10000);
 #ifdef BENCH_HAVE_EXPOSER
-	std::printf("\n%-20s %12s %12s\n", "scrape beside, ms", "percpu", "prometheus");
-	idle_scrape(1000);
+		std::printf("\n%-20s %12s %12s\n", "scrape beside, ms", "percpu", "prometheus");
+		idle_scrape(1000);
 #endif
+	}
 
 	pcpu_family_destroy(responses);
 	pcpu_family_destroy(depths);
 	pcpu_histogram_destroy(latency);
 	pcpu_histogram_destroy(native_latency);
 	pcpu_counter_destroy(&requests);
+	pcpu_counter_double_destroy(&amount);
+	pcpu_counter_double_destroy(&level);
 	return 0;
 }

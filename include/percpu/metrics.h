@@ -229,6 +229,21 @@ struct pcpu_metric_sample {
 	 * checks its labels, and a finite value and timestamp). @since 0.4
 	 */
 	const struct pcpu_exemplar *exemplars;
+	/* appended in 0.5 */
+	/**
+	 * With PCPU_METRIC_SAMPLE_F_CREATED: when the series was created,
+	 * in seconds since the epoch (CLOCK_REALTIME): a registered counter's
+	 * or histogram's registration, a label family's child's creation
+	 * (its first pcpu_family_get() or pcpu_family_get_histogram()). No
+	 * call resets an exposed counter (the exposition keeps its highest
+	 * value), so this is the time its count started from 0. A collector
+	 * may set it on counters, histograms and summaries (emit() refuses
+	 * a value that is not finite or is negative). Written as
+	 * OpenMetrics' NAME_created sample (only after
+	 * pcpu_metrics_set_openmetrics_created()) and as the protobuf
+	 * format's created_timestamp; text 0.0.4 has none. @since 0.5
+	 */
+	double created;
 };
 
 /**
@@ -254,6 +269,28 @@ struct pcpu_metric_sample {
  * @since 0.4
  */
 #define PCPU_METRIC_SAMPLE_F_NATIVE 2u
+
+/**
+ * Sample flag: @c created holds the series' created time (samples made
+ * before 0.5 have no such field, hence the flag). @since 0.5
+ */
+#define PCPU_METRIC_SAMPLE_F_CREATED 4u
+
+/**
+ * Whether the OpenMetrics formats write NAME_created samples (@p on
+ * non-zero) for the series whose samples carry a created time
+ * (PCPU_METRIC_SAMPLE_F_CREATED): counters, histograms, summaries. Off
+ * by default, as in the Go client (HandlerOpts'
+ * EnableOpenMetricsTextCreatedSamples): Prometheus before 2.55 (2.42
+ * included) reads a _created line as a series of its own, one more series
+ * for every counter and histogram; later versions with
+ * --enable-feature=created-timestamp-zero-ingestion read it as the
+ * created time. The protobuf format always carries the created time
+ * (created_timestamp), which Prometheus 2.42 skips as a field it does
+ * not know. For every exposition of the process, from the next one on.
+ * @return the setting before the call. @since 0.5
+ */
+PCPU_EXPORT int pcpu_metrics_set_openmetrics_created(int on);
 
 /**
  * The key of the native bucket that holds @p v (> 0 and finite) at

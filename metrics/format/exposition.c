@@ -26,11 +26,13 @@
 
 #include "format/format_internal.h"
 #include "kinds/kinds_internal.h"
+#include "list/list_internal.h"
 
 struct writer {
 	FILE *out;
 	bool om;
 	char *family; /* the family whose header was written last */
+	bool created; /* OpenMetrics with NAME_created (pcpu_metrics_set_openmetrics_created()) */
 };
 
 /* @s escaped: runs of plain characters in one write each, not one call a character. */
@@ -273,6 +275,23 @@ static void put_histogram(struct writer *w, const struct pcpu_metric_sample *m)
 	fprintf(w->out, " %llu\n", (unsigned long long)cumulative);
 }
 
+/*
+ * OpenMetrics' name_created{labels} line after a series' other samples,
+ * where the sample has a created time and the process asked for them
+ * (counters, histograms; a summary's writer calls it too).
+ */
+static void put_created(const struct writer *w, const struct pcpu_metric_sample *m)
+{
+	char v[64];
+
+	if (!w->created || !(m->flags & PCPU_METRIC_SAMPLE_F_CREATED))
+		return;
+	format_double(v, sizeof(v), m->created);
+	fprintf(w->out, "%s_created", m->name);
+	put_labels(w->out, m->labels, NULL, NULL);
+	fprintf(w->out, " %s\n", v);
+}
+
 static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 {
 	struct writer *w = arg;
@@ -287,6 +306,7 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 	}
 	if (m->kind == PCPU_METRIC_HISTOGRAM) {
 		put_histogram(w, m);
+		put_created(w, m);
 		return 0;
 	}
 	fputs(m->name, w->out);
@@ -304,6 +324,8 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 	fputs(v, w->out);
 	/* exemplars are a counter's only (OpenMetrics) */
 	put_end(w, m->kind == PCPU_METRIC_COUNTER ? m->exemplars : NULL);
+	if (m->kind == PCPU_METRIC_COUNTER)
+		put_created(w, m);
 	return 0;
 }
 
@@ -336,6 +358,7 @@ int pcpu_exposition_write(FILE *out, enum pcpu_metrics_format f, pcpu_sample_wal
 	if (!out || (f != PCPU_METRICS_PROMETHEUS && f != PCPU_METRICS_OPENMETRICS &&
 		     f != PCPU_METRICS_PROTOBUF && f != PCPU_METRICS_OPENMETRICS_0_0_1))
 		return -EINVAL;
+	w.created = w.om && pcpu_metrics_openmetrics_created();
 	w.out = open_memstream(&text, &len);
 	if (!w.out)
 		return -ENOMEM;

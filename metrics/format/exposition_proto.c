@@ -55,6 +55,9 @@ enum {
 	TIMESTAMP_SECONDS = 1, TIMESTAMP_NANOS = 2, /* google.protobuf.Timestamp */
 };
 
+/* Created timestamps (client_model 0.5, July 2023: after Prometheus 2.42, which skips them). */
+enum { COUNTER_CREATED = 3, SUMMARY_CREATED = 4, HIST_CREATED = 15 };
+
 /* MetricType. */
 enum { TYPE_COUNTER = 0, TYPE_GAUGE = 1, TYPE_HISTOGRAM = 4 };
 
@@ -246,6 +249,30 @@ static void put_exemplar(struct scratch *x, struct buf *dst, unsigned int field,
 	put_message(dst, field, &x->exemplar);
 }
 
+/*
+ * Sample @m's created time, where it has one, as the Timestamp field
+ * @field of @dst (Counter, Histogram or Summary).
+ */
+static void put_created(struct scratch *x, struct buf *dst, unsigned int field,
+			const struct pcpu_metric_sample *m)
+{
+	double seconds;
+	int64_t nanos;
+
+	if (!(m->flags & PCPU_METRIC_SAMPLE_F_CREATED))
+		return;
+	seconds = floor(m->created);
+	nanos = (int64_t)((m->created - seconds) * 1e9 + 0.5);
+	if (nanos >= 1000000000) { /* rounded up to the next second */
+		seconds += 1;
+		nanos = 0;
+	}
+	put_uint(&x->part, TIMESTAMP_SECONDS, (uint64_t)(int64_t)seconds);
+	if (nanos)
+		put_uint(&x->part, TIMESTAMP_NANOS, (uint64_t)nanos);
+	put_message(dst, field, &x->part);
+}
+
 /* Sample @m's exemplar of bucket @i, or NULL. */
 static const struct pcpu_exemplar *exemplar_of(const struct pcpu_metric_sample *m, uint32_t i)
 {
@@ -417,6 +444,7 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 	}
 	if (m->kind == PCPU_METRIC_HISTOGRAM) {
 		put_histogram(x, m);
+		put_created(x, &x->value, HIST_CREATED, m);
 		field = METRIC_HISTOGRAM;
 	} else {
 		double v = m->kind == PCPU_METRIC_INFO ? 1 : /* whatever its source holds */
@@ -427,6 +455,8 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 		field = m->kind == PCPU_METRIC_COUNTER ? METRIC_COUNTER : METRIC_GAUGE;
 		if (field == METRIC_COUNTER && exemplar_of(m, 0))
 			put_exemplar(x, &x->value, COUNTER_EXEMPLAR, exemplar_of(m, 0));
+		if (field == METRIC_COUNTER)
+			put_created(x, &x->value, COUNTER_CREATED, m);
 	}
 	put_message(&x->metric, field, &x->value);
 	put_message(&x->family, FAMILY_METRIC, &x->metric);

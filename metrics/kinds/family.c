@@ -68,6 +68,7 @@ struct child {
 	struct child *next_removed;
 	unsigned long hash;          /* stored with release before the child is published */
 	int64_t high_water;          /* counter families: the largest value exposed */
+	double created;              /* when made (PCPU_METRIC_SAMPLE_F_CREATED) */
 	/*
 	 * {name, value, ..., NULL}, the label names and the constant labels'
 	 * keys sorted together; the tuple's values follow, the constant ones
@@ -294,6 +295,7 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 	}
 	cds_lfht_node_init(&c->node);
 	c->hash = hash;
+	c->created = pcpu_metrics_now();
 	s = (char *)&c->labels[2 * f->nr_all + 1];
 	for (unsigned int i = 0; i < f->nr_all; i++) {
 		unsigned int at = f->order[i];
@@ -969,6 +971,10 @@ static int family_walk(void *family, struct pcpu_metric_sample *smp,
 	for_each_child(f, &iter, c) {
 		smp->labels = c->labels;
 		ret = child_sample(f, c, smp, buckets);
+		if (!ret && (f->kind == PCPU_METRIC_COUNTER || f->kind == PCPU_METRIC_HISTOGRAM)) {
+			smp->created = c->created;
+			smp->flags |= PCPU_METRIC_SAMPLE_F_CREATED;
+		}
 		if (!ret)
 			ret = cb(smp, arg);
 		if (ret)

@@ -357,6 +357,9 @@ static int check_sample(const struct pcpu_metric_sample *m)
 		return -EINVAL;
 	if ((m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) && check_native(m))
 		return -EINVAL;
+	/* a created time is a time: the formats write it as one */
+	if ((m->flags & PCPU_METRIC_SAMPLE_F_CREATED) && !(isfinite(m->created) && m->created >= 0))
+		return -EINVAL;
 	for (unsigned int i = 0; m->labels && m->labels[2 * i]; i++)
 		if (pcpu_metrics_check_label_value(m->labels[2 * i + 1], LABEL_VALUE_MAX) != 0)
 			return -EINVAL;

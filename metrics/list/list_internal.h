@@ -224,4 +224,12 @@ void pcpu_exemplars_fork_prepare(void);
 void pcpu_exemplars_fork_parent(void);
 void pcpu_exemplars_fork_child(void);
 
+/* Created times (created.c). */
+
+/* Now, for a created time: seconds since the epoch (CLOCK_REALTIME). */
+double pcpu_metrics_now(void);
+
+/* Whether OpenMetrics writes NAME_created (pcpu_metrics_set_openmetrics_created()). */
+bool pcpu_metrics_openmetrics_created(void);
+
 #endif /* PCPU_METRICS_LIST_INTERNAL_H */

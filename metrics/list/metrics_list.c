@@ -50,6 +50,7 @@ struct metric {
 	unsigned int item;
 	int64_t scale;      /* 1: none */
 	int64_t high_water; /* counters: the largest value exposed */
+	double created;     /* when registered (PCPU_METRIC_SAMPLE_F_CREATED) */
 };
 
 /*
@@ -161,6 +162,7 @@ static struct metric *new_metric(const struct metric_spec *sp, int nr_labels)
 	m->obj = sp->obj;
 	m->item = sp->item;
 	m->scale = sp->scale > 1 ? sp->scale : 1;
+	m->created = pcpu_metrics_now();
 	return m;
 }
 
@@ -564,6 +566,12 @@ static int walk_registry(const struct pcpu_metrics_registry *r, struct pcpu_scra
 		ret = m->source->sample(m->obj, m->item, &smp, buckets);
 		if (ret == 0) {
 			smp.value = monotone(m, smp.value);
+			/* a source may know better (a reset); else: registered then */
+			if (!(smp.flags & PCPU_METRIC_SAMPLE_F_CREATED) &&
+			    (m->kind == PCPU_METRIC_COUNTER || m->kind == PCPU_METRIC_HISTOGRAM)) {
+				smp.created = m->created;
+				smp.flags |= PCPU_METRIC_SAMPLE_F_CREATED;
+			}
 			ret = with_registry_labels(&smp, &note);
 		}
 	}

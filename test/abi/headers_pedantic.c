@@ -16,6 +16,7 @@
 #include <percpu/charge.h>
 #include <percpu/family.h>
 #include <percpu/gauge.h>
+#include <percpu/counter_double.h>
 #include <percpu/metrics_registry.h>
 #include <percpu/metrics_testutil.h>
 #include <percpu/metrics_http.h>

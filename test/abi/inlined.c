@@ -7,6 +7,7 @@
  */
 #include <percpu/charge.h>
 #include <percpu/counter.h>
+#include <percpu/counter_double.h>
 #include <percpu/percpu_counter.h>
 #include <percpu/shared.h>
 #include <percpu/stat.h>
@@ -14,10 +15,12 @@
 #define TIMES8(x) x x x x x x x x
 
 void pcpu_abi_inlined(struct pcpu_counter *c, struct percpu_counter *k, struct pcpu_stat *s,
-		      struct pcpu_charge *ch, struct pcpu_shared *sh, int64_t v);
+		      struct pcpu_charge *ch, struct pcpu_shared *sh, int64_t v,
+		      struct pcpu_counter_double *d);
 
 void pcpu_abi_inlined(struct pcpu_counter *c, struct percpu_counter *k, struct pcpu_stat *s,
-		      struct pcpu_charge *ch, struct pcpu_shared *sh, int64_t v)
+		      struct pcpu_charge *ch, struct pcpu_shared *sh, int64_t v,
+		      struct pcpu_counter_double *d)
 {
 	TIMES8(TIMES8({
 		pcpu_counter_add(c, v);
@@ -33,5 +36,6 @@ void pcpu_abi_inlined(struct pcpu_counter *c, struct percpu_counter *k, struct p
 		if (pcpu_charge_try(ch, v))
 			pcpu_charge_uncharge(ch, v);
 		pcpu_shared_add(sh, 2, v);
+		pcpu_counter_double_add(d, (double)v * 1e-3);
 	}))
 }

@@ -21,6 +21,7 @@
 #include <percpu/charge.h>
 #include <percpu/metrics.h>
 #include <percpu/gauge.h>
+#include <percpu/counter_double.h>
 #include <percpu/family.h>
 #include <percpu/stat.h>
 
@@ -129,6 +130,13 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_sample, nr_classic, 116, 4)                              \
 	X(pcpu_metric_sample, classic, 120, 8)                                 \
 	X(pcpu_metric_sample, exemplars, 128, 8)                               \
+	X(pcpu_metric_sample, created, 136, 8)                                 \
+	X(pcpu_counter_double, counter, 0, 88)                                 \
+	X(pcpu_counter_double, scale, 88, 8)                                   \
+	X(pcpu_counter_double, refused, 96, 8)                                 \
+	X(pcpu_counter_double, iscale, 104, 8)                                 \
+	X(pcpu_counter_double, kind, 112, 4)                                   \
+	X(pcpu_counter_double, reserved, 116, 4)                               \
 	X(pcpu_exemplar, labels, 0, 8)                                         \
 	X(pcpu_exemplar, value, 8, 8)                                          \
 	X(pcpu_exemplar, timestamp, 16, 8)                                     \
@@ -169,7 +177,8 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram, 80, 8)                                               \
 	X(pcpu_histogram_native, 24, 8)                                        \
 	X(pcpu_exemplar, 24, 8)                                                \
-	X(pcpu_metric_sample, 136, 8)                                          \
+	X(pcpu_metric_sample, 144, 8)                                          \
+	X(pcpu_counter_double, 120, 8)                                         \
 	X(pcpu_gauge, 16, 8)                                                   \
 	X(pcpu_gauge_double, 16, 8)                                            \
 	X(pcpu_charge_slot, 16, 8)                                             \

@@ -11,11 +11,14 @@ script=$3
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-"$writer" "$tmp/prom.txt" "$tmp/om.txt" || { echo "write-metrics failed"; exit 1; }
+start=$(date +%s)
+"$writer" "$tmp/prom.txt" "$tmp/om.txt" "$tmp/om-created.txt" || { echo "write-metrics failed"; exit 1; }
+end=$(($(date +%s) + 1))
 case $what in
 python)
 	[ -x /usr/bin/python3 ] || { echo "no /usr/bin/python3: skipped"; exit 77; }
-	exec /usr/bin/python3 "$script" "$tmp/prom.txt" "$tmp/om.txt"
+	exec /usr/bin/python3 "$script" "$tmp/prom.txt" "$tmp/om.txt" "$tmp/om-created.txt" \
+		"$start" "$end"
 	;;
 promtool)
 	command -v promtool >/dev/null 2>&1 || { echo "no promtool: skipped"; exit 77; }

@@ -96,11 +96,41 @@ def check(name, families, om):
     return failures
 
 
+def check_created(name, text, start, end):
+    """The same samples, and a _created one in [start, end] beside every
+    counter and histogram series (since 0.5)."""
+    failures = check(name, om_parse(text), True)
+    families = list(om_parse(text))
+    for f in families:
+        if f.type not in ("counter", "histogram"):
+            if any(s.name.endswith("_created") for s in f.samples):
+                print(f"# {name}: {f.name}, a {f.type}, has _created")
+                failures += 1
+            continue
+        series = {tuple(sorted((k, v) for k, v in s.labels.items() if k != "le"))
+                  for s in f.samples if not s.name.endswith("_created")}
+        created = {tuple(sorted(s.labels.items())): s.value
+                   for s in f.samples if s.name == f.name + "_created"}
+        if set(created) != series:
+            print(f"# {name}: {f.name} created for {sorted(created)}, series {sorted(series)}")
+            failures += 1
+        for labels, value in created.items():
+            if not start <= value <= end:
+                print(f"# {name}: {f.name}{labels} created {value}, not in [{start}, {end}]")
+                failures += 1
+    return failures
+
+
 def main():
     prom = open(sys.argv[1], encoding="utf-8").read()
     om = open(sys.argv[2], encoding="utf-8").read()
     tests = [("prometheus text 0.0.4", lambda: check("prometheus", prom_parse(prom), False)),
              ("openmetrics 1.0.0", lambda: check("openmetrics", om_parse(om), True))]
+    if len(sys.argv) > 3:
+        om_created = open(sys.argv[3], encoding="utf-8").read()
+        start, end = float(sys.argv[4]), float(sys.argv[5])
+        tests.append(("openmetrics 1.0.0 with _created",
+                      lambda: check_created("openmetrics-created", om_created, start, end)))
     print(f"1..{len(tests)}")
     failed = 0
     for i, (what, run) in enumerate(tests, 1):

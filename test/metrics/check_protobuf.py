@@ -6,8 +6,26 @@ and compares the text with EXPECTED (families separated by "--").
 usage: check_protobuf.py BODY METRICS.PROTO EXPECTED"""
 import difflib
 import os
+import re
 import subprocess
 import sys
+import time
+
+# A created_timestamp is the registration's time, different at each run:
+# checked to be within the last hour, then compared as this placeholder.
+CREATED = re.compile(r"( *)created_timestamp \{\n *seconds: (\d+)\n(?: *nanos: (\d+)\n)? *\}\n")
+
+
+def created_placeholder(text):
+    def repl(m):
+        t = int(m.group(2)) + int(m.group(3) or 0) / 1e9
+        now = time.time()
+        if not now - 3600 <= t <= now + 1:
+            sys.exit(f"created_timestamp {t} is not a time of this run ({now})")
+        if m.group(3) is not None and not 0 < int(m.group(3)) < 1000000000:
+            sys.exit(f"created_timestamp nanos {m.group(3)} out of range")
+        return f"{m.group(1)}created_timestamp {{ <this run> }}\n"
+    return CREATED.sub(repl, text)
 
 
 def split(body):
@@ -42,7 +60,7 @@ def main():
             input=msg, capture_output=True, check=False)
         if r.returncode != 0:
             sys.exit("protoc could not decode a message: " + r.stderr.decode())
-        texts.append(r.stdout.decode())
+        texts.append(created_placeholder(r.stdout.decode()))
     got = "--\n".join(texts)
     with open(expected_path, encoding="utf-8") as f:
         want = f.read()

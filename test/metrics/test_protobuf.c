@@ -73,6 +73,8 @@ struct d_metric {
 	struct d_exemplar exemplar;
 	int nr_exemplars;
 	struct d_exemplar exemplars[4];
+	/* created_timestamp (a Counter's 3, a Histogram's 15), when present */
+	bool has_created;
 };
 
 struct d_family {
@@ -205,13 +207,21 @@ static void decode_exemplar(struct rd r, struct d_exemplar *e)
 	}
 }
 
-/* Gauge or Counter: value = 1; a Counter's exemplar = 2. */
+/* Gauge or Counter: value = 1; a Counter's exemplar = 2, created_timestamp = 3. */
 static void decode_value(struct rd r, struct d_metric *m)
 {
-	static const int wires[] = { NOPE, I64, LEN };
+	static const int wires[] = { NOPE, I64, LEN, LEN };
 
 	while (r.p < r.end) {
-		if (rd_tag(&r, wires, 3) == 2) {
+		unsigned int field = rd_tag(&r, wires, 4);
+
+		if (field == 3) {
+			cr_assert(m->has_counter, "a created timestamp on a gauge");
+			rd_sub(&r);
+			m->has_created = true;
+			continue;
+		}
+		if (field == 2) {
 			cr_assert(m->has_counter, "an exemplar on a gauge");
 			decode_exemplar(rd_sub(&r), &m->exemplar);
 			m->has_exemplar = true;
@@ -260,9 +270,10 @@ static void decode_span(struct rd r, struct d_span *s)
 static void decode_histogram(struct rd r, struct d_metric *m)
 {
 	/* 1 count, 2 sum, 3 bucket, 5 schema, 6 zero_threshold, 7 zero_count,
-	 * 12 positive_span, 13 positive_delta (packed), 16 exemplars */
+	 * 12 positive_span, 13 positive_delta (packed), 15 created_timestamp,
+	 * 16 exemplars */
 	static const int wires[] = { NOPE, VARINT, I64, LEN, NOPE, VARINT, I64, VARINT, NOPE,
-				     NOPE, NOPE,   NOPE, LEN, LEN, NOPE, NOPE, LEN };
+				     NOPE, NOPE,   NOPE, LEN, LEN, NOPE, LEN,  LEN };
 
 	while (r.p < r.end) {
 		switch (rd_tag(&r, wires, sizeof(wires) / sizeof(wires[0]))) {
@@ -289,6 +300,10 @@ static void decode_histogram(struct rd r, struct d_metric *m)
 		case 7:
 			m->zero_count = rd_varint(&r);
 			m->has_zero_count = true;
+			break;
+		case 15:
+			rd_sub(&r);
+			m->has_created = true;
 			break;
 		case 12:
 			cr_assert_lt(m->nr_spans, 8);
@@ -911,6 +926,7 @@ Test(protobuf, a_native_histograms_exemplar_reaches_a_classic_bucket_through_the
 	f = family_named(n, "x_seconds");
 	cr_assert_eq(f->metrics[0].nr_buckets, 1, "le=0.001 only: its exemplar is in it");
 	cr_assert_eq(f->metrics[0].buckets[0].upper, 0.001);
+	cr_assert(f->metrics[0].has_created, "a registered histogram carries created_timestamp");
 	cr_assert(f->metrics[0].buckets[0].has_exemplar, "bucket le=0.001: no exemplar");
 	cr_assert_str_eq(f->metrics[0].buckets[0].exemplar.labels[0].value, "1");
 	cr_assert_eq(f->metrics[0].buckets[0].exemplar.value, 0.0005);

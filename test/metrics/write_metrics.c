@@ -51,8 +51,9 @@ int main(int argc, char **argv)
 	struct pcpu_histogram *route_a;
 	int err = 0;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s PROMETHEUS-FILE OPENMETRICS-FILE\n", argv[0]);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s PROMETHEUS-FILE OPENMETRICS-FILE [OM-CREATED-FILE]\n",
+			argv[0]);
 		return 2;
 	}
 	if (pcpu_counter_init(&a, 0) || pcpu_counter_init(&b, 0) || pcpu_counter_init(&sent, 0) ||
@@ -116,6 +117,13 @@ int main(int argc, char **argv)
 	pcpu_histogram_observe(delta, 10);
 	if (write_to(argv[1], PCPU_METRICS_PROMETHEUS) || write_to(argv[2], PCPU_METRICS_OPENMETRICS))
 		return 1;
+	/* the third: OpenMetrics with NAME_created samples (since 0.5) */
+	if (argc == 4) {
+		pcpu_metrics_set_openmetrics_created(1);
+		if (write_to(argv[3], PCPU_METRICS_OPENMETRICS))
+			return 1;
+		pcpu_metrics_set_openmetrics_created(0);
+	}
 	pcpu_family_destroy(responses);
 	pcpu_family_destroy(routes);
 	pcpu_gauge_unregister(&depth);
