@@ -89,8 +89,11 @@ runtest_units()
 	(cd "$dir" && ./runtest --clients 4 --timeout 600 "${args[@]}") >"$out" 2>&1
 }
 
+# plain LOG: the runner's output without its colours
+plain() { sed 's/\x1b\[[0-9;]*m//g' "$1"; }
+
 # failed LOG: the names of the failed tests
-failed() { grep -a '\[err\]' "$1" | sed 's/.*\[err\]: //' | sed 's/ in tests\/.*//' | sort -u; }
+failed() { plain "$1" | grep -a '^\[err\]' | sed 's/^\[err\]: //; s/ in tests\/.*//' | sort -u; }
 
 # own_tests LABEL: REDIS_UNITS on the patched server; a failure passes only
 # if the unpatched server fails the same test here
@@ -100,7 +103,7 @@ own_tests()
 
 	t0=$(date +%s)
 	if runtest_units "$work/patched" "$out"; then
-		log "$label: $(grep -ac '\[ok\]' "$out") tests passed in $(( $(date +%s) - t0 )) s ($REDIS_UNITS)"
+		log "$label: $(plain "$out" | grep -ac '^\[ok\]') tests passed in $(( $(date +%s) - t0 )) s ($REDIS_UNITS)"
 		return 0
 	fi
 	failures=$(failed "$out")

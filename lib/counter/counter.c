@@ -336,24 +336,31 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 
 /* Serialises the set-ups of statically initialised counters (any number of them). */
 static pthread_mutex_t static_setup_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t static_setup_once = PTHREAD_ONCE_INIT;
+
+/* In a forked child: the set-up lock, which another thread may have held. */
+static void static_setup_fork_child(void)
+{
+	pthread_mutex_init(&static_setup_lock, NULL);
+}
+
+/* Before the first set-up: whatever forks later, counters or not, gets its lock back. */
+static void static_setup_at_fork(void)
+{
+	pthread_atfork(NULL, NULL, static_setup_fork_child);
+}
 
 int pcpu_counter_setup_static(struct pcpu_counter *c)
 {
 	static const struct pcpu_counter_options defaults;
 	int err = 0;
 
+	pthread_once(&static_setup_once, static_setup_at_fork);
 	pthread_mutex_lock(&static_setup_lock);
 	if (!LOAD(&c->slots))
 		err = setup(c, &defaults);
 	pthread_mutex_unlock(&static_setup_lock);
 	return err;
-}
-
-/* In a forked child: the set-up lock, which another thread may have held. */
-static void counter_fork_child_class(void)
-{
-	pthread_mutex_init(&static_setup_lock, NULL);
-	pcpu_counter_limited_fork_child();
 }
 
 PCPU_EXPORT int pcpu_counter_init(struct pcpu_counter *c, int64_t value)
@@ -575,5 +582,5 @@ static void counter_fork_child(void *obj)
 const struct pcpu_class pcpu_counter_class = {
 	.fold = counter_fold,
 	.fork_child = counter_fork_child,
-	.fork_child_class = counter_fork_child_class,
+	.fork_child_class = pcpu_counter_limited_fork_child,
 };
