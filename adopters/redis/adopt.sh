@@ -22,9 +22,13 @@ jobs=$(nproc)
 [ "$jobs" -le 4 ] || jobs=4
 
 # What CI can afford on 2 cores (about 3 minutes for both paths): the units
-# about memory accounting, maxmemory/eviction, INFO and lazy free.
-# unit/memefficiency is left out: its active-defrag tests alone take minutes.
-REDIS_UNITS=${REDIS_UNITS:-unit/info unit/info-command unit/maxmemory unit/lazyfree}
+# about memory accounting (memefficiency: used_memory per value; client-eviction
+# and querybuf: client memory), maxmemory
+# and eviction, INFO and lazy free. memefficiency's five "Active defrag"
+# tests are skipped: they measure the allocator's fragmentation, not
+# used_memory, and take 170 s here on their own (REDIS_SKIP= runs them).
+REDIS_UNITS=${REDIS_UNITS:-unit/info unit/info-command unit/maxmemory unit/lazyfree unit/memefficiency unit/client-eviction unit/querybuf}
+REDIS_SKIP=${REDIS_SKIP-/^Active defrag}
 
 log() { echo "adopters/redis: $*" >&2; }
 
@@ -86,6 +90,7 @@ runtest_units()
 	for u in $REDIS_UNITS; do
 		args+=(--single "$u")
 	done
+	[ -z "$REDIS_SKIP" ] || args+=(--skiptest "$REDIS_SKIP")
 	(cd "$dir" && ./runtest --clients 4 --timeout 600 "${args[@]}") >"$out" 2>&1
 }
 
@@ -151,21 +156,24 @@ stop_server()
 }
 
 # probe_pair WHAT ARGS: probe.py on the unpatched and the patched server
-# (io-threads 2, lazyfree-lazy-user-flush); prints both; the patched must pass
+# (io-threads 2), then their comparison; fails if the patched server's probe
+# or the comparison does
 probe_pair()
 {
-	local what=$1 port pid rc=0 kind bin
+	local what=$1 port pid rc=0 kind
 
 	shift
 	for kind in unpatched patched; do
-		bin=$work/$kind/src/redis-server
 		port=$(port_free 27100)
-		start_server "$bin" "$port" --io-threads 2 --io-threads-do-reads yes
+		start_server "$work/$kind/src/redis-server" "$port" --io-threads 2 --io-threads-do-reads yes
 		pid=$server_pid
-		echo "[$kind] $(python3 "$here/probe.py" "$port" "$what" "$@" | tr '\n' ' ')" >&2 ||
+		python3 "$here/probe.py" "$port" "$what" "$@" >"$work/probe-$what-$kind.out" ||
 			{ [ $kind = unpatched ] || rc=1; }
 		stop_server "$pid"
+		echo "  $kind: $(tr '\n' ' ' <"$work/probe-$what-$kind.out")" >&2
 	done
+	python3 "$here/probe.py" compare "$what" "$work/probe-$what-unpatched.out" \
+		"$work/probe-$what-patched.out" | sed 's/^/  /' >&2 || rc=1
 	return $rc
 }
 
@@ -182,15 +190,8 @@ cmd_check()
 			unset PCPU_FORCE_FALLBACK
 		fi
 		own_tests "$path" || rc=1
-		log "$path: exactness and bound (same load on both servers; used_memory must match)"
-		probe_pair exact 2>"$work/probe-exact-$path.log" || rc=1
-		cat "$work/probe-exact-$path.log" >&2
-		grep -q PROBLEM "$work/probe-exact-$path.log" && rc=1
-		if ! diff <(grep unpatched "$work/probe-exact-$path.log" | grep -o 'used_memory=[0-9]*') \
-			<(grep '^\[patched' "$work/probe-exact-$path.log" | grep -o 'used_memory=[0-9]*') >/dev/null; then
-			log "$path: used_memory differs from unpatched after the same load"
-			rc=1
-		fi
+		log "$path: exactness and bound (the same load on both servers)"
+		probe_pair exact || rc=1
 		log "$path: first eviction under maxmemory 8 MB"
 		probe_pair evict $((8 << 20)) || rc=1
 	done

@@ -11,6 +11,13 @@ measured as key=value lines (no Redis client library needed).
                          SETs 1 KB values one at a time under MAXMEMORY
                          (allkeys-lru) and prints the used_memory just before
                          and just after the first eviction, and the key count
+  probe.py compare exact|evict UNPATCHED PATCHED
+                         compares two outputs above: the same load must
+                         change used_memory by exactly as much on both
+                         (FLUSHALL ASYNC, whose lazyfree thread and clients
+                         vary by a few hundred bytes from run to run on the
+                         unpatched server too, within SLACK); eviction must
+                         start on both at the first command over maxmemory
 """
 import socket
 import sys
@@ -116,7 +123,50 @@ def evict(r, maxmemory):
     return 1
 
 
+SLACK = 1024
+KEY = 2048  # one SET of a 1 KB value, with its key and dict entry, is less
+
+
+def fields(path):
+    out = {}
+    for line in open(path):
+        words = line.split()
+        if not words or "=" in words[0]:
+            for w in words:
+                k, v = w.split("=")
+                out[k] = int(v) if v.lstrip("-").isdigit() else v
+        else:
+            out[words[0]] = {k: int(v) for k, v in (w.split("=") for w in words[1:] if "=" in w)
+                             if v.lstrip("-").isdigit()}
+    return out
+
+
+def compare(what, unpatched, patched):
+    u, p, problems = fields(unpatched), fields(patched), []
+    if what == "exact":
+        steps = ["empty", "set20000", "lpush20000", "del10000", "flushall_async"]
+        for prev, step in zip(steps, steps[1:]):
+            du = u[step]["used_memory"] - u[prev]["used_memory"]
+            dp = p[step]["used_memory"] - p[prev]["used_memory"]
+            slack = SLACK if step == "flushall_async" else 0
+            verdict = "ok" if abs(du - dp) <= slack else "DIFFERS"
+            print("%-15s used_memory change: unpatched %+d, patched %+d (%s)" % (step, du, dp, verdict))
+            if verdict != "ok":
+                problems.append(step)
+    else:
+        for name, r in (("unpatched", u), ("patched", p)):
+            over = r["used_before"] - r["maxmemory"]
+            verdict = "ok" if 0 < over <= KEY else "NOT AT THE LIMIT"
+            print("%-9s first eviction at key %d, used_memory %d = maxmemory %+d (%s)"
+                  % (name, r["first_eviction_key"], r["used_before"], over, verdict))
+            if verdict != "ok":
+                problems.append(name)
+    return 1 if problems else 0
+
+
 def main():
+    if sys.argv[1] == "compare":
+        return compare(sys.argv[2], sys.argv[3], sys.argv[4])
     r = Redis(int(sys.argv[1]))
     if sys.argv[2] == "exact":
         return exact(r)
