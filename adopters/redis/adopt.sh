@@ -236,8 +236,8 @@ cmd_bench()
 	local -A tput cpu mem
 
 	[ ${#threads[@]} -gt 0 ] || threads=(1 2)
-	bench_n=${ADOPTERS_BENCH_OPS:-200000}
-	[ "$rounds" -ge 5 ] || bench_n=${ADOPTERS_BENCH_OPS:-50000}
+	bench_n=${ADOPTERS_BENCH_OPS:-100000}
+	[ "$rounds" -ge 5 ] || bench_n=${ADOPTERS_BENCH_OPS:-20000}
 	build_both
 	hz=$(getconf CLK_TCK)
 	log "bench: $rounds rounds of $bench_n ops per run, threads ${threads[*]}"

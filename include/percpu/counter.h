@@ -317,6 +317,35 @@ static inline int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
 }
 
 /**
+ * Compares the value of @p c with @p rhs, as pcpu_counter_compare(), and
+ * gives the value it compared: the exact sum where read() and the bound
+ * straddle @p rhs (*@p error 0), else read() (*@p error the bound, which it
+ * is off by at most at quiescence). For a caller that compares with a
+ * limit and, when over, needs the amount (a maxmemory check): it sums the
+ * CPUs once, not once to compare and once more for the amount, and not at
+ * all far from the limit. @p value and @p error must not be NULL.
+ * @return -1, 0 or 1. @since 0.5
+ */
+static inline int pcpu_counter_compare_value(struct pcpu_counter *c, int64_t rhs, int64_t *value,
+					     uint64_t *error)
+{
+	if (pcpu_likely(c != NULL && c->slots != NULL)) {
+		int64_t v = __atomic_load_n(&c->central, __ATOMIC_RELAXED);
+		uint64_t bound = __pcpu_counter_bound(c);
+
+		*value = v;
+		*error = bound;
+		if (v > rhs && (uint64_t)v - (uint64_t)rhs > bound)
+			return 1;
+		if (v < rhs && (uint64_t)rhs - (uint64_t)v > bound)
+			return -1;
+	}
+	*value = pcpu_counter_sum(c);
+	*error = 0;
+	return (*value > rhs) - (*value < rhs);
+}
+
+/**
  * Adds @p amount only if the result stays within @p limit: at most @p limit
  * for a positive amount, at least @p limit for a negative one (the kernel's
  * percpu_counter_limited_add()). Concurrent limited adds never take the

@@ -144,3 +144,53 @@ PCPU_TEST(counter_static, a_forked_child_counts_on_from_the_parents_value)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	pcpu_test_assert_exact(&raced, 100);
 }
+
+/* ---- compare_value() (any counter; here a static one and an initialised one) ---- */
+
+PCPU_TEST(counter_static, compare_value_gives_the_exact_sum_when_the_bound_straddles)
+{
+	struct pcpu_counter c;
+	int64_t value;
+	uint64_t error;
+
+	cr_assert_eq(pcpu_counter_init(&c, 0), 0);
+	cr_assert(pcpu_test_pin(0));
+	/* within this CPU's threshold: the add stays in its slot, read() is behind */
+	pcpu_counter_add(&c, 5);
+	cr_assert_eq(pcpu_counter_read(&c), 0);
+	cr_assert_eq(pcpu_counter_compare_value(&c, 5, &value, &error), 0);
+	cr_assert_eq(value, 5);
+	cr_assert_eq(error, 0);
+	cr_assert_eq(pcpu_counter_compare_value(&c, 4, &value, &error), 1);
+	cr_assert_eq(value, 5);
+	cr_assert_eq(error, 0);
+	pcpu_counter_destroy(&c);
+}
+
+PCPU_TEST(counter_static, compare_value_gives_read_and_its_bound_far_from_rhs)
+{
+	struct pcpu_counter c;
+	int64_t value;
+	uint64_t error;
+
+	cr_assert_eq(pcpu_counter_init(&c, 1000000), 0);
+	pcpu_counter_add(&c, 7);
+	cr_assert_eq(pcpu_counter_compare_value(&c, 10, &value, &error), 1);
+	cr_assert_eq(value, pcpu_counter_read(&c));
+	cr_assert_eq(error, pcpu_counter_error_bound(&c));
+	cr_assert_leq(pcpu_test_distance(value, 1000007), error);
+	cr_assert_eq(pcpu_counter_compare_value(&c, 100000000, &value, &error), -1);
+	cr_assert_eq(error, pcpu_counter_error_bound(&c));
+	pcpu_counter_destroy(&c);
+}
+
+PCPU_TEST(counter_static, compare_value_of_a_static_counter_not_set_up_is_exact)
+{
+	int64_t value;
+	uint64_t error;
+
+	cr_assert_eq(pcpu_counter_compare_value(&untouched, 2000, &value, &error), -1);
+	cr_assert_eq(value, 1000);
+	cr_assert_eq(error, 0);
+	cr_assert_not(pcpu_counter_initialized(&untouched));
+}
