@@ -228,6 +228,9 @@ $(redis-cli -p "$port" info stats | awk -F: '/^evicted_keys:/ { print $2 + 0 }')
 	stop_server "$pid"
 }
 
+# rounds_of "V V ...": the rounds' values, whole numbers, in the order run
+rounds_of() { tr ' ' '\n' <<<"$1" | grep . | awk '{ printf "%s%.0f", NR > 1 ? " " : "", $1 }'; }
+
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 cmd_bench()
@@ -260,8 +263,8 @@ cmd_bench()
 	echo "redis-benchmark -c 50 -d 1024 -r 1000000, $bench_n ops per run, median of $rounds alternating rounds."
 	echo "CPU: $(adopt_cpu)"
 	echo
-	echo "| io-threads/--threads | load | unpatched ops/s | patched ops/s | change | unpatched CPU µs/op | patched CPU µs/op | used_memory after (unpatched / patched), evicted keys |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| io-threads/--threads | load | unpatched ops/s | patched ops/s | change | unpatched CPU µs/op | patched CPU µs/op | ops/s per round (unpatched; patched) | used_memory after (unpatched / patched), evicted keys |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	for t in "${threads[@]}"; do
 		for mix in set lpush maxmemory; do
 			local ub pb uc pc
@@ -269,10 +272,12 @@ cmd_bench()
 			pb=$(tr ' ' '\n' <<<"${tput[patched.$t.$mix]}" | grep . | median)
 			uc=$(tr ' ' '\n' <<<"${cpu[unpatched.$t.$mix]}" | grep . | median)
 			pc=$(tr ' ' '\n' <<<"${cpu[patched.$t.$mix]}" | grep . | median)
-			printf '| %s | %s | %s | %s | %+.1f %% | %s | %s | %s / %s |\n' "$t" \
+			printf '| %s | %s | %s | %s | %+.1f %% | %s | %s | %s; %s | %s / %s |\n' "$t" \
 				"$( [ $mix = maxmemory ] && echo 'SET 1 KB, maxmemory 32 MB (evicting)' || echo "$( [ $mix = set ] && echo 'SET 1 KB' || echo 'LPUSH 1 KB')")" \
 				"$ub" "$pb" "$(awk -v a="$ub" -v b="$pb" 'BEGIN { print (b - a) / a * 100 }')" \
-				"$uc" "$pc" "${mem[unpatched.$t.$mix]}" "${mem[patched.$t.$mix]}"
+				"$uc" "$pc" "$(rounds_of "${tput[unpatched.$t.$mix]}")" \
+				"$(rounds_of "${tput[patched.$t.$mix]}")" \
+				"${mem[unpatched.$t.$mix]}" "${mem[patched.$t.$mix]}"
 		done
 	done
 	echo
