@@ -229,7 +229,7 @@ $(redis-cli -p "$port" info stats | awk -F: '/^evicted_keys:/ { print $2 + 0 }')
 }
 
 # rounds_of "V V ...": the rounds' values, whole numbers, in the order run
-rounds_of() { tr ' ' '\n' <<<"$1" | grep . | awk '{ printf "%s%.0f", NR > 1 ? " " : "", $1 }'; }
+rounds_of() { tr ' ' '\n' <<<"$1" | grep . | awk '{ printf "%s%.0f", (NR > 1 ? " " : ""), $1 }'; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
