@@ -240,7 +240,8 @@ cmd_bench()
 
 	[ ${#threads[@]} -gt 0 ] || threads=(1 2)
 	bench_n=${ADOPTERS_BENCH_OPS:-100000}
-	[ "$rounds" -ge 5 ] || bench_n=${ADOPTERS_BENCH_OPS:-20000}
+	# short runs must still pass maxmemory (32 MB is about 24,000 SETs of 1 KB)
+	[ "$rounds" -ge 5 ] || bench_n=${ADOPTERS_BENCH_OPS:-40000}
 	build_both
 	hz=$(getconf CLK_TCK)
 	log "bench: $rounds rounds of $bench_n ops per run, threads ${threads[*]}"
