@@ -54,6 +54,8 @@ GROUPS = [
     ('pcpu_counter_read', 'read a native per-CPU counter, approximately or exactly',
      'pcpu_counter_read pcpu_counter_error_bound pcpu_counter_sum '
      'pcpu_counter_sync_if_delta_above pcpu_counter_fold_this_cpu'),
+    ('pcpu_counter_compare', 'compare a native per-CPU counter with a value',
+     'pcpu_counter_compare pcpu_counter_compare_value'),
     ('percpu_counter_init', 'initialise and destroy kernel-style per-CPU counters',
      'percpu_counter_init percpu_counter_init_many percpu_counter_init_elastic '
      'percpu_counter_init_many_elastic percpu_counter_destroy '

@@ -72,8 +72,9 @@ struct pcpu_slot {
 
 /**
  * A counter. The fields are private; the layout is ABI. Embed it anywhere;
- * it must be initialised with pcpu_counter_init() or zero-filled before any
- * other call. @since 0.1 (layout of 0.2)
+ * it must be initialised with pcpu_counter_init(), statically with
+ * PCPU_COUNTER_INITIALIZER(), or zero-filled before any other call.
+ * @since 0.1 (layout of 0.2)
  */
 struct pcpu_counter {
 	/* read by every add, read and compare; written only when a CPU folds */
@@ -125,6 +126,31 @@ struct pcpu_counter_options {
  * (a metric); destroy tells it. @since 0.4
  */
 #define PCPU_COUNTER_F_DESCRIBED 2u
+/**
+ * Flag: the counter was initialised statically, by PCPU_COUNTER_INITIALIZER().
+ * @since 0.5
+ */
+#define PCPU_COUNTER_F_STATIC 4u
+
+/**
+ * A static initialiser, for a counter that code running before main() or
+ * before any set-up may add to (an allocator's statistics, say):
+ * @code
+ * static struct pcpu_counter used = PCPU_COUNTER_INITIALIZER(0);
+ * @endcode
+ * Until its first add (or limited add) it holds @p value exactly: read()
+ * and sum() return it, error_bound() is 0, compare() is exact, set()
+ * stores, and no memory is taken. That first call sets it up with the
+ * default options, once, whichever thread comes first (the others wait for
+ * it); from then on it is any counter. If its per-CPU memory cannot be
+ * allocated, the add goes to the value with one atomic add (still exact)
+ * and the next one tries again; a limited add then returns false.
+ * pcpu_counter_initialized() is false until it is set up. Destroying it is
+ * optional (at exit its memory is still reachable); a destroyed one is
+ * zero-filled, as any counter. @since 0.5
+ */
+#define PCPU_COUNTER_INITIALIZER(value) \
+	{ .central = (value), .flags = PCPU_COUNTER_F_STATIC, .base = (value) }
 
 /**
  * The default absolute per-CPU threshold floor of counters, stat set items
@@ -288,6 +314,35 @@ static inline int pcpu_counter_compare(struct pcpu_counter *c, int64_t rhs)
 			return -1;
 	}
 	return __pcpu_counter_compare_precise(c, rhs);
+}
+
+/**
+ * Compares the value of @p c with @p rhs, as pcpu_counter_compare(), and
+ * gives the value it compared: the exact sum where read() and the bound
+ * straddle @p rhs (*@p error 0), else read() (*@p error the bound, which it
+ * is off by at most at quiescence). For a caller that compares with a
+ * limit and, when over, needs the amount (a maxmemory check): it sums the
+ * CPUs once, not once to compare and once more for the amount, and not at
+ * all far from the limit. @p value and @p error must not be NULL.
+ * @return -1, 0 or 1. @since 0.5
+ */
+static inline int pcpu_counter_compare_value(struct pcpu_counter *c, int64_t rhs, int64_t *value,
+					     uint64_t *error)
+{
+	if (pcpu_likely(c != NULL && c->slots != NULL)) {
+		int64_t v = __atomic_load_n(&c->central, __ATOMIC_RELAXED);
+		uint64_t bound = __pcpu_counter_bound(c);
+
+		*value = v;
+		*error = bound;
+		if (v > rhs && (uint64_t)v - (uint64_t)rhs > bound)
+			return 1;
+		if (v < rhs && (uint64_t)rhs - (uint64_t)v > bound)
+			return -1;
+	}
+	*value = pcpu_counter_sum(c);
+	*error = 0;
+	return (*value > rhs) - (*value < rhs);
 }
 
 /**

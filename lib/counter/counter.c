@@ -13,6 +13,7 @@
  * armed CPUs * threshold_max), [monotone-read].
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,8 +201,17 @@ PCPU_EXPORT void __pcpu_counter_add_slow(struct pcpu_counter *c, int64_t amount,
 {
 	int cpu;
 
-	if (!pcpu_counter_usable(c, "pcpu_counter_add"))
-		return;
+	if (!pcpu_counter_usable(c, "pcpu_counter_add")) {
+		if (!pcpu_counter_is_static(c))
+			return;
+		if (pcpu_counter_setup_static(c) != 0) {
+			/* no memory for slots: an exact atomic add, as the slow path's */
+			__atomic_add_fetch(&c->base, amount, __ATOMIC_SEQ_CST);
+			__atomic_add_fetch(&c->central, amount, __ATOMIC_SEQ_CST);
+			return;
+		}
+		/* set up: no CPU is armed yet, this one arms below */
+	}
 	if (threshold >= 0 && (uint64_t)threshold > LOAD(&c->threshold_max)) {
 		/* the batch is covered now: the fast path's add, once more */
 		int added;
@@ -263,12 +273,51 @@ static int check_options(const struct pcpu_counter_options *o)
 	return 0;
 }
 
+/*
+ * Sets up @c, zero-filled but for its value (central and base, left as
+ * they are) and flags, with checked options @o. On failure it frees what it
+ * took and leaves slots NULL; the caller clears the rest or keeps it.
+ */
+static int setup(struct pcpu_counter *c, const struct pcpu_counter_options *o)
+{
+	struct pcpu_slot *slots;
+
+	if (pcpu_registry_setup() != 0)
+		return -ENOMEM;
+	c->mode = pcpu_cpu_setup();
+	if (o->batch) {
+		/* the kernel folds when |pending| reaches batch */
+		c->flags |= PCPU_COUNTER_F_FIXED;
+		c->floor = o->batch - 1;
+	} else {
+		c->floor = o->floor ? o->floor : pcpu_counter_default_floor();
+	}
+	c->accuracy = o->accuracy ? (uint32_t)o->accuracy : PCPU_POLICY_ACCURACY;
+	c->threshold = threshold_for(c, LOAD(&c->central));
+	c->threshold_max = (uint64_t)c->threshold;
+	c->armset = pcpu_armset_new(cpu_possible());
+	slots = c->armset ? pcpu_arena_alloc(sizeof(struct pcpu_slot)) : NULL;
+	if (!slots)
+		goto fail;
+	/* walkers fold only a counter whose slots they see; the entry is theirs */
+	c->entry = pcpu_registry_add(&pcpu_counter_class, c);
+	if (!c->entry) {
+		pcpu_arena_free(slots, sizeof(struct pcpu_slot));
+		goto fail;
+	}
+	__atomic_store_n(&c->slots, slots, __ATOMIC_RELEASE);
+	return 0;
+fail:
+	free(c->armset);
+	c->armset = NULL;
+	return -ENOMEM;
+}
+
 PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 				       const struct pcpu_counter_options *opts)
 {
 	static const struct pcpu_counter_options defaults;
 	const struct pcpu_counter_options *o = opts ? opts : &defaults;
-	struct pcpu_slot *slots;
 	int err;
 
 	if (!c)
@@ -277,38 +326,41 @@ PCPU_EXPORT int pcpu_counter_init_opts(struct pcpu_counter *c, int64_t value,
 	err = check_options(o);
 	if (err)
 		return err;
-	if (pcpu_registry_setup() != 0)
-		return -ENOMEM;
-	c->mode = pcpu_cpu_setup();
-	if (o->batch) {
-		/* the kernel folds when |pending| reaches batch */
-		c->flags = PCPU_COUNTER_F_FIXED;
-		c->floor = o->batch - 1;
-	} else {
-		c->floor = o->floor ? o->floor : pcpu_counter_default_floor();
-	}
-	c->accuracy = o->accuracy ? (uint32_t)o->accuracy : PCPU_POLICY_ACCURACY;
 	c->central = value;
 	c->base = value;
-	c->threshold = threshold_for(c, value);
-	c->threshold_max = (uint64_t)c->threshold;
-	c->armset = pcpu_armset_new(cpu_possible());
-	slots = c->armset ? pcpu_arena_alloc(sizeof(struct pcpu_slot)) : NULL;
-	if (!slots) {
-		free(c->armset);
+	err = setup(c, o);
+	if (err)
 		*c = (struct pcpu_counter){ 0 };
-		return -ENOMEM;
-	}
-	/* walkers fold only a counter whose slots they see */
-	__atomic_store_n(&c->slots, slots, __ATOMIC_RELEASE);
-	c->entry = pcpu_registry_add(&pcpu_counter_class, c);
-	if (!c->entry) {
-		pcpu_arena_free(slots, sizeof(struct pcpu_slot));
-		free(c->armset);
-		*c = (struct pcpu_counter){ 0 };
-		return -ENOMEM;
-	}
-	return 0;
+	return err;
+}
+
+/* Serialises the set-ups of statically initialised counters (any number of them). */
+static pthread_mutex_t static_setup_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t static_setup_once = PTHREAD_ONCE_INIT;
+
+/* In a forked child: the set-up lock, which another thread may have held. */
+static void static_setup_fork_child(void)
+{
+	pthread_mutex_init(&static_setup_lock, NULL);
+}
+
+/* Before the first set-up: whatever forks later, counters or not, gets its lock back. */
+static void static_setup_at_fork(void)
+{
+	pthread_atfork(NULL, NULL, static_setup_fork_child);
+}
+
+int pcpu_counter_setup_static(struct pcpu_counter *c)
+{
+	static const struct pcpu_counter_options defaults;
+	int err = 0;
+
+	pthread_once(&static_setup_once, static_setup_at_fork);
+	pthread_mutex_lock(&static_setup_lock);
+	if (!LOAD(&c->slots))
+		err = setup(c, &defaults);
+	pthread_mutex_unlock(&static_setup_lock);
+	return err;
 }
 
 PCPU_EXPORT int pcpu_counter_init(struct pcpu_counter *c, int64_t value)
@@ -363,7 +415,7 @@ PCPU_EXPORT void pcpu_counter_destroy_many(struct pcpu_counter *c, unsigned int 
 PCPU_EXPORT uint64_t pcpu_counter_error_bound(const struct pcpu_counter *c)
 {
 	if (!pcpu_counter_usable(c, __func__))
-		return 0;
+		return 0; /* a static counter not set up is exact */
 	return __pcpu_counter_bound(c);
 }
 
@@ -377,7 +429,7 @@ PCPU_EXPORT int64_t pcpu_counter_sum(const struct pcpu_counter *c)
 	unsigned int cpu;
 
 	if (!pcpu_counter_usable(c, __func__))
-		return 0;
+		return pcpu_counter_is_static(c) ? LOAD_ACQ(&c->base) : 0;
 	sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
 	pcpu_armset_for_each(c->armset, cpu_possible(), cpu)
 		sum += (uint64_t)LOAD_ACQ(&slot_of(c, cpu)->value);
@@ -388,7 +440,7 @@ PCPU_EXPORT int __pcpu_counter_compare_precise(struct pcpu_counter *c, int64_t r
 {
 	int64_t v;
 
-	if (!pcpu_counter_usable(c, "pcpu_counter_compare"))
+	if (!pcpu_counter_usable(c, "pcpu_counter_compare") && !pcpu_counter_is_static(c))
 		return 0;
 	v = pcpu_counter_sum(c);
 	return (v > rhs) - (v < rhs);
@@ -434,7 +486,7 @@ PCPU_EXPORT int64_t pcpu_counter_sync_if_delta_above(struct pcpu_counter *c, uin
 	int64_t read;
 
 	if (!pcpu_counter_usable(c, __func__))
-		return 0;
+		return pcpu_counter_is_static(c) ? LOAD_ACQ(&c->base) : 0;
 	read = LOAD(&c->central);
 	return pcpu_fold_sync(&ops, c, 0, delta, read, __pcpu_counter_bound(c));
 }
@@ -443,8 +495,13 @@ PCPU_EXPORT void pcpu_counter_set(struct pcpu_counter *c, int64_t value)
 {
 	int64_t adjust, threshold;
 
-	if (!pcpu_counter_usable(c, __func__))
+	if (!pcpu_counter_usable(c, __func__)) {
+		if (pcpu_counter_is_static(c)) {
+			STORE(&c->base, value);
+			STORE(&c->central, value);
+		}
 		return;
+	}
 	/*
 	 * By atomic adds only, so that a fold in flight (the refresher's)
 	 * still lands its amount on the new value correctly.
@@ -499,6 +556,8 @@ static void counter_fork_child(void *obj)
 	uint64_t central = (uint64_t)LOAD(&c->base);
 	unsigned int cpus = cpu_possible(), cpu;
 
+	if (!LOAD(&c->slots))
+		return; /* a static counter forked in the middle of its set-up: nothing in slots */
 	pcpu_armset_for_each(c->armset, cpus, cpu)
 		central += (uint64_t)pcpu_armed_mark(LOAD(&slot_of(c, cpu)->mark));
 	STORE(&c->central, (int64_t)central);

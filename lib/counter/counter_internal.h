@@ -47,9 +47,28 @@ static inline bool pcpu_counter_usable(const struct pcpu_counter *c, const char 
 {
 	if (pcpu_likely(c && __atomic_load_n(&c->slots, __ATOMIC_RELAXED)))
 		return true;
+	if (c && (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PCPU_COUNTER_F_STATIC))
+		return false; /* not set up yet: the caller's exact answer from base */
 	pcpu_misuse(call, c ? "counter not initialised (or destroyed)" : "NULL counter");
 	return false;
 }
+
+/*
+ * A counter of PCPU_COUNTER_INITIALIZER() (not destroyed). While
+ * pcpu_counter_usable() finds no slots, its value is base (= central),
+ * exactly: nothing adds to slots before they are published.
+ */
+static inline bool pcpu_counter_is_static(const struct pcpu_counter *c)
+{
+	return c && (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PCPU_COUNTER_F_STATIC);
+}
+
+/*
+ * Sets up a counter of PCPU_COUNTER_INITIALIZER() with the default options,
+ * once, whichever thread comes first (counter.c). @return 0 (set up, now or
+ * before), or -ENOMEM: it stays unset, and its value is base.
+ */
+int pcpu_counter_setup_static(struct pcpu_counter *c);
 
 /* Adds @amount to the exact and the central value together (counter.c). */
 void pcpu_counter_add_central(struct pcpu_counter *c, int64_t amount);

@@ -226,7 +226,8 @@ PCPU_EXPORT bool pcpu_counter_limited_add(struct pcpu_counter *c, int64_t limit,
 {
 	uint64_t threshold;
 
-	if (!pcpu_counter_usable(c, __func__))
+	if (!pcpu_counter_usable(c, __func__) &&
+	    (!pcpu_counter_is_static(c) || pcpu_counter_setup_static(c) != 0))
 		return false;
 	if (amount == 0)
 		return true;
