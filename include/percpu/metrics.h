@@ -182,7 +182,7 @@ struct pcpu_metric_sample {
 	const char *name;           /**< family name (a counter's without "_total") */
 	const char *help;           /**< empty if none */
 	const char *unit;           /**< empty if none */
-	enum pcpu_metric_kind kind; /**< counter, gauge or histogram */
+	enum pcpu_metric_kind kind; /**< counter, gauge, histogram, info or (0.5) summary */
 	const char *const *labels;  /**< {"key", "value", ..., NULL}, sorted by key */
 	int64_t value;              /**< counters (high-water kept) and gauges, unscaled */
 	/* histograms only (else 0 and NULL) */
@@ -217,6 +217,16 @@ struct pcpu_metric_sample {
 	 * checks its labels, and a finite value and timestamp). @since 0.4
 	 */
 	const struct pcpu_exemplar *exemplars;
+	/*
+	 * appended in 0.5: a summary's (kind PCPU_METRIC_SUMMARY, whose
+	 * @c count and @c sum are those of every observation, the sum
+	 * divided by @c scale when exposed). Read for that kind only.
+	 */
+	uint32_t nr_quantiles;          /**< 0 to PCPU_SUMMARY_MAX_QUANTILES @since 0.5 */
+	/** nr_quantiles ascending quantiles, each in [0, 1] @since 0.5 */
+	const double *quantiles;
+	/** their values, as exposed (scaled already; NaN: no observation) @since 0.5 */
+	const double *quantile_values;
 };
 
 /**

@@ -47,7 +47,7 @@ PUBLIC = {
     'stat.h': (3, 'stat'), 'charge.h': (3, 'charge'), 'shared.h': (3, 'shared'),
     'metrics.h': (4, 'metrics'), 'family.h': (4, 'metrics'), 'gauge.h': (4, 'metrics'),
     'histogram.h': (4, 'metrics'), 'metrics_http.h': (4, 'metrics'),
-    'metrics_registry.h': (4, 'metrics'),
+    'metrics_registry.h': (4, 'metrics'), 'summary.h': (4, 'metrics'),
 }
 FOLDERS = {'base': 0, 'arena': 1, 'registry': 2}
 

@@ -128,6 +128,9 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_sample, nr_classic, 116, 4)                              \
 	X(pcpu_metric_sample, classic, 120, 8)                                 \
 	X(pcpu_metric_sample, exemplars, 128, 8)                               \
+	X(pcpu_metric_sample, nr_quantiles, 136, 4)                            \
+	X(pcpu_metric_sample, quantiles, 144, 8)                               \
+	X(pcpu_metric_sample, quantile_values, 152, 8)                         \
 	X(pcpu_exemplar, labels, 0, 8)                                         \
 	X(pcpu_exemplar, value, 8, 8)                                          \
 	X(pcpu_exemplar, timestamp, 16, 8)                                     \
@@ -168,7 +171,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram, 72, 8)                                               \
 	X(pcpu_histogram_native, 24, 8)                                        \
 	X(pcpu_exemplar, 24, 8)                                                \
-	X(pcpu_metric_sample, 136, 8)                                          \
+	X(pcpu_metric_sample, 160, 8)                                          \
 	X(pcpu_gauge, 16, 8)                                                   \
 	X(pcpu_gauge_double, 16, 8)                                            \
 	X(pcpu_charge_slot, 16, 8)                                             \
