@@ -39,6 +39,12 @@ WANT = {
         ("request_duration_seconds_bucket", ("le", "+Inf")): 100,
         ("request_duration_seconds_sum",): 74.25,
         ("request_duration_seconds_count",): 100}),
+    "rpc_size_bytes": ("summary", "bytes", {
+        ("rpc_size_bytes", ("quantile", "0.5")): 5,
+        ("rpc_size_bytes", ("quantile", "0.9")): 9,
+        ("rpc_size_bytes", ("quantile", "0.99")): 10,
+        ("rpc_size_bytes_sum",): 55,
+        ("rpc_size_bytes_count",): 10}),
     "sent_bytes": ("counter", "bytes", {("sent_bytes_total",): 1 << 20}),
     "size_change_bytes": ("histogram", "bytes", {
         ("size_change_bytes_bucket", ("le", "-100.0")): 1,
