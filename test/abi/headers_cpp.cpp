@@ -21,6 +21,7 @@
 #include <percpu/family.h>
 #include <percpu/gauge.h>
 #include <percpu/metrics_registry.h>
+#include <percpu/summary.h>
 
 #include <cstdio>
 

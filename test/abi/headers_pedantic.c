@@ -17,6 +17,7 @@
 #include <percpu/family.h>
 #include <percpu/gauge.h>
 #include <percpu/metrics_registry.h>
+#include <percpu/summary.h>
 #include <percpu/metrics_http.h>
 
 PCPU_COUNTER_DEFINE(pedantic_requests, "pedantic_requests", "Requests seen by the C test.");
