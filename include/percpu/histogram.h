@@ -44,19 +44,16 @@
 extern "C" {
 #endif
 
-/**
- * Most bounds of one histogram (the +Inf bucket and the sum's two parts are
- * items too). @since 0.2; 510 before 0.4, 509 since.
+/*
+ * A histogram's most bounds and native schemas (PCPU_HISTOGRAM_MAX_BOUNDS,
+ * PCPU_HISTOGRAM_MIN_SCHEMA, PCPU_HISTOGRAM_MAX_SCHEMA) are defined in
+ * <percpu/metrics.h>, included above, beside struct pcpu_metric_sample,
+ * which carries a histogram's buckets: the metrics list sizes and checks
+ * samples with them without knowing histograms.
  */
-#define PCPU_HISTOGRAM_MAX_BOUNDS (PCPU_STAT_MAX_ITEMS - 3)
 
 /** The sum's low item takes an observation's low bits, the high item the rest. @since 0.4 */
 #define PCPU_HISTOGRAM_SUM_SHIFT 16
-
-/** The coarsest native schema: buckets 2^16 apart. @since 0.4 */
-#define PCPU_HISTOGRAM_MIN_SCHEMA (-4)
-/** The finest native schema: buckets 2^(1/256) apart. @since 0.4 */
-#define PCPU_HISTOGRAM_MAX_SCHEMA 8
 
 /**
  * Native buckets. Bucket k holds the exposed values (observations divided

@@ -43,6 +43,7 @@
 #include <percpu/client.h>
 #include <percpu/common.h>
 #include <percpu/counter.h>
+#include <percpu/stat.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -173,6 +174,20 @@ struct pcpu_exemplar {
 
 /** The most characters of an exemplar's label names and values together (OpenMetrics). @since 0.4 */
 #define PCPU_EXEMPLAR_MAX_CHARS 128
+
+/**
+ * Most bounds of one histogram (the +Inf bucket and the sum's two parts are
+ * items too). @since 0.2; 510 before 0.4, 509 since.
+ */
+#define PCPU_HISTOGRAM_MAX_BOUNDS (PCPU_STAT_MAX_ITEMS - 3)
+
+/** The coarsest native schema: buckets 2^16 apart. @since 0.4 */
+#define PCPU_HISTOGRAM_MIN_SCHEMA (-4)
+/** The finest native schema: buckets 2^(1/256) apart. @since 0.4 */
+#define PCPU_HISTOGRAM_MAX_SCHEMA 8
+
+/** The most quantiles of a summary (<percpu/summary.h>) or a summary sample. @since 0.5 */
+#define PCPU_SUMMARY_MAX_QUANTILES 16
 
 /**
  * One metric as pcpu_metrics_foreach() sees it. Pointers are valid only

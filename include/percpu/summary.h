@@ -47,8 +47,6 @@
 extern "C" {
 #endif
 
-/** The most quantiles (objectives) of one summary. @since 0.5 */
-#define PCPU_SUMMARY_MAX_QUANTILES 16
 /** The most age buckets. @since 0.5 */
 #define PCPU_SUMMARY_MAX_AGE_BUCKETS 16
 /** The default max_age: ten minutes, as the Go client's. @since 0.5 */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The one validator of metric and item names, units, label names and
- * label values (lib/metric_names.c), below every unit and client: stat
+ * label values (lib/base/names.c), below every unit and client: stat
  * sets, shared segments and the metrics list check with the same rules.
  */
 #ifndef PCPU_LIB_NAMES_H

@@ -6,6 +6,7 @@
 #ifndef PCPU_LIB_COUNTER_INTERNAL_H
 #define PCPU_LIB_COUNTER_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -58,5 +59,8 @@ void pcpu_counter_fold_cpu(struct pcpu_counter *c, int cpu);
 
 /* In a forked child: the limited adds' locks, which another thread may have held. */
 void pcpu_counter_limited_fork_child(void);
+
+/* The lock that serialises @c's precise limited adds (limit_locks.c). */
+pthread_mutex_t *pcpu_counter_limit_lock(const struct pcpu_counter *c);
 
 #endif /* PCPU_LIB_COUNTER_INTERNAL_H */

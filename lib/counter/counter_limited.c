@@ -160,27 +160,6 @@ static enum far_result far_add(struct pcpu_counter *c, int64_t limit, int64_t am
 
 /* ---- the precise path --------------------------------------------------- */
 
-#define LIMIT_LOCKS 64
-static pthread_mutex_t limit_locks[LIMIT_LOCKS];
-static pthread_once_t limit_locks_once = PTHREAD_ONCE_INIT;
-
-static void init_limit_locks(void)
-{
-	for (int i = 0; i < LIMIT_LOCKS; i++)
-		pthread_mutex_init(&limit_locks[i], NULL);
-}
-
-void pcpu_counter_limited_fork_child(void)
-{
-	init_limit_locks();
-}
-
-static pthread_mutex_t *limit_lock_of(const struct pcpu_counter *c)
-{
-	pthread_once(&limit_locks_once, init_limit_locks);
-	return &limit_locks[((uintptr_t)c >> 6) % LIMIT_LOCKS];
-}
-
 /* Does this counter have a far path (which the gate must then shut out)? */
 static bool has_far_path(const struct pcpu_counter *c)
 {
@@ -207,7 +186,7 @@ static int verdict_from_count(const struct pcpu_counter *c, int64_t limit, int64
 
 static bool precise_add(struct pcpu_counter *c, int64_t limit, int64_t amount)
 {
-	pthread_mutex_t *lock = limit_lock_of(c);
+	pthread_mutex_t *lock = pcpu_counter_limit_lock(c);
 	bool far = has_far_path(c);
 	int verdict;
 

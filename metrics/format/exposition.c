@@ -23,7 +23,8 @@
 #include <percpu/metrics.h>
 #include <percpu/metrics_registry.h>
 
-#include "metrics_internal.h"
+#include "format/format_internal.h"
+#include "kinds/kinds_internal.h"
 
 struct writer {
 	FILE *out;

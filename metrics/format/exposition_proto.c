@@ -29,7 +29,8 @@
 
 #include <percpu/metrics.h>
 
-#include "metrics_internal.h"
+#include "format/format_internal.h"
+#include "kinds/kinds_internal.h"
 
 /* Wire types. */
 #define WT_VARINT 0

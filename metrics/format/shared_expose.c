@@ -17,7 +17,7 @@
 
 #include <percpu/shared.h>
 
-#include "metrics_internal.h"
+#include "format/format_internal.h"
 
 struct walk_ctx {
 	const struct pcpu_shared *s;

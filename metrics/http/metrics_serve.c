@@ -38,7 +38,7 @@
 #include <percpu/metrics_http.h>
 #include <percpu/metrics_registry.h>
 
-#include "metrics_internal.h"
+#include "list/list_internal.h"
 
 /*
  * The socket address for @address (NULL: IPv6's any, all zeros) and @port,

@@ -44,7 +44,8 @@
 #include <percpu/histogram.h>
 #include <percpu/stat.h>
 
-#include "metrics_internal.h"
+#include "kinds/kinds_internal.h"
+#include "list/list_internal.h"
 
 /* Hash buckets: max_children / 2, rounded up to a power of two, within these. */
 #define MIN_BUCKETS 16
@@ -342,6 +343,8 @@ static void free_children(const struct pcpu_family *f, struct child *c)
 static unsigned int live_families;
 
 static void family_before_scrape(void);
+/* the list's view of a family: defined below, with its walk */
+static const struct metric_source pcpu_family_source;
 
 static void rcu_register_early(void)
 {
@@ -838,7 +841,7 @@ PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t le
 	       sizeof(struct pcpu_slot) * pcpu_cpu_possible();
 }
 
-/* The exposition's side (metrics.c). */
+/* The exposition's side (metrics_list.c). */
 
 static void family_before_scrape(void)
 {
@@ -914,7 +917,7 @@ static int family_walk(void *family, struct pcpu_metric_sample *smp,
 	return ret;
 }
 
-const struct metric_source pcpu_family_source = {
+static const struct metric_source pcpu_family_source = {
 	.walk = family_walk,
 	.refusals = family_refusals,
 	.own_name = true,

@@ -2,14 +2,14 @@
 /*
  * Set-style gauges (see <percpu/gauge.h>): registration only; the values
  * are atomics that the header's inline calls and the exposition
- * (metrics.c) read and write directly.
+ * (metrics_list.c) read and write directly.
  */
 #include <errno.h>
 #include <stddef.h>
 
 #include <percpu/gauge.h>
 
-#include "metrics_internal.h"
+#include "list/list_internal.h"
 
 static int gauge_sample(void *obj, unsigned int item, struct pcpu_metric_sample *smp,
 			uint64_t *buckets)
@@ -43,8 +43,8 @@ static int gauge_double_sample(void *obj, unsigned int item, struct pcpu_metric_
 	return 0;
 }
 
-const struct metric_source pcpu_gauge_source = { .sample = gauge_sample };
-const struct metric_source pcpu_gauge_double_source = { .sample = gauge_double_sample };
+static const struct metric_source pcpu_gauge_source = { .sample = gauge_sample };
+static const struct metric_source pcpu_gauge_double_source = { .sample = gauge_double_sample };
 
 /*
  * Claims the flag first, so that two concurrent registrations of one gauge

@@ -16,7 +16,11 @@
 
 #include <percpu/histogram.h>
 
-#include "metrics_internal.h"
+#include "kinds/kinds_internal.h"
+#include "list/list_internal.h"
+
+/* struct pcpu_histogram's flags: it has native buckets. */
+#define PCPU_HISTOGRAM_NATIVE 1u
 
 static int check_desc(const struct pcpu_histogram_desc *d)
 {
@@ -99,7 +103,7 @@ int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp
 	return 0;
 }
 
-const struct metric_source pcpu_histogram_source = { .sample = histogram_sample };
+static const struct metric_source pcpu_histogram_source = { .sample = histogram_sample };
 
 /*
  * The search index (struct pcpu_histogram's @c index): per cell of values

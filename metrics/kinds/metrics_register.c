@@ -2,7 +2,7 @@
 /*
  * The registration calls (see <percpu/metrics.h>): a counter, a stat set's
  * items and a file-scope definition become metrics on the list
- * (metrics.c), through pcpu_metrics_add(), all or none.
+ * (metrics_list.c), through pcpu_metrics_add(), all or none.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -15,7 +15,7 @@
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
 
-#include "metrics_internal.h"
+#include "list/list_internal.h"
 
 static int counter_sample(void *obj, unsigned int item, struct pcpu_metric_sample *smp,
 			  uint64_t *buckets)
@@ -36,8 +36,8 @@ static int stat_item_sample(void *obj, unsigned int item, struct pcpu_metric_sam
 	return 0;
 }
 
-const struct metric_source pcpu_counter_source = { .sample = counter_sample };
-const struct metric_source pcpu_stat_item_source = { .sample = stat_item_sample };
+static const struct metric_source pcpu_counter_source = { .sample = counter_sample };
+static const struct metric_source pcpu_stat_item_source = { .sample = stat_item_sample };
 
 PCPU_EXPORT int pcpu_counter_register(struct pcpu_counter *c, const struct pcpu_metric_desc *d)
 {

@@ -36,8 +36,9 @@
 #include <percpu/histogram.h>
 #include <percpu/summary.h>
 
-#include "metrics_internal.h"
-#include "summary_internal.h"
+#include "kinds/kinds_internal.h"
+#include "kinds/summary_internal.h"
+#include "list/list_internal.h"
 
 /* The shortest max_age: below it the coarse clock's ticks (1-10 ms) are the periods. */
 #define MIN_MAX_AGE_NS INT64_C(1000000)

@@ -2,7 +2,7 @@
 /*
  * Collectors (see <percpu/metrics.h>): callbacks that write samples
  * computed at scrape time. Every walk of the metrics list runs them after
- * the registered metrics (metrics.c), so they join one exposition; what
+ * the registered metrics (metrics_list.c), so they join one exposition; what
  * they emit is checked against what the exposition has written.
  *
  * They run outside the metrics lock, which fork() and every registration
@@ -29,12 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/metrics_registry.h>
-#include <percpu/summary.h>
 
-#include "metrics_internal.h"
+#include "list/list_internal.h"
 
 /* Collectors, in the order they were added; under the metrics lock. */
 struct collector {

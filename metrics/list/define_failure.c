@@ -2,7 +2,7 @@
 /*
  * The record of file-scope definitions that failed (PCPU_COUNTER_DEFINE()
  * and its kin, metrics_register.c): their count, and the first failure,
- * which every exposition reports (metrics.c, metrics_serve.c). It calls
+ * which every exposition reports (metrics_list.c, metrics_serve.c). It calls
  * nothing of the metrics, so that both sides can call it.
  */
 #include <errno.h>
@@ -12,7 +12,7 @@
 
 #include <percpu/metrics.h>
 
-#include "metrics_internal.h"
+#include "list/list_internal.h"
 
 /* File-scope definitions that failed (pcpu_metrics_define_errors()). */
 static unsigned int define_errors;

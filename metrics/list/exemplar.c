@@ -39,7 +39,7 @@
 #include <percpu/counter.h>
 #include <percpu/metrics.h>
 
-#include "metrics_internal.h"
+#include "list/list_internal.h"
 
 struct record {
 	struct pcpu_exemplar pub; /* unscaled; pub.labels points at the array after it */

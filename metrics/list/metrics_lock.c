@@ -2,9 +2,11 @@
 /*
  * The metrics lock, and the metrics library as the core's client
  * (<percpu/client.h>): the core's fork handlers take and remake the lock,
- * and tell the list (metrics.c) when an object it describes goes. Below
- * the list and the collectors, which both take the lock: it calls neither
- * (the collectors' fork_child comes through pcpu_metrics_on_fork_child()).
+ * and tell the list (metrics_list.c) when an object it describes goes. Below
+ * the list and the collectors, which both take the lock: it names neither.
+ * Their functions come down at run time (the list's forget through
+ * pcpu_metrics_on_forget(), the collectors' fork_child through
+ * pcpu_metrics_on_fork_child()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,16 +14,37 @@
 #include <percpu/client.h>
 #include <percpu/metrics.h>
 
-#include "metrics_internal.h"
+#include "list/list_internal.h"
 
 static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* pcpu_metrics_on_forget()'s function, or NULL: no metric was registered */
+static void (*on_forget)(const void *obj);
+
+void pcpu_metrics_on_forget(void (*fn)(const void *obj))
+{
+	__atomic_store_n(&on_forget, fn, __ATOMIC_RELEASE);
+}
+
+/*
+ * An object the core destroys: the list forgets its metrics. Set before
+ * the first metric is registered, so an object with metrics never finds
+ * it NULL.
+ */
+static void metrics_forget(const void *obj)
+{
+	void (*fn)(const void *obj) = __atomic_load_n(&on_forget, __ATOMIC_ACQUIRE);
+
+	if (fn)
+		fn(obj);
+}
 
 /*
  * A fork must not leave the child with the lock held by a vanished thread:
  * the registry's fork handlers, the library's only ones, call these.
  */
 static const struct pcpu_client metrics_client = {
-	.forget = pcpu_metrics_forget,
+	.forget = metrics_forget,
 	.fork_prepare = pcpu_metrics_fork_prepare,
 	.fork_parent = pcpu_metrics_fork_parent,
 	.fork_child = pcpu_metrics_fork_child,

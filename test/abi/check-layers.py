@@ -12,18 +12,33 @@ Floors, lowest first (a file's folder says its floor):
               objects, the refresher, fork, the client hook
   3 units     lib/counter/, lib/stat/, lib/charge/, lib/shared/, each with its
               public headers: one group each, none uses another's files
-  4 metrics   metrics/ and the metrics headers: the second library
+  the metrics library (libpercpu-metrics), above the whole core:
+  4 list      metrics/list/, <percpu/metrics.h>, <percpu/metrics_registry.h>:
+              the registered metrics and their walk, the metrics lock and
+              the core's client, collectors, define failures, exemplars
+  5 kinds     metrics/kinds/, <percpu/gauge.h>, <percpu/histogram.h>,
+              <percpu/family.h>: the kinds of metric, each a source for the
+              list (counters and stat items, gauges, histograms and their
+              native buckets, label families, process metrics)
+  6 format    metrics/format/: text, OpenMetrics, protobuf, shared segments
+  7 http      metrics/http/, <percpu/metrics_http.h>: negotiation, gzip,
+              the handler and the server
 
 A file uses another when it calls a function that the other defines (an
 inline function in a header, or a non-static function in a .c), from inside
-a function body; a declaration is not a use. So a header's inline add that
-calls a slow path in a .c uses that .c. Includes are uses of types. Checked:
+a function body, or stores a pointer to one: an initialiser or an
+assignment that names it (.forget = pcpu_metrics_forget); a declaration is
+not a use, nor is a function passed as an argument (a callback handed down
+at run time, as pcpu_metrics_on_forget() takes the list's). So a header's
+inline add that calls a slow path in a .c uses that .c. Includes are uses
+of types. Checked:
 
   - every file has a floor (a new file is placed on purpose);
   - no call runs up a floor, nor into another unit except through its
     exported API; no quoted include runs up a floor or into another unit's
     files; nothing in lib/ or a core header includes a metrics header (the
-    core knows nothing of metrics);
+    core knows nothing of metrics); no metrics file includes a public
+    metrics header of a floor above its own;
   - metrics/ includes no private header of lib/ but base/names.h (the name
     rules, built into both libraries), and calls only what the core exports;
   - no circle: no two files use each other, directly or through others
@@ -45,11 +60,14 @@ PUBLIC = {
     'counter.h': (3, 'counter'), 'counter_bound.h': (3, 'counter'),
     'percpu_counter.h': (3, 'counter'),
     'stat.h': (3, 'stat'), 'charge.h': (3, 'charge'), 'shared.h': (3, 'shared'),
-    'metrics.h': (4, 'metrics'), 'family.h': (4, 'metrics'), 'gauge.h': (4, 'metrics'),
-    'histogram.h': (4, 'metrics'), 'metrics_http.h': (4, 'metrics'),
-    'metrics_registry.h': (4, 'metrics'), 'summary.h': (4, 'metrics'),
+    'metrics.h': (4, 'list'), 'metrics_registry.h': (4, 'list'),
+    'family.h': (5, 'kinds'), 'gauge.h': (5, 'kinds'), 'histogram.h': (5, 'kinds'),
+    'summary.h': (5, 'kinds'),
+    'metrics_http.h': (7, 'http'),
 }
 FOLDERS = {'base': 0, 'arena': 1, 'registry': 2}
+# the metrics library's floors: metrics/FOLDER/
+METRICS = {'list': 4, 'kinds': 5, 'format': 6, 'http': 7}
 
 
 def floor_of(rel):
@@ -61,7 +79,9 @@ def floor_of(rel):
             return 3, parts[1]
         return None
     if parts[0] == 'metrics':
-        return 4, 'metrics'
+        if len(parts) == 3 and parts[1] in METRICS:
+            return METRICS[parts[1]], parts[1]
+        return None
     if rel.startswith('include/percpu/arch/'):
         return 0, 'base'
     if rel.startswith('include/percpu/'):
@@ -91,6 +111,8 @@ def strip(text):
 DEF = re.compile(r'^([A-Za-z_][^;{}()\n]*?)\b([A-Za-z_]\w*)\s*\(([^;{}]*?)\)\s*\n\{', re.M)
 CALL = re.compile(r'\b([A-Za-z_]\w*)\s*\(')
 INCLUDE = re.compile(r'^#\s*include\s*([<"])([^">]+)[">]', re.M)
+# a pointer stored: "= name" (not ==, <=, ...) ending the value
+STORE = re.compile(r'(?<![=!<>+\-*/%&|^])=\s*&?\s*([A-Za-z_]\w*)\s*(?=[,;}])')
 KEYWORDS = {'if', 'for', 'while', 'switch', 'return', 'sizeof', 'defined', '__attribute__',
             '__typeof__', 'typeof', '_Static_assert', 'asm', '__asm__', '_Alignof'}
 
@@ -143,6 +165,13 @@ for f in files:
         g = defined_in.get(name)
         if g and g != f:
             edges[f].setdefault(g, 'calls ' + name + '()')
+    for m in STORE.finditer(text[f]):
+        name = m.group(1)
+        if name in local[f]:
+            continue
+        g = defined_in.get(name)
+        if g and g != f:
+            edges[f].setdefault(g, 'stores ' + name + '()')
 
 exported = set()
 for mapfile in ('lib/libpercpu.map',):
@@ -150,6 +179,10 @@ for mapfile in ('lib/libpercpu.map',):
         m = re.match(r'\s+([A-Za-z_]\w*);', line)
         if m:
             exported.add(m.group(1))
+
+def is_metrics(group):
+    return group in METRICS
+
 
 results = []
 for f in files:
@@ -163,10 +196,12 @@ for f in files:
         if gl is None:
             continue
         if how == '<':
-            if gl[1] == 'metrics' and fl[1] != 'metrics':
+            if is_metrics(gl[1]) and not is_metrics(fl[1]):
                 bad.append('includes %s (the core knows nothing of metrics)' % g)
-        elif fl[1] == 'metrics':
-            if g.startswith('lib/') and g != 'lib/base/names.h':
+            elif is_metrics(fl[1]) and gl[0] > fl[0]:
+                bad.append('includes %s (floor %d above %d)' % (g, gl[0], fl[0]))
+        elif is_metrics(fl[1]) and g.startswith('lib/'):
+            if g != 'lib/base/names.h':
                 bad.append('includes %s (a private header of the core)' % g)
         elif gl[0] > fl[0]:
             bad.append('includes %s (floor %d above %d)' % (g, gl[0], fl[0]))
@@ -177,7 +212,7 @@ for f in files:
         name = why.split(' ')[1].rstrip('()')
         if gl is None:
             continue
-        if fl[1] == 'metrics' and g.startswith('lib/'):
+        if is_metrics(fl[1]) and g.startswith('lib/'):
             if name not in exported and g != 'lib/base/names.c':
                 bad.append('%s %s (not exported by the core)' % (why, g))
         elif gl[0] > fl[0]:

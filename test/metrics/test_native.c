@@ -16,7 +16,7 @@
 #include <percpu/histogram.h>
 
 #include "helpers.h"
-#include "metrics_internal.h"
+#include "kinds/kinds_internal.h"
 #include "pcpu_test.h"
 
 /* The definition, in long double: v lies in (2^((k-1)/2^s), 2^(k/2^s)]. */

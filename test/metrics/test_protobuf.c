@@ -19,7 +19,8 @@
 
 #include <percpu/metrics.h>
 
-#include "metrics_internal.h"
+#include "format/format_internal.h"
+#include "kinds/kinds_internal.h"
 
 /* The decoder. */
 

@@ -2,8 +2,9 @@
 /*
  * The metrics list (see <percpu/metrics.h>): the registered metrics and
  * their walk. The registration calls of counters, stat sets and file-scope
- * definitions are in metrics_register.c, collectors in collectors.c, the
- * name rules in metric_names.c, the text formats in exposition.c.
+ * definitions are in metrics/kinds/metrics_register.c, collectors in
+ * collectors.c, the name rules in lib/base/names.c, the text formats in
+ * metrics/format/exposition.c.
  *
  * One mutex guards the list, the collectors' list and every walk of the
  * registered metrics (collectors run outside it: collectors.c). Adds never
@@ -29,12 +30,10 @@
 #include <string.h>
 
 #include <percpu/client.h>
-#include <percpu/gauge.h>
-#include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
 
-#include "metrics_internal.h"
+#include "list/list_internal.h"
 
 /* The longest constant label value, as a family's (PCPU_FAMILY_MAX_VALUE_LEN). */
 #define METRIC_MAX_LABEL_VALUE 1024
@@ -387,6 +386,7 @@ int pcpu_metrics_add(struct pcpu_metrics_registry *r, const struct metric_spec *
 	}
 	if (pcpu_metrics_client_setup() != 0)
 		return -ENOMEM;
+	pcpu_metrics_on_forget(pcpu_metrics_forget);
 	for (i = 0; i < n; i++) {
 		made[i] = new_metric(&specs[i], pcpu_metrics_check_labels(specs[i].labels, specs[i].kind));
 		if (!made[i]) {

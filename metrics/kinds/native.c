@@ -20,7 +20,7 @@
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
-#include "metrics_internal.h"
+#include "kinds/kinds_internal.h"
 
 /* frac_bounds[s][i] = 0.5 * 2^(i / 2^s): where a frexp() fraction passes key i */
 static double frac_bounds[PCPU_HISTOGRAM_MAX_SCHEMA + 1][1 << PCPU_HISTOGRAM_MAX_SCHEMA];

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kinds of metric, inside: what one kind shares with another (a label
+ * family's histogram children are histograms) and with the formats above
+ * (a native histogram's bucket keys). Each kind registers with the list
+ * below through list/list_internal.h.
+ */
+#ifndef PCPU_METRICS_KINDS_INTERNAL_H
+#define PCPU_METRICS_KINDS_INTERNAL_H
+
+#include <stdint.h>
+
+/* the public types, by pointer only: each user includes its headers */
+struct pcpu_histogram;
+struct pcpu_histogram_native;
+struct pcpu_metric_sample;
+struct pcpu_stat;
+
+/* Histograms (histogram.c). */
+
+/* The stat set of a histogram of @nr_bounds bounds; NULL with errno. */
+struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds);
+
+/*
+ * Fills @h's bounds (copied; merged with native ones, with @native), scale
+ * and native fields; not its set. 0, -ERANGE, -EINVAL (@native) or -ENOMEM.
+ * pcpu_histogram_layout_free() frees what it allocated.
+ */
+int pcpu_histogram_layout(struct pcpu_histogram *h, const int64_t *bounds, uint32_t nr_bounds,
+			  int64_t scale, const struct pcpu_histogram_native *native);
+void pcpu_histogram_layout_free(struct pcpu_histogram *h);
+
+/*
+ * A snapshot of @h as sample @smp: its buckets into @buckets (room for
+ * pcpu_histogram_nr_buckets()), sum, count, bounds, scale, native fields.
+ * 0 or a negative errno.
+ */
+int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp,
+			uint64_t *buckets);
+
+/* Native histograms (native.c). */
+
+/*
+ * The bounds of a native histogram of @nat and @scale with classic bounds
+ * @classic (ascending): the zero threshold, then the native thresholds up
+ * to the top's, merged with @classic, into *@bounds (malloc()ed) and
+ * *@nr_bounds. Returns 0, -EINVAL (@nat or a classic bound against the
+ * rules of struct pcpu_histogram_native), -ERANGE (more than
+ * PCPU_HISTOGRAM_MAX_BOUNDS) or -ENOMEM.
+ */
+int pcpu_native_bounds(const struct pcpu_histogram_native *nat, int64_t scale,
+		       const int64_t *classic, uint32_t nr_classic, int64_t **bounds,
+		       uint32_t *nr_bounds);
+
+/*
+ * Calls @fn(@arg, key, count) for each native bucket of native sample @m
+ * (PCPU_METRIC_SAMPLE_F_NATIVE) that holds observations, by ascending key:
+ * the sum of its fine buckets. The zero bucket (buckets[0]) is not one.
+ */
+void pcpu_native_each_key(const struct pcpu_metric_sample *m,
+			  void (*fn)(void *arg, int32_t key, uint64_t count), void *arg);
+
+/*
+ * Calls @fn(@arg, bound, cumulative) for each classic bound of native
+ * sample @m, ascending, with the number of observations <= it.
+ */
+void pcpu_native_each_classic(const struct pcpu_metric_sample *m,
+			      void (*fn)(void *arg, int64_t bound, uint64_t cumulative), void *arg);
+
+#endif /* PCPU_METRICS_KINDS_INTERNAL_H */
