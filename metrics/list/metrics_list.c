@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -475,11 +476,17 @@ static int with_registry_labels(const struct pcpu_metric_sample *smp, void *labe
 	const char *const *own = smp->labels, *const *reg = (const char *const *)l->r->labels;
 	const char *stack[2 * 32 + 1], **merged = stack;
 	unsigned int nr_own = 0, i = 0, j = 0, n = 0;
-	struct pcpu_metric_sample copy = *smp;
+	struct pcpu_metric_sample copy = { 0 };
 	int ret;
 
 	if (!l->r->nr_labels)
 		return l->next(smp, l->arg);
+	/*
+	 * A collector built against 0.4 has no fields past exemplars: those
+	 * (0.5's summary fields) are read for a summary sample only.
+	 */
+	memcpy(&copy, smp, smp->kind == PCPU_METRIC_SUMMARY ? sizeof(copy) :
+				offsetof(struct pcpu_metric_sample, nr_quantiles));
 	while (own && own[2 * nr_own])
 		nr_own++;
 	if (nr_own + l->r->nr_labels > 32) {

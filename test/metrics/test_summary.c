@@ -429,6 +429,42 @@ PCPU_TEST(summary, text_and_openmetrics_expose_quantiles_sum_and_count)
 	pcpu_summary_destroy(empty);
 }
 
+PCPU_TEST(summary, a_registrys_labels_come_before_quantile_and_a_merge_keeps_it)
+{
+	struct pcpu_metrics_registry *r = pcpu_metrics_registry_create(PCPU_LABELS("job", "x"));
+	struct pcpu_summary *s;
+	char *prom, *om;
+	double want;
+
+	cr_assert_not_null(r);
+	s = make(&(struct pcpu_summary_desc){ .name = "reg_bytes", .unit = "bytes",
+					      .quantiles = objectives, .nr_quantiles = NQ,
+					      .registry = r });
+	for (int64_t v = 1; v <= 10; v++)
+		cr_assert_eq(pcpu_summary_observe(s, v), 0);
+	cr_assert_eq(pcpu_summary_quantile(s, 0.9, &want), 0);
+	cr_expect_eq(want, 9); /* 1 to 10: each in a bucket of its own */
+	prom = metrics_registry_text(r, PCPU_METRICS_PROMETHEUS);
+	cr_assert_not_null(prom);
+	cr_expect(metrics_has_line(prom, "reg_bytes{job=\"x\",quantile=\"0.9\"} 9"), "%s", prom);
+	cr_expect(metrics_has_line(prom, "reg_bytes_count{job=\"x\"} 10"), "%s", prom);
+	free(prom);
+	/* merged into the process's registry: the collector passes it on */
+	cr_assert_eq(pcpu_metrics_collector_add(pcpu_metrics_registry_collector, r), 0);
+	prom = metrics_text(PCPU_METRICS_PROMETHEUS);
+	om = metrics_text(PCPU_METRICS_OPENMETRICS);
+	cr_assert_not_null(prom);
+	cr_assert_not_null(om);
+	cr_expect(metrics_has_line(prom, "reg_bytes{job=\"x\",quantile=\"0.5\"} 5"), "%s", prom);
+	cr_expect(metrics_has_line(om, "reg_bytes_sum{job=\"x\"} 55"), "%s", om);
+	assert_parsers_accept(prom, om);
+	free(prom);
+	free(om);
+	cr_assert_eq(pcpu_metrics_collector_remove(pcpu_metrics_registry_collector, r), 0);
+	pcpu_summary_destroy(s);
+	cr_assert_eq(pcpu_metrics_registry_destroy(r), 0);
+}
+
 /* A protobuf reader, enough for MetricFamily > Metric > Summary. */
 struct pb {
 	const uint8_t *p, *end;
