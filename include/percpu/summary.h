@@ -18,8 +18,17 @@
  * r = max(1, ceil(q n)). The value reported v satisfies
  * |v - x_r| <= alpha x_r when min < x_r <= max (exact when it is 0 with
  * min 0); an x_r <= min is reported as min (divided by the scale), an
- * x_r > max as max. Exact at quiescence; while observations run, a read
- * sees each one entirely or not at all in the counts it merges.
+ * x_r above max as a value in [max (1 - alpha), x_r (1 + alpha)].
+ * Exact at quiescence; while observations run, each bucket count a read
+ * merges is between the observations completed and those started.
+ *
+ * The cost of alpha. The schema's alphas are discrete: 8.6 %, 4.3 %,
+ * 2.2 %, 1.1 %, 0.54 % for schemas 2 to 6 (alpha 0.01 takes schema 6).
+ * A histogram holds at most PCPU_HISTOGRAM_MAX_BOUNDS buckets, each 8
+ * bytes per CPU that observes, per age bucket: at 4.3 % every int64 fits,
+ * at 2.2 % observations up to 2^34 (17 s in ns), at 1.1 % up to 2^19, or
+ * 2^15 times a min of 100 or more. Integers below 1 / (gamma - 1)
+ * take a bucket each: exact.
  *
  * The window. Age bucket i receives the observations of the periods
  * i, i + B + 1, ... of length max_age / B (B age buckets); a read covers
