@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The add against 0.3's and the bare rseq add, paired (see addcmp.h). */
+/* The add against 0.4's, 0.3's and the bare rseq adds, paired (see addcmp.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -13,8 +13,10 @@
 #include "addcmp.h"
 #include "harness.h"
 #include "placement.h"
+#include "rseq_addv.h"
 #include "timing.h"
 #include "v03_add.h"
+#include "v04_add.h"
 
 #define CHUNK 10000 /* adds between two looks at the stop flag */
 #define LINE 64
@@ -22,11 +24,29 @@
 
 static const char *const kind_names[NR_ADD_KINDS] = {
 	[ADD_PERCPU] = "percpu: pcpu_counter_add(), elastic counter",
+	[ADD_V04] = "0.4: the same add, as released (vendored)",
 	[ADD_V03] = "0.3: the same add, as released (vendored)",
-	[ADD_BARE] = "bare rseq add: this_cpu_add()",
+	[ADD_BARE] = "bare rseq add, the library's sequence",
+	[ADD_LIBRSEQ] = "bare rseq add, librseq's rseq_addv idiom",
+};
+
+/* The ratios' names: "percpu / NAME" */
+static const char *const ratio_names[NR_ADD_KINDS] = {
+	[ADD_V04] = "0.4",
+	[ADD_V03] = "0.3",
+	[ADD_BARE] = "bare add, library's sequence",
+	[ADD_LIBRSEQ] = "bare add, librseq's idiom",
 };
 
 #if PCPU_ARCH_HAVE_RSEQ_ADD
+
+static const bool kind_built[NR_ADD_KINDS] = {
+	[ADD_PERCPU] = true,
+	[ADD_V04] = V04_HAVE_ADD,
+	[ADD_V03] = V03_HAVE_ADD,
+	[ADD_BARE] = true,
+	[ADD_LIBRSEQ] = BENCH_HAVE_RSEQ_ADDV,
+};
 
 /* this_cpu_add(): a per-CPU int64_t, the add and nothing else */
 struct bare_counter {
@@ -38,8 +58,9 @@ struct bare_counter {
 /* One round's counters, each placed clear of rseq_cs (placement.h). */
 struct counters {
 	struct pcpu_counter *percpu;
+	struct v04_counter *v04;
 	struct v03_counter *v03;
-	struct bare_counter *bare;
+	struct bare_counter *bare; /* ADD_BARE's and ADD_LIBRSEQ's */
 };
 
 static struct {
@@ -60,6 +81,14 @@ static __attribute__((noinline)) void percpu_chunk(struct pcpu_counter *c)
 		pcpu_counter_add(c, 1);
 }
 
+#if V04_HAVE_ADD
+static __attribute__((noinline)) void v04_chunk(struct v04_counter *c)
+{
+	for (int i = 0; i < CHUNK; i++)
+		v04_counter_add(c, 1);
+}
+#endif
+
 #if V03_HAVE_ADD
 static __attribute__((noinline)) void v03_chunk(struct v03_counter *c)
 {
@@ -75,6 +104,18 @@ static __attribute__((noinline)) void bare_chunk(struct bare_counter *c)
 			__atomic_fetch_add(&c->unregistered, 1, __ATOMIC_RELAXED);
 }
 
+#if BENCH_HAVE_RSEQ_ADDV
+static __attribute__((noinline)) void librseq_chunk(struct bare_counter *c)
+{
+	if (__builtin_expect(!bench_rseq_registered(), 0)) {
+		__atomic_fetch_add(&c->unregistered, CHUNK, __ATOMIC_RELAXED);
+		return;
+	}
+	for (int i = 0; i < CHUNK; i++)
+		bench_rseq_this_cpu_add(c->slots, 1);
+}
+#endif
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -89,9 +130,19 @@ static void *worker_main(void *arg)
 		case ADD_PERCPU:
 			percpu_chunk(w->c->percpu);
 			break;
+#if V04_HAVE_ADD
+		case ADD_V04:
+			v04_chunk(w->c->v04);
+			break;
+#endif
 #if V03_HAVE_ADD
 		case ADD_V03:
 			v03_chunk(w->c->v03);
+			break;
+#endif
+#if BENCH_HAVE_RSEQ_ADDV
+		case ADD_LIBRSEQ:
+			librseq_chunk(w->c->bare);
 			break;
 #endif
 		default:
@@ -108,6 +159,11 @@ static void *worker_main(void *arg)
 static void counters_free(struct counters *c)
 {
 	bench_percpu_free(c->percpu);
+#if V04_HAVE_ADD
+	if (c->v04)
+		v04_counter_destroy(c->v04);
+	bench_free_clear(c->v04);
+#endif
 #if V03_HAVE_ADD
 	if (c->v03)
 		v03_counter_destroy(c->v03);
@@ -125,6 +181,11 @@ static int counters_new(struct counters *c, enum add_kind kind)
 	case ADD_PERCPU:
 		c->percpu = bench_percpu_new(0);
 		return c->percpu ? 0 : -errno;
+#if V04_HAVE_ADD
+	case ADD_V04:
+		c->v04 = bench_alloc_clear_of_rseq(sizeof(*c->v04), sizeof(*c->v04));
+		return !c->v04 ? -ENOMEM : v04_counter_init(c->v04);
+#endif
 #if V03_HAVE_ADD
 	case ADD_V03:
 		c->v03 = bench_alloc_clear_of_rseq(sizeof(*c->v03), sizeof(*c->v03));
@@ -148,6 +209,10 @@ static int64_t counters_exact(const struct counters *c, enum add_kind kind)
 	switch (kind) {
 	case ADD_PERCPU:
 		return pcpu_counter_sum(c->percpu);
+#if V04_HAVE_ADD
+	case ADD_V04:
+		return v04_counter_sum(c->v04);
+#endif
 #if V03_HAVE_ADD
 	case ADD_V03:
 		return v03_counter_sum(c->v03);
@@ -209,7 +274,7 @@ int addcmp_measure(struct addcmp_result *r, unsigned int rounds, unsigned int du
 	static double mops[NR_ADD_KINDS][BENCH_MAX_RUNS], cpu[NR_ADD_KINDS][BENCH_MAX_RUNS];
 	static double ratio[NR_ADD_KINDS][BENCH_MAX_RUNS], cpu_ratio[NR_ADD_KINDS][BENCH_MAX_RUNS];
 	memset(r, 0, sizeof(*r));
-	r->have_v03 = V03_HAVE_ADD;
+	memcpy(r->have, kind_built, sizeof(r->have));
 	if (pcpu_cpu_setup() != PCPU_CPU_RSEQ) {
 		r->skipped = "percpu takes the atomic path here: there is no bare rseq add to compare with";
 		return 0;
@@ -226,7 +291,7 @@ int addcmp_measure(struct addcmp_result *r, unsigned int rounds, unsigned int du
 				bool exact;
 				int err;
 
-				if (kind == ADD_V03 && !V03_HAVE_ADD)
+				if (!kind_built[kind])
 					continue;
 				err = run_one(kind, r->threads[t], duration_ms, &mops[kind][round],
 					      &cpu[kind][round], &exact);
@@ -235,16 +300,17 @@ int addcmp_measure(struct addcmp_result *r, unsigned int rounds, unsigned int du
 				r->inexact += !exact;
 			}
 			for (unsigned int kind = 0; kind < NR_ADD_KINDS; kind++) {
-				if (kind == ADD_V03 && !V03_HAVE_ADD)
+				if (!kind_built[kind])
 					continue;
 				ratio[kind][round] = mops[ADD_PERCPU][round] / mops[kind][round];
 				cpu_ratio[kind][round] = cpu[ADD_PERCPU][round] / cpu[kind][round];
 			}
 		}
 		for (unsigned int kind = 0; kind < NR_ADD_KINDS; kind++) {
-			if (kind == ADD_V03 && !V03_HAVE_ADD)
+			if (!kind_built[kind])
 				continue;
 			r->mops[t][kind] = timing_median(mops[kind], rounds);
+			r->cpu_mops[t][kind] = timing_median(cpu[kind], rounds);
 			r->ratio[t][kind] = timing_median(ratio[kind], rounds);
 			r->cpu_ratio[t][kind] = timing_median(cpu_ratio[kind], rounds);
 		}
@@ -265,9 +331,14 @@ int addcmp_measure(struct addcmp_result *r, unsigned int rounds, unsigned int du
 
 #endif
 
+enum add_kind addcmp_strongest_bare(const struct addcmp_result *r)
+{
+	return r->have[ADD_LIBRSEQ] ? ADD_LIBRSEQ : ADD_BARE;
+}
+
 void addcmp_report(FILE *f, const struct addcmp_result *r)
 {
-	fprintf(f, "\nThe add against the last release's and the bare rseq add (+1 in an inlined "
+	fprintf(f, "\nThe add against the last releases' and the bare rseq adds (+1 in an inlined "
 		   "loop, paired");
 	if (r->skipped) {
 		fprintf(f, "): skipped: %s\n", r->skipped);
@@ -275,42 +346,45 @@ void addcmp_report(FILE *f, const struct addcmp_result *r)
 	}
 	fprintf(f, ": median of %u rounds of %u ms; [per CPU time]):\n", r->rounds,
 		r->duration_ms);
-	fprintf(f, "  %-46s %12s %12s\n", "", "1 thread", "2 threads");
+	fprintf(f, "  %-46s %19s %19s\n", "", "1 thread", "2 threads");
 	for (int kind = 0; kind < NR_ADD_KINDS; kind++) {
-		if (kind == ADD_V03 && !r->have_v03)
+		if (!r->have[kind])
 			continue;
 		fprintf(f, "  %-46s", kind_names[kind]);
 		for (int t = 0; t < ADDCMP_THREAD_COUNTS; t++)
-			fprintf(f, " %7.1f Mops", r->mops[t][kind]);
+			fprintf(f, " %7.1f Mops [%.0f]", r->mops[t][kind], r->cpu_mops[t][kind]);
 		fputc('\n', f);
 	}
-	for (int kind = ADD_V03; kind < NR_ADD_KINDS; kind++) {
-		if (kind == ADD_V03 && !r->have_v03)
+	for (int kind = ADD_V04; kind < NR_ADD_KINDS; kind++) {
+		if (!r->have[kind])
 			continue;
-		fprintf(f, "  percpu / %-37s", kind == ADD_V03 ? "0.3" : "bare rseq add");
+		fprintf(f, "  percpu / %-37s", ratio_names[kind]);
 		for (int t = 0; t < ADDCMP_THREAD_COUNTS; t++)
-			fprintf(f, " %5.2fx [%.2f]", r->ratio[t][kind], r->cpu_ratio[t][kind]);
+			fprintf(f, "      %5.2fx [%.2f]", r->ratio[t][kind], r->cpu_ratio[t][kind]);
 		fputc('\n', f);
 	}
-	if (!r->have_v03)
-		fprintf(f, "  (0.3's add is vendored for x86_64 only)\n");
+	if (!r->have[ADD_V04] || !r->have[ADD_V03] || !r->have[ADD_LIBRSEQ])
+		fprintf(f, "  (0.4's and 0.3's adds and librseq's idiom are written for x86_64 "
+			   "only)\n");
 	if (r->inexact)
 		fprintf(f, "  ERROR: %u runs ended with a wrong value\n", r->inexact);
 }
 
-bool addcmp_check_v03(FILE *f, const struct addcmp_result *r, double min)
+bool addcmp_check_release(FILE *f, const struct addcmp_result *r, enum add_kind kind,
+			  double min)
 {
+	const char *name = ratio_names[kind];
 	bool ok = true;
 
-	if (r->skipped || !r->have_v03) {
-		fprintf(f, "check against 0.3: not run (%s)\n",
-			r->skipped ? r->skipped : "0.3's add is not vendored here");
+	if (r->skipped || !r->have[kind]) {
+		fprintf(f, "check against %s: not run (%s)\n", name,
+			r->skipped ? r->skipped : "its add is not vendored here");
 		return true;
 	}
 	for (int t = 0; t < ADDCMP_THREAD_COUNTS; t++)
-		ok &= r->cpu_ratio[t][ADD_V03] >= min;
-	fprintf(f, "check against 0.3: percpu / 0.3 per CPU time %.2fx, %.2fx (1, 2 threads), "
-		   "at least %.2fx wanted: %s\n", r->cpu_ratio[0][ADD_V03],
-		r->cpu_ratio[1][ADD_V03], min, ok ? "ok" : "SLOWER THAN 0.3");
+		ok &= r->cpu_ratio[t][kind] >= min;
+	fprintf(f, "check against %s: percpu / %s per CPU time %.2fx, %.2fx (1, 2 threads), "
+		   "at least %.2fx wanted: %s\n", name, name, r->cpu_ratio[0][kind],
+		r->cpu_ratio[1][kind], min, ok ? "ok" : "SLOWER THAN THAT RELEASE");
 	return ok;
 }

@@ -21,6 +21,7 @@
 
 #include "addcmp.h"
 #include "fastpath.h"
+#include "host_cpu.h"
 #include "impls.h"
 #include "report.h"
 #include "runner.h"
@@ -40,6 +41,7 @@ struct options {
 	bool fastpath;
 	bool add_only;
 	double min_vs_v03; /* 0: no check */
+	double min_vs_v04; /* 0: no check */
 	bool workloads[NR_WORKLOADS];
 	const char *csv;
 	const char *plot;
@@ -57,8 +59,9 @@ static void usage(FILE *f)
 		"                      commit-far,commit-near,readers (default all)\n"
 		"  --pin               pin thread i to the i-th allowed CPU (default: float)\n"
 		"  --no-fastpath       skip the single-thread ns-per-add measurement\n"
-		"  --add-only          only the add against 0.3's and the bare rseq add\n"
+		"  --add-only          only the add against 0.4's, 0.3's and the bare rseq adds\n"
 		"  --min-vs-0.3 R      fail unless the add is >= R x 0.3's (per CPU time)\n"
+		"  --min-vs-0.4 R      fail unless the add is >= R x 0.4's (per CPU time)\n"
 		"  --markdown          print the tables in markdown\n"
 		"  --csv FILE          write every point as CSV\n"
 		"  --plot FILE.png     plot with gnuplot (skipped with a message if absent)\n"
@@ -103,6 +106,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_RUNS = 256, OPT_DURATION, OPT_MAX_THREADS, OPT_WORKLOADS, OPT_NO_FASTPATH,
 	       OPT_MARKDOWN, OPT_CSV, OPT_PLOT, OPT_PIN, OPT_QUICK, OPT_ADD_ONLY, OPT_MIN_VS_V03,
+	       OPT_MIN_VS_V04,
 	       OPT_HELP };
 	static const struct option longopts[] = {
 		{ "quick", no_argument, NULL, OPT_QUICK },
@@ -114,6 +118,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "no-fastpath", no_argument, NULL, OPT_NO_FASTPATH },
 		{ "add-only", no_argument, NULL, OPT_ADD_ONLY },
 		{ "min-vs-0.3", required_argument, NULL, OPT_MIN_VS_V03 },
+		{ "min-vs-0.4", required_argument, NULL, OPT_MIN_VS_V04 },
 		{ "markdown", no_argument, NULL, OPT_MARKDOWN },
 		{ "csv", required_argument, NULL, OPT_CSV },
 		{ "plot", required_argument, NULL, OPT_PLOT },
@@ -159,11 +164,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_ADD_ONLY:
 			o->add_only = true;
 			break;
-		case OPT_MIN_VS_V03: {
+		case OPT_MIN_VS_V03:
+		case OPT_MIN_VS_V04: {
+			double *min = opt == OPT_MIN_VS_V03 ? &o->min_vs_v03 : &o->min_vs_v04;
 			char *end;
 
-			o->min_vs_v03 = strtod(optarg, &end);
-			if (end == optarg || *end || !(o->min_vs_v03 > 0 && o->min_vs_v03 < 10))
+			*min = strtod(optarg, &end);
+			if (end == optarg || *end || !(*min > 0 && *min < 10))
 				goto bad;
 			break;
 		}
@@ -319,6 +326,7 @@ int main(int argc, char **argv)
 
 	if (parse_options(argc, argv, &o))
 		return 2;
+	host_cpu_describe(r.cpu, sizeof(r.cpu));
 	r.mode = mode_name(pcpu_cpu_setup());
 	for (int i = 0; i < NR_IMPLS; i++)
 		r.paths[i] = impl_path((enum bench_impl)i);
@@ -369,11 +377,11 @@ int main(int argc, char **argv)
 		r.have_fastpath = true;
 	}
 	if (progress)
-		fprintf(stderr, "\r%-30s", "the add against 0.3 ...");
+		fprintf(stderr, "\r%-30s", "the add against 0.4 ...");
 	/* the headline ratio: at least 5 rounds, whatever --runs says */
 	err = addcmp_measure(&r.addcmp, o.runs < 5 ? 5 : o.runs, o.duration_ms);
 	if (err) {
-		fprintf(stderr, "\npercpu-bench: the add against 0.3: %s\n", strerror(-err));
+		fprintf(stderr, "\npercpu-bench: the add against 0.4: %s\n", strerror(-err));
 		return 1;
 	}
 	r.have_addcmp = true;
@@ -398,7 +406,9 @@ int main(int argc, char **argv)
 	if (o.plot && report_plot(o.plot, &r) == 0)
 		printf("plot written to %s\n", o.plot);
 	free(r.points);
-	if (o.min_vs_v03 > 0 && !addcmp_check_v03(stdout, &r.addcmp, o.min_vs_v03))
+	if (o.min_vs_v03 > 0 && !addcmp_check_release(stdout, &r.addcmp, ADD_V03, o.min_vs_v03))
+		return 1;
+	if (o.min_vs_v04 > 0 && !addcmp_check_release(stdout, &r.addcmp, ADD_V04, o.min_vs_v04))
 		return 1;
 	return r.inexact || r.wrong || r.addcmp.inexact ? 1 : 0;
 }

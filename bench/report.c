@@ -85,6 +85,7 @@ void report_header(FILE *f, const struct bench_report *r)
 		   "median of %u runs of %u ms; threads %s\n",
 		r->mode, r->online, r->possible, r->runs, r->duration_ms,
 		r->pinned ? "pinned" : "float");
+	fprintf(f, "CPU: %s\n", r->cpu);
 	for (int i = 0; i < NR_IMPLS; i++)
 		fprintf(f, "  %-7s %-50s path: %s\n", impl_names[i], impl_descriptions[i],
 			r->paths[i]);
@@ -199,23 +200,28 @@ static unsigned int target_at(FILE *f, const struct bench_report *r, enum bench_
 	return misses;
 }
 
-/* "The add >= @target x the bare rseq add at 1 and 2 threads", from the paired runs. */
+/*
+ * "The add >= @target x the strongest bare rseq add (librseq's idiom where
+ * it runs) at 1 and 2 threads", from the paired runs.
+ */
 static unsigned int add_target(FILE *f, const struct bench_report *r, double target)
 {
 	const struct addcmp_result *a = &r->addcmp;
+	enum add_kind bare = addcmp_strongest_bare(a);
 	unsigned int misses = 0;
 
-	fprintf(f, "  %-11s >= %.1fx %-6s:", "add", target, "bare rseq add");
+	fprintf(f, "  %-11s >= %.1fx %-6s:", "add", target,
+		bare == ADD_LIBRSEQ ? "librseq's bare add" : "bare rseq add");
 	if (!r->have_addcmp || a->skipped) {
 		fprintf(f, " not measured (%s)\n",
 			r->have_addcmp ? a->skipped : "not run");
 		return 0;
 	}
 	for (int t = 0; t < ADDCMP_THREAD_COUNTS; t++) {
-		double ratio = a->ratio[t][ADD_BARE];
+		double ratio = a->ratio[t][bare];
 
 		fprintf(f, " %u thr %.2fx%s [cpu %.2fx]", a->threads[t], ratio,
-			ratio >= target ? "" : " (miss)", a->cpu_ratio[t][ADD_BARE]);
+			ratio >= target ? "" : " (miss)", a->cpu_ratio[t][bare]);
 		misses += ratio < target;
 	}
 	fprintf(f, "  -> %s\n", misses ? "missed" : "met");
@@ -252,7 +258,7 @@ int report_csv(const char *path, const struct bench_report *r)
 		return -errno;
 	fprintf(f, "workload,threads,impl,mode,runs,duration_ms,median_mops,min_mops,max_mops,"
 		   "percpu_ratio,cpu_share,cpu_mops,percpu_cpu_ratio,reader_median_mops,"
-		   "percpu_reader_ratio\n");
+		   "percpu_reader_ratio,cpu\n");
 	for (unsigned int i = 0; i < r->nr_points; i++) {
 		const struct bench_point *p = &r->points[i];
 
@@ -264,9 +270,10 @@ int report_csv(const char *path, const struct bench_report *r)
 				p->mops_max[impl], p->ratio[impl], p->cpu_share[impl],
 				p->cpu_mops[impl], p->cpu_ratio[impl]);
 			if (p->workload == WL_READERS)
-				fprintf(f, "%.4f,%.4f\n", p->reader_mops[impl], p->reader_ratio[impl]);
+				fprintf(f, "%.4f,%.4f,", p->reader_mops[impl], p->reader_ratio[impl]);
 			else
-				fprintf(f, ",\n");
+				fprintf(f, ",,");
+			fprintf(f, "\"%s\"\n", r->cpu); /* the model name may hold commas */
 		}
 	}
 	if (fclose(f) != 0)

@@ -37,6 +37,7 @@ struct bench_point {
 };
 
 struct bench_report {
+	char cpu[256];          /* the CPU, as host_cpu_describe() names it */
 	const char *mode;       /* the update path percpu ran */
 	const char *paths[NR_IMPLS]; /* the update path of each implementation */
 	double work_ns;         /* one WL_WORK operation's work alone; 0: not run */

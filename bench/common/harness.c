@@ -12,6 +12,7 @@
 #include <percpu/cpu.h>
 
 #include "harness.h"
+#include "host_cpu.h"
 #include "timing.h"
 
 const char bench_usage_runs[] =
@@ -93,26 +94,11 @@ unsigned int bench_thread_counts(struct bench_options *o, unsigned int *counts)
 void bench_machine(char *buf, size_t size)
 {
 	struct utsname u;
-	char model[256] = "unknown";
-	FILE *ci = fopen("/proc/cpuinfo", "re");
+	char cpu[256];
 
-	if (ci) {
-		char line[512];
-
-		while (fgets(line, sizeof(line), ci))
-			if (strncmp(line, "model name", 10) == 0) {
-				char *v = strchr(line, ':');
-
-				if (v) {
-					snprintf(model, sizeof(model), "%s", v + 2);
-					model[strcspn(model, "\n")] = '\0';
-				}
-				break;
-			}
-		fclose(ci);
-	}
+	host_cpu_describe(cpu, sizeof(cpu));
 	uname(&u);
-	snprintf(buf, size, "%s, %u online / %u possible CPUs, %s %s", model, pcpu_cpu_online(),
+	snprintf(buf, size, "%s, %u online / %u possible CPUs, %s %s", cpu, pcpu_cpu_online(),
 		 pcpu_cpu_possible(), u.sysname, u.release);
 }
 

@@ -69,7 +69,7 @@ void bench_options_done(struct bench_options *o, int argc, void (*usage)(FILE *f
  */
 unsigned int bench_thread_counts(struct bench_options *o, unsigned int *counts);
 
-/* "MODEL, N online / M possible CPUs, SYSTEM RELEASE" into @buf. */
+/* "CPU (host_cpu_describe()), N online / M possible CPUs, SYSTEM RELEASE" into @buf. */
 void bench_machine(char *buf, size_t size);
 
 /* The 1-minute load average; -1 if unknown. */

@@ -23,6 +23,7 @@
 #include <percpu/counter.h>
 
 #include "arena/arena.h"
+#include "host_cpu.h"
 
 static double now(void)
 {
@@ -102,7 +103,10 @@ int main(int argc, char **argv)
 {
 	static const long defaults[] = { 60000, 100000 };
 	long nr = argc > 1 ? argc - 1 : 2;
+	char cpu[256];
 
+	host_cpu_describe(cpu, sizeof(cpu));
+	printf("CPU: %s\n", cpu);
 	printf("%-8s %8s %12s %12s %12s %12s\n", "objects", "N", "fill_s", "free_s", "refill_s",
 	       "refree_s");
 	for (int as_counters = 0; as_counters < 2; as_counters++) {

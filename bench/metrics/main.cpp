@@ -71,6 +71,7 @@ extern "C" {
 #include <percpu/summary.h>
 #include <percpu/metrics.h>
 #include <percpu/metrics_http.h>
+#include "host_cpu.h"
 #include "timing.h"
 }
 
@@ -398,6 +399,9 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "--runs and --duration-ms must be positive\n");
 		return 2;
 	}
+	char cpu[256];
+	host_cpu_describe(cpu, sizeof(cpu));
+	std::printf("CPU: %s\n", cpu);
 
 	// the series, registered as a daemon would register them
 	static const char *const code_label[] = { "code", nullptr };

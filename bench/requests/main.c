@@ -35,6 +35,7 @@
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
+#include "host_cpu.h"
 #include "timing.h"
 
 #define NR_BOUNDS 13
@@ -478,6 +479,12 @@ int main(int argc, char **argv)
 	if (ms == 0 || runs == 0 || runs > 64) {
 		usage(stderr);
 		return 2;
+	}
+	{
+		char cpu[256];
+
+		host_cpu_describe(cpu, sizeof(cpu));
+		printf("CPU: %s\n", cpu);
 	}
 	/* exposition first, with nothing else registered but its 1,000 */
 	if (bench_exposition(runs * 3) < 0)

@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host_cpu.h"
 #include "timing.h"
 #include "model.h"
 
@@ -177,6 +178,10 @@ static void print_tables(FILE *out, double rows[][SCALE_NR_COLUMNS], unsigned in
 		SCALE_elastic_from_0_2, SCALE_elastic_from, SCALE_add1_0_2, SCALE_add1, -1,
 	};
 
+	char cpu[256];
+
+	host_cpu_describe(cpu, sizeof(cpu));
+	fprintf(out, "CPU: %s\n", cpu);
 	print_table(out, "Costs (median thread CPU time per call)", costs, rows, nr_rows);
 	print_table(out, "percpu against the kernel port (ns per call)", kernel, rows, nr_rows);
 	print_table(out, "Memory (bytes; rss_1k in KiB)", memory, rows, nr_rows);
@@ -191,16 +196,18 @@ static void print_tables(FILE *out, double rows[][SCALE_NR_COLUMNS], unsigned in
 static int write_csv(const char *path, double rows[][SCALE_NR_COLUMNS], unsigned int nr_rows)
 {
 	FILE *f = fopen(path, "w");
+	char cpu[256];
 
 	if (!f)
 		return -errno;
+	host_cpu_describe(cpu, sizeof(cpu));
 	for (unsigned int c = 0; c < SCALE_NR_COLUMNS; c++)
 		fprintf(f, "%s%s", c ? "," : "", scale_columns[c].name);
-	fprintf(f, "\n");
+	fprintf(f, ",cpu\n");
 	for (unsigned int r = 0; r < nr_rows; r++) {
 		for (unsigned int c = 0; c < SCALE_NR_COLUMNS; c++)
 			fprintf(f, c ? ",%.10g" : "%.10g", rows[r][c]);
-		fprintf(f, "\n");
+		fprintf(f, ",\"%s\"\n", cpu); /* last: the plot reads columns by number */
 	}
 	return fclose(f) ? -errno : 0;
 }

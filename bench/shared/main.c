@@ -32,6 +32,7 @@
 
 #include <percpu/shared.h>
 
+#include "host_cpu.h"
 #include "timing.h"
 
 #define LINE 64
@@ -250,6 +251,7 @@ int main(int argc, char **argv)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	double res[NR_IMPLS][16], ns[NR_IMPLS][16], share[NR_IMPLS][16];
 	int failed = 0;
+	char cpu[256];
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
@@ -276,6 +278,8 @@ int main(int argc, char **argv)
 	if (counts[nr_counts - 1] != 2 * (unsigned long)cpus && 2 * cpus <= MAX_PROCS &&
 	    nr_counts < 16)
 		counts[nr_counts++] = (unsigned int)(2 * cpus);
+	host_cpu_describe(cpu, sizeof(cpu));
+	printf("CPU: %s\n", cpu);
 	board = mmap(NULL, sizeof(*board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
 		     0);
 	if (board == MAP_FAILED)
