@@ -31,7 +31,11 @@
 # and stores the latency histogram as a native one: histogram_count() and
 # histogram_sum() per route are checked exactly, histogram_quantile() of
 # the 50th, 90th and 99th percentiles within a native bucket's width
-# (2^(1/8) - 1, schema 3) of the exact ones the daemon printed.
+# (2^(1/8) - 1, schema 3) of the exact ones the daemon printed. With
+# --enable-feature=exemplar-storage too, the histogram's exemplars (one
+# request in 100 is observed with its trace_id) are queried back through
+# /api/v1/query_exemplars, each one the daemon recorded with its value;
+# OpenMetrics scrapes show them on the classic buckets.
 #
 # Skipped (exit 77) without openssl or python3. Whatever happens, everything
 # it started is killed and waited for. Prints one "ok"/"not ok" line per
@@ -119,6 +123,7 @@ if [ -z "$PORT" ] || ! grep -q '^tallies done$' "$TMP/daemon.out"; then
 fi
 sed -n 's/^tally //p' "$TMP/daemon.out" >"$TMP/tallies"
 sed -n 's/^quantile //p' "$TMP/daemon.out" >"$TMP/quantiles"
+sed -n 's/^exemplar //p' "$TMP/daemon.out" >"$TMP/exemplars"
 echo "# percpu-daemon on https://127.0.0.1:$PORT$METRICS_PATH (pid $DAEMON_PID)," \
 	"$(wc -l <"$TMP/tallies") tallies"
 
@@ -141,9 +146,16 @@ def parse_body(text):
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
-        s, v = line.rsplit(" ", 1)
+        # an OpenMetrics exemplar (" # {labels} value ts") is not the sample's
+        s, v = line.split(" # ", 1)[0].rsplit(" ", 1)
         out[series(s)] = v
     return out
+
+EXEMPLAR = re.compile(r'^(\S+) \S+ # \{trace_id="([0-9]+)"\} (\S+) \S+$')
+
+def parse_exemplars(path):
+    # "TRACE_ID NS": the daemon's observations with an exemplar
+    return {t: int(ns) for t, ns in (line.split() for line in open(path))}
 
 def parse_tallies(path):
     # "SERIES VALUE SCALE": exposed as VALUE / SCALE exactly
@@ -241,6 +253,14 @@ om = parse_body(text)
 report(status == 200 and text.endswith("# EOF\n") and
        family(om, "daemon_requests_total") == reqs,
        "OpenMetrics: the same requests_total series, ending with # EOF")
+# the histogram's exemplars: on classic buckets, each one the daemon recorded
+recorded = parse_exemplars(tmp + "/exemplars")
+shown = [m.groups() for m in map(EXEMPLAR.match, text.splitlines()) if m]
+wrong = [e for e in shown if not e[0].startswith(H + "_bucket{") or e[1] not in recorded
+         or float(e[2]) != recorded[e[1]] / 1e9]
+report(recorded and shown and not wrong,
+       "OpenMetrics: %d exemplars on the histogram's buckets, each a recorded trace and value"
+       % len(shown), wrong[:5])
 
 status, headers, _ = get(url + path)
 report(status == 401 and headers.get("WWW-Authenticate", "").startswith("Basic"),
@@ -282,7 +302,7 @@ scrape_configs:
       - targets: ['127.0.0.1:$PORT']
 EOF
 	prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
-		--web.listen-address="127.0.0.1:$PPORT" --enable-feature=native-histograms \
+		--web.listen-address="127.0.0.1:$PPORT" --enable-feature=native-histograms,exemplar-storage \
 		>"$TMP/prometheus.log" 2>&1 &
 	PROM_PID=$!
 	echo "# prometheus on 127.0.0.1:$PPORT (pid $PROM_PID), scraping https://127.0.0.1:$PORT$METRICS_PATH"
@@ -373,6 +393,17 @@ stored("prometheus: daemon_busy_seconds_total per worker (ns as s)",
        "daemon_busy_seconds_total")
 stored("prometheus: daemon_queue_depth per worker (set gauges)", "daemon_queue_depth")
 stored("prometheus: daemon_workers_done (collector)", "daemon_workers_done")
+# the native histogram's exemplars, which Prometheus 2.4x reads from the
+# classic buckets of the protobuf format only: stored, each a recorded one
+recorded = parse_exemplars(tmp + "/exemplars")
+q = urllib.parse.urlencode({"query": hist, "start": "0", "end": "4102444800"})
+with urllib.request.urlopen(api + "_exemplars?" + q, timeout=5) as r:
+    series_ex = json.load(r)["data"]
+got = [(e["labels"].get("trace_id"), e["value"]) for s in series_ex for e in s["exemplars"]]
+wrong = [e for e in got if e[0] not in recorded or float(e[1]) != recorded[e[0]] / 1e9]
+report(recorded and got and not wrong,
+       "prometheus: %d exemplars of the native histogram stored (query_exemplars), "
+       "each a recorded trace and value" % len(got), wrong[:5])
 EOF
 	pychecks "prometheus" "$TMP/prom.py" "$TMP" "http://127.0.0.1:$PPORT/api/v1/query" "$WORKERS"
 	check "prometheus: stopped cleanly" stop "$PROM_PID"

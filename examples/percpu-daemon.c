@@ -17,7 +17,8 @@
  *    buckets (schema 3: 9 % wide, any quantile) beside the classic ones:
  *    Prometheus gets the native ones where it negotiates the protobuf
  *    format (--enable-feature=native-histograms), the text formats show
- *    the classic ones.
+ *    the classic ones. One request in EXEMPLAR_EVERY is observed with an
+ *    exemplar (its trace_id), which every format shows on a classic bucket.
  *  - daemon_busy_seconds_total{worker}: a scaled counter family, nanoseconds
  *    counted and seconds exposed (as process_cpu_seconds_total is).
  *  - daemon_queue_depth{worker}: set-style gauges (PCPU_FAMILY_F_SET_GAUGE),
@@ -36,6 +37,8 @@
  *   quantile ROUTE Q NS                 (the exact Q-quantile of a route's
  *                                        latencies: the observation at rank
  *                                        ceil(Q x count), in ns)
+ *   exemplar TRACE_ID NS                (each observation recorded with
+ *                                        an exemplar, trace_id=TRACE_ID)
  *   tallies done                        (after the last tally and quantile)
  *
  * Exit status: 0 after a clean shutdown (SIGINT, SIGTERM), 1 on an error
@@ -74,6 +77,8 @@ static const char *const codes[] = { "200", "404", "500" };
 #define NR_METHODS 2
 #define NR_ROUTES 4
 #define NR_CODES 3
+/* one request in so many is observed with an exemplar (its trace) */
+#define EXEMPLAR_EVERY 100
 /* latency spread per route, ns: /health is fast, /api/users slow (some past 2.5 s) */
 static const int64_t route_spread_ns[NR_ROUTES] = {
 	5000000, 80000000, 3000000000, 400000,
@@ -245,7 +250,20 @@ static int work(struct worker *w)
 		if (!req || !lat)
 			return -errno;
 		pcpu_counter_add(req, 1);
-		pcpu_histogram_observe(lat, ns);
+		if (i % EXEMPLAR_EVERY == 0) {
+			/* a trace to link to: the latest of each bucket is shown */
+			char trace[24];
+			int err;
+
+			snprintf(trace, sizeof(trace), "%" PRIu64, i);
+			err = pcpu_histogram_observe_exemplar(lat, ns, (const char *const[]){
+								      "trace_id", trace, NULL });
+			if (err < 0)
+				return err;
+			printf("exemplar %s %" PRId64 "\n", trace, ns);
+		} else {
+			pcpu_histogram_observe(lat, ns);
+		}
 		pcpu_counter_add(busy_child, ns);
 		w->t.queue_depth = (int64_t)((x >> 40) % 64);
 		pcpu_gauge_set(depth, w->t.queue_depth);

@@ -59,7 +59,7 @@ extern "C" {
  */
 struct pcpu_charge_slot {
 	int64_t charged; /**< what this CPU's inline calls moved, ever */
-	int64_t mark;    /**< the stock's bookkeeping (lib/charge.c) */
+	int64_t mark;    /**< the stock's bookkeeping (lib/charge/charge.c) */
 };
 
 /**

@@ -234,9 +234,12 @@ PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f);
 
 /**
  * Bytes of memory that one child of @p f with label values of @p values_len
- * bytes in all holds (heap, and a counter's registry entry and per-CPU
- * slots; a set-style gauge's is heap only); 0 for NULL or a histogram
- * family. @since 0.3
+ * bytes in all holds: its heap blocks as glibc's malloc sizes them (the
+ * child, and a counter's registry entry and armed-CPU set), and a counter's
+ * per-CPU slots (16 bytes per possible CPU, resident once that CPU has
+ * added); a set-style gauge's is heap only; 0 for NULL or a histogram
+ * family. @since 0.3 (malloc's block sizes and the armed-CPU set counted
+ * since 0.5: 0.4 fell short of the heap by 26 bytes or more)
  */
 PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t values_len);
 

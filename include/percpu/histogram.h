@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file histogram.h
- * Per-CPU histograms, built on a stat set: one item per bucket and two for
- * the sum of observations, its low PCPU_HISTOGRAM_SUM_SHIFT bits and the
- * rest. A stat item's per-CPU word holds a pending delta of up to 2^29 - 1
- * (the largest threshold) before its CPU folds into the shared central
- * line, so whole nanosecond durations in one item would fold every few
- * hundred observations. Split, with every item at that threshold from the
- * start, a CPU folds at most once in 2^13 observations below 2^32 (4 s in
- * ns), and once in 2^29 / (value >> 16) above. An observation is a bucket
- * search and two stat-set adds, three when it is 2^16 or more: the per-CPU
- * fast path, no lock, no atomic.
+ * Per-CPU histograms: a stat set with one item per bucket, and a counter
+ * (<percpu/counter.h>) for the sum of observations. An observation is a
+ * bucket search, a stat-set add of 1 and a counter add of the value: two
+ * per-CPU adds on the fast path, no lock, no atomic (on the path without
+ * rseq, a compare-and-swap for the bucket and the thread's own slot for the
+ * sum). A stat item's per-CPU word holds a pending delta of up to 2^29 - 1
+ * (the largest threshold, every bucket's from the start), a counter's slot
+ * one of 64 bits: the sum's counter has the fixed batch
+ * PCPU_HISTOGRAM_SUM_BATCH (2^40), so a CPU folds it once in 2^18
+ * observations of 4 ms in ns (2^22), once in 2^8 of 4 s, and a bucket
+ * once in 2^29 observations in it.
+ * (0.4 split the sum in two stat items, three adds an observation; 0.3 put
+ * it in one stat item, which nanoseconds folded every few hundred.)
  *
  * Native histograms (since 0.4; struct pcpu_histogram_native): buckets
  * that grow by a factor of 2^(2^-schema), as Prometheus's native
@@ -37,6 +40,7 @@
 #include <stdint.h>
 
 #include <percpu/common.h>
+#include <percpu/counter.h>
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
 
@@ -52,8 +56,19 @@ extern "C" {
  * samples with them without knowing histograms.
  */
 
-/** The sum's low item takes an observation's low bits, the high item the rest. @since 0.4 */
+/**
+ * 0.4's observe (inline, compiled into programs built against 0.4) adds an
+ * observation's low bits to the sum's low item, the rest to its high item;
+ * a snapshot still adds both to the sum's counter. @since 0.4
+ */
 #define PCPU_HISTOGRAM_SUM_SHIFT 16
+
+/**
+ * The fixed batch of a histogram's sum counter: a CPU folds when its
+ * pending sum would pass it (an observation above it goes straight to the
+ * central value). @since 0.5
+ */
+#define PCPU_HISTOGRAM_SUM_BATCH PCPU_COUNTER_MAX_BATCH
 
 /**
  * Native buckets. Bucket k holds the exposed values (observations divided
@@ -100,9 +115,10 @@ struct pcpu_exemplars;
 struct pcpu_histogram {
 	/**
 	 * items 0..nr_bounds: buckets; nr_bounds + 1: the sum's low part (0.2
-	 * and 0.3's inline observe added whole values there, which stays
-	 * exact); nr_bounds + 2: its high part, in units of
-	 * 2^PCPU_HISTOGRAM_SUM_SHIFT
+	 * and 0.3's inline observe added whole values there, 0.4's the low
+	 * bits, which stays exact); nr_bounds + 2: 0.4's high part, in units
+	 * of 2^PCPU_HISTOGRAM_SUM_SHIFT. Since 0.5 the sum goes to @c sum; a
+	 * snapshot adds all three.
 	 */
 	struct pcpu_stat *set;
 	const int64_t *bounds;  /**< the copied bounds (native: merged with the classic ones) */
@@ -125,6 +141,8 @@ struct pcpu_histogram {
 	 * bits, so that few bounds are left to pass. @since 0.4
 	 */
 	const uint16_t *index;
+	/** private: the sum of observations since 0.5 (fixed batch PCPU_HISTOGRAM_SUM_BATCH) */
+	struct pcpu_counter *sum;
 };
 
 /**
@@ -211,19 +229,12 @@ static inline uint32_t __pcpu_histogram_bucket(const struct pcpu_histogram *h, i
  */
 static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
 {
-	int64_t sum_hi, sum_lo;
-
 	if (pcpu_unlikely(h == NULL)) {
 		pcpu_stat_add((struct pcpu_stat *)0, 0, value);
 		return;
 	}
 	pcpu_stat_add(h->set, __pcpu_histogram_bucket(h, value), 1);
-	/* value = sum_hi * 2^shift + sum_lo, 0 <= sum_lo < 2^shift (>> is arithmetic) */
-	sum_hi = value >> PCPU_HISTOGRAM_SUM_SHIFT;
-	sum_lo = value & ((INT64_C(1) << PCPU_HISTOGRAM_SUM_SHIFT) - 1);
-	pcpu_stat_add(h->set, h->nr_bounds + 1, sum_lo);
-	if (sum_hi)
-		pcpu_stat_add(h->set, h->nr_bounds + 2, sum_hi);
+	pcpu_counter_add(h->sum, value);
 }
 
 /**

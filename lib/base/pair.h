@@ -6,7 +6,7 @@
  * read the value before an add landed, so its expected pair no longer
  * matches. The architecture's lock-free one (pcpu_arch_cas_pair()) where it
  * has one; elsewhere (i386, armhf, riscv64, ...) an emulation under a lock
- * (lib/pair_lock.c), which serialises the swaps of one process only: so
+ * (lib/base/pair_lock.c), which serialises the swaps of one process only: so
  * there, shared segments, whose pairs other processes swap, are refused.
  */
 #ifndef PCPU_LIB_PAIR_H
@@ -28,7 +28,7 @@
 bool pcpu_pair_cas_locked(int64_t *pair, int64_t expected[2], int64_t value, int64_t mark);
 
 /*
- * Around fork(): the library's fork handlers (lib/registry.c) take every
+ * Around fork(): the library's fork handlers (lib/registry/registry.c) take every
  * pair lock after every other lock of the library, and release them
  * first. Last, because a thread that holds another lock of the library (a
  * scrape's, a fold's) may swap a pair before it lets go: taken first, the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The pair swap where the architecture has no lock-free 16-byte
- * compare-and-swap (lib/pair.h): the compare and the stores under a spin
+ * compare-and-swap (lib/base/pair.h): the compare and the stores under a spin
  * lock striped by the pair's address. The swaps of one process are
  * serialised per pair; readers load each half atomically, and a swap
  * changes one half in each use of it (an add its value, a fold its mark),
@@ -11,7 +11,7 @@
  *
  * Signals are blocked while a lock is held: a handler that adds to a
  * counter would otherwise spin for ever on a lock its own thread holds.
- * fork() takes every lock (the library's handlers, lib/registry.c, after
+ * fork() takes every lock (the library's handlers, lib/registry/registry.c, after
  * all its other locks), so that the child finds none held by a thread
  * that did not come along.
  */

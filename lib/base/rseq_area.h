@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * This thread's rseq area: glibc's where glibc registered one, else the
- * library's own (lib/rseq_area.c). Used by the CPU layer only.
+ * library's own (lib/base/rseq_area.c). Used by the CPU layer only.
  */
 #ifndef PCPU_LIB_RSEQ_AREA_H
 #define PCPU_LIB_RSEQ_AREA_H

@@ -179,7 +179,7 @@ static int64_t fold_all(struct pcpu_counter *c)
 
 /*
  * The slot this thread's adds go to: its CPU's on the rseq path, the one it
- * owns on the atomic path (lib/slot_owner.c); -1 for none.
+ * owns on the atomic path (lib/base/slot_owner.c); -1 for none.
  */
 static int own_slot(const struct pcpu_counter *c)
 {

@@ -148,7 +148,7 @@ static void before_fork(void)
 	pcpu_arena_fork_prepare();
 	if (client)
 		client->fork_prepare();
-	pcpu_pair_fork_prepare(); /* last: see lib/pair.h */
+	pcpu_pair_fork_prepare(); /* last: see lib/base/pair.h */
 }
 
 static void after_fork_parent(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Creating a shared segment (see <percpu/shared.h>): check the descriptor,
- * lay the segment out (lib/shared_internal.h), fill it, mark it ready, and
+ * lay the segment out (lib/shared/shared_internal.h), fill it, mark it ready, and
  * attach to it through the same validation as any other process, so that
  * a creator and an opener see one segment the same way.
  */
@@ -37,7 +37,7 @@ static const struct pcpu_shared_more *more_of(const struct pcpu_shared_desc *d, 
 	return (d->flags & PCPU_SHARED_MORE) && d->more ? &d->more[i] : &none;
 }
 
-/* What a descriptor takes in a segment (lib/shared_internal.h). */
+/* What a descriptor takes in a segment (lib/shared/shared_internal.h). */
 struct desc_size {
 	uint64_t strings;
 	uint32_t slots;
@@ -124,7 +124,7 @@ static int check_desc(const struct pcpu_shared_desc *d, struct desc_size *size)
 	return 0;
 }
 
-/* Every offset, in the order lib/shared_internal.h gives. */
+/* Every offset, in the order lib/shared/shared_internal.h gives. */
 static void lay_out(struct shared_header *hdr, uint32_t nr_items, const struct desc_size *size,
 		    unsigned int possible)
 {
@@ -148,20 +148,21 @@ static void lay_out(struct shared_header *hdr, uint32_t nr_items, const struct d
 	hdr->total_size = at + hdr->cpus.len;
 }
 
+/* The segment's lock, process-shared and robust: 0 or a negative errno. */
 static int init_lock(pthread_mutex_t *lock)
 {
 	pthread_mutexattr_t attr;
 	int err = pthread_mutexattr_init(&attr);
 
 	if (err)
-		return err;
+		return -err;
 	err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
 	if (!err)
 		err = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
 	if (!err)
 		err = pthread_mutex_init(lock, &attr);
 	pthread_mutexattr_destroy(&attr);
-	return err;
+	return -err;
 }
 
 /* Copies @s with its NUL to @strings + *@at; returns its offset. */
@@ -222,7 +223,7 @@ static int fill(void *base, const struct shared_header *proto, const struct pcpu
 	memcpy(hdr, proto, offsetof(struct shared_header, lock));
 	err = init_lock(&hdr->lock);
 	if (err)
-		return -err;
+		return err;
 	for (uint32_t i = 0; i < d->nr_items; i++) {
 		const struct pcpu_stat_item *it = &d->items[i];
 		const struct pcpu_shared_more *m = more_of(d, i);
@@ -251,65 +252,90 @@ static int fill(void *base, const struct shared_header *proto, const struct pcpu
 	return 0;
 }
 
+/* @proto: the header of a segment for @d (of @size), laid out for this process. */
+static void describe_segment(struct shared_header *proto, const struct pcpu_shared_desc *d,
+			     const struct desc_size *size)
+{
+	*proto = (struct shared_header){ .magic = SHARED_MAGIC };
+	proto->version = SHARED_VERSION;
+	proto->header_size = sizeof(*proto);
+	proto->update_path = pcpu_cpu_setup();
+	proto->possible = pcpu_cpu_possible();
+	proto->stride = PCPU_STRIDE;
+	proto->nr_items = d->nr_items;
+	proto->mutex_size = sizeof(pthread_mutex_t);
+	lay_out(proto, d->nr_items, size, proto->possible);
+}
+
+/*
+ * A new segment @name of @len bytes, exactly @mode whatever the umask, its
+ * descriptor in *@fd (-1 for NULL @name: an anonymous one has none): 0 or a
+ * negative errno, the name unlinked again.
+ */
+static int new_segment(const char *name, size_t len, mode_t mode, int *fd)
+{
+	int err;
+
+	*fd = -1;
+	if (!name)
+		return 0;
+	*fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (*fd < 0)
+		return -errno;
+	if (fchmod(*fd, mode) != 0 || ftruncate(*fd, (off_t)len) != 0) {
+		err = -errno;
+		shm_unlink(name);
+		close(*fd);
+		return err;
+	}
+	return 0;
+}
+
 PCPU_EXPORT struct pcpu_shared *pcpu_shared_create(const char *name,
 						   const struct pcpu_shared_desc *d)
 {
-	struct shared_header proto = { .magic = SHARED_MAGIC };
+	struct shared_header proto;
 	struct shared_handle *h;
 	struct desc_size size;
-	void *base = MAP_FAILED;
-	int fd = -1, err = check_desc(d, &size);
+	void *base;
+	int fd, err;
 
-	if (!PCPU_PAIR_LOCK_FREE) {
-		errno = ENOTSUP;
-		return NULL;
-	}
+	err = -ENOTSUP;
+	if (!PCPU_PAIR_LOCK_FREE)
+		goto err_out;
+	err = check_desc(d, &size);
 	if (err || (name && name[0] != '/')) {
-		errno = EINVAL;
-		return NULL;
+		err = -EINVAL;
+		goto err_out;
 	}
-	proto.version = SHARED_VERSION;
-	proto.header_size = sizeof(proto);
-	proto.update_path = pcpu_cpu_setup();
-	proto.possible = pcpu_cpu_possible();
-	proto.stride = PCPU_STRIDE;
-	proto.nr_items = d->nr_items;
-	proto.mutex_size = sizeof(pthread_mutex_t);
-	lay_out(&proto, d->nr_items, &size, proto.possible);
-
-	if (name) {
-		mode_t mode = d->mode ? d->mode : 0600;
-
-		fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-		if (fd < 0)
-			return NULL;
-		/* exactly @mode, whatever the umask */
-		if (fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)proto.total_size) != 0)
-			goto fail;
-		base = mmap(NULL, proto.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	} else {
-		base = mmap(NULL, proto.total_size, PROT_READ | PROT_WRITE,
-			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	describe_segment(&proto, d, &size);
+	err = new_segment(name, proto.total_size, d->mode ? d->mode : 0600, &fd);
+	if (err)
+		goto err_out;
+	base = mmap(NULL, proto.total_size, PROT_READ | PROT_WRITE,
+		    fd >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS, fd, 0);
+	if (base == MAP_FAILED) {
+		err = -errno;
+		goto err_segment;
 	}
-	if (base == MAP_FAILED)
-		goto fail;
 	err = fill(base, &proto, d);
-	if (err) {
-		errno = -err;
-		goto fail;
-	}
+	if (err)
+		goto err_unmap;
 	h = pcpu_shared_attach(base, proto.total_size, true, fd);
-	if (!h)
-		goto fail;
+	if (!h) {
+		err = -errno;
+		goto err_unmap;
+	}
 	return &h->pub;
-fail:
-	err = errno;
-	if (base != MAP_FAILED)
-		munmap(base, proto.total_size);
+
+err_unmap:
+	munmap(base, proto.total_size);
+err_segment:
 	if (fd >= 0) {
 		shm_unlink(name);
 		close(fd);
 	}
-	errno = err;
+err_out:
+	errno = -err;
 	return NULL;
 }

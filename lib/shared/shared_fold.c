@@ -167,7 +167,7 @@ static unsigned int add_unchecked(struct shared_handle *h, unsigned int item, in
 
 		if (offset >= 0)
 			return (unsigned int)(offset >> PCPU_STRIDE_SHIFT);
-		/* no area yet (lib/rseq_area.c): this add goes to the last row */
+		/* no area yet (lib/base/rseq_area.c): this add goes to the last row */
 		pcpu_rseq_area_register();
 		row = h->rows - 1;
 	}

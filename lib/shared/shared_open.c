@@ -61,7 +61,7 @@ static bool packed(const struct shared_header *hdr)
 
 /*
  * The header's fixed fields, copied after @ready was loaded (acquire):
- * -EAGAIN if a creator may still be making it (lib/shared_internal.h),
+ * -EAGAIN if a creator may still be making it (lib/shared/shared_internal.h),
  * -EBADMSG for what is not ours, -EINVAL for what does not fit.
  */
 static int check_header(const struct shared_header *hdr, uint32_t ready, uint64_t size)
@@ -229,20 +229,13 @@ static int check_item(const struct shared_item *it, const char *strings, uint64_
 }
 
 /*
- * The copied item table, strings and bounds of @h (hdr's counts): every
- * item, label and bound; items that clash; buckets and bounds that do not
- * add up to the header's. Fills @h's meta, label pointers and slots' items.
- * -EBADMSG if anything is off, -ENOMEM.
+ * The @n items' strings in @strings (@size bytes): each item checked, and
+ * laid end to end as the creator writes them. 0, and in *@nr_ptrs the
+ * label pointers they need, or -EBADMSG.
  */
-static int check_items(struct shared_handle *h, const struct shared_header *hdr,
-		       const struct shared_item *items)
+static int check_strings(const struct shared_item *items, uint32_t n, const char *strings,
+			 uint64_t size, size_t *nr_ptrs)
 {
-	const char *strings = h->strings;
-	uint64_t size = hdr->strings.len, nr_bounds = hdr->bounds.len / sizeof(int64_t);
-	uint32_t n = hdr->nr_items, slot = n, bound = 0;
-	size_t nr_ptrs = 0;
-	const char **ptrs;
-
 	for (uint32_t i = 0, at = 0; i < n; i++) {
 		const struct shared_item *it = &items[i];
 
@@ -259,8 +252,28 @@ static int check_items(struct shared_handle *h, const struct shared_header *hdr,
 		at = it->help_off + it->help_len + 1 + it->labels_len;
 		if (i == n - 1 && at != size)
 			return -EBADMSG;
-		nr_ptrs += 2 * (size_t)it->nr_labels + 1;
+		*nr_ptrs += 2 * (size_t)it->nr_labels + 1;
 	}
+	return 0;
+}
+
+/*
+ * The copied item table, strings and bounds of @h (hdr's counts): every
+ * item, label and bound; items that clash; buckets and bounds that do not
+ * add up to the header's. Fills @h's meta, label pointers and slots' items.
+ * -EBADMSG if anything is off, -ENOMEM.
+ */
+static int check_items(struct shared_handle *h, const struct shared_header *hdr,
+		       const struct shared_item *items)
+{
+	const char *strings = h->strings;
+	uint64_t size = hdr->strings.len, nr_bounds = hdr->bounds.len / sizeof(int64_t);
+	uint32_t n = hdr->nr_items, slot = n, bound = 0;
+	size_t nr_ptrs = 0;
+	const char **ptrs;
+
+	if (check_strings(items, n, strings, size, &nr_ptrs) != 0)
+		return -EBADMSG;
 	h->label_ptrs = ptrs = malloc(nr_ptrs * sizeof(*ptrs));
 	if (!ptrs)
 		return -ENOMEM;
@@ -290,7 +303,7 @@ static int check_items(struct shared_handle *h, const struct shared_header *hdr,
 			if (m->bounds[b - 1] >= m->bounds[b])
 				return -EBADMSG;
 		bound += it->nr_bounds;
-		/* a bucket folds with its item's policy (lib/shared_fold.c) */
+		/* a bucket folds with its item's policy (lib/shared/shared_fold.c) */
 		for (uint32_t b = 0; b <= it->nr_bounds; b++)
 			h->items[slot++] = *it;
 	}
@@ -330,137 +343,182 @@ static void free_handle(struct shared_handle *h)
 	free(h);
 }
 
+/*
+ * The header of the mapping @base of @size into @hdr, checked, and for a
+ * writer (@writable) checked against this process: 0 or a negative errno.
+ */
+static int read_header(const void *base, size_t size, bool writable, struct shared_header *hdr)
+{
+	uint32_t ready;
+	int err;
+
+	if (size < sizeof(*hdr))
+		return -EINVAL;
+	/* the creator's release store of ready, before anything it covers is read */
+	ready = __atomic_load_n(&((const struct shared_header *)base)->ready, __ATOMIC_ACQUIRE);
+	memcpy(hdr, base, offsetof(struct shared_header, lock));
+	err = check_header(hdr, ready, size);
+	if (!err && writable && hdr->possible != pcpu_cpu_possible())
+		err = -EINVAL; /* a CPU number could pass the last row */
+	if (!err && writable && hdr->update_path != (uint32_t)pcpu_cpu_setup())
+		err = -EPROTO; /* a plain rseq add and an atomic add on one slot lose updates */
+	return err;
+}
+
+/*
+ * @h's own copies of the segment's items, strings and bounds, checked:
+ * 0 or a negative errno. What it allocated is @h's (free_handle()).
+ */
+static int copy_items(struct shared_handle *h, const struct shared_header *hdr,
+		      const void *base)
+{
+	struct shared_item *items = malloc(hdr->items.len);
+	int err;
+
+	h->items = malloc(hdr->nr_slots * sizeof(*h->items));
+	h->strings = malloc(hdr->strings.len ? hdr->strings.len : 1);
+	h->meta = calloc(hdr->nr_items, sizeof(*h->meta));
+	h->bounds = malloc(hdr->bounds.len ? hdr->bounds.len : 1);
+	if (!h->items || !h->strings || !h->meta || !h->bounds || !items) {
+		free(items);
+		return -ENOMEM;
+	}
+	memcpy(items, (const char *)base + hdr->items.off, hdr->items.len);
+	memcpy(h->strings, (const char *)base + hdr->strings.off, hdr->strings.len);
+	memcpy(h->bounds, (const char *)base + hdr->bounds.off, hdr->bounds.len);
+	err = check_items(h, hdr, items);
+	free(items);
+	return err;
+}
+
+/* Points @h at the regions of the mapping @base that @hdr lays out. */
+static void point_at(struct shared_handle *h, const struct shared_header *hdr, void *base,
+		     bool writable)
+{
+	h->hdr = base;
+	h->writable = writable;
+	h->nr_items = hdr->nr_slots;
+	h->nr_public = hdr->nr_items;
+	h->rows = hdr->possible + 1;
+	h->central = (void *)((char *)base + hdr->central.off);
+	h->threshold = (void *)((char *)base + hdr->threshold.off);
+	h->armed = (void *)((char *)base + hdr->armed.off);
+	h->pub.pairs = (void *)((char *)base + hdr->cpus.off);
+	h->pub.threshold = h->threshold;
+	h->pub.add_items = writable ? hdr->nr_items : 0;
+	h->pub.mode = hdr->update_path;
+}
+
 struct shared_handle *pcpu_shared_attach(void *base, size_t size, bool writable, int fd)
 {
 	struct shared_header hdr;
 	struct shared_handle *h;
-	struct shared_item *items;
-	uint32_t ready;
 	int err;
 
-	if (size < sizeof(hdr)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	/* the creator's release store of ready, before anything it covers is read */
-	ready = __atomic_load_n(&((struct shared_header *)base)->ready, __ATOMIC_ACQUIRE);
-	memcpy(&hdr, base, offsetof(struct shared_header, lock));
-	err = check_header(&hdr, ready, size);
-	if (!err && writable && hdr.possible != pcpu_cpu_possible())
-		err = -EINVAL; /* a CPU number could pass the last row */
-	if (!err && writable && hdr.update_path != (uint32_t)pcpu_cpu_setup())
-		err = -EPROTO; /* a plain rseq add and an atomic add on one slot lose updates */
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
+	err = read_header(base, size, writable, &hdr);
+	if (err)
+		goto err_out;
+	err = -ENOMEM;
 	h = calloc(1, sizeof(*h));
 	if (!h)
-		return NULL;
-	h->items = malloc(hdr.nr_slots * sizeof(*h->items));
-	h->strings = malloc(hdr.strings.len ? hdr.strings.len : 1);
-	h->meta = calloc(hdr.nr_items, sizeof(*h->meta));
-	h->bounds = malloc(hdr.bounds.len ? hdr.bounds.len : 1);
-	items = malloc(hdr.items.len);
-	if (!h->items || !h->strings || !h->meta || !h->bounds || !items) {
-		free(items);
-		free_handle(h);
-		errno = ENOMEM;
-		return NULL;
-	}
-	memcpy(items, (char *)base + hdr.items.off, hdr.items.len);
-	memcpy(h->strings, (char *)base + hdr.strings.off, hdr.strings.len);
-	memcpy(h->bounds, (char *)base + hdr.bounds.off, hdr.bounds.len);
-	err = check_items(h, &hdr, items);
-	free(items);
-	if (err) {
-		free_handle(h);
-		errno = -err;
-		return NULL;
-	}
-	h->hdr = base;
+		goto err_out;
+	err = copy_items(h, &hdr, base);
+	if (err)
+		goto err_handle;
+	point_at(h, &hdr, base, writable);
 	h->map_size = size;
 	h->fd = fd;
-	h->writable = writable;
-	h->nr_items = hdr.nr_slots;
-	h->nr_public = hdr.nr_items;
-	h->rows = hdr.possible + 1;
-	h->central = (void *)((char *)base + hdr.central.off);
-	h->threshold = (void *)((char *)base + hdr.threshold.off);
-	h->armed = (void *)((char *)base + hdr.armed.off);
-	h->pub.pairs = (void *)((char *)base + hdr.cpus.off);
-	h->pub.threshold = h->threshold;
-	h->pub.add_items = writable ? hdr.nr_items : 0;
-	h->pub.mode = hdr.update_path;
 	err = check_armed(h);
-	if (err) {
-		free_handle(h);
-		errno = -err;
-		return NULL;
-	}
+	if (err)
+		goto err_handle;
 	return h;
+
+err_handle:
+	free_handle(h);
+err_out:
+	errno = -err;
+	return NULL;
+}
+
+/*
+ * The segment @name opened for reading, or for writing too (@writable):
+ * its descriptor or a negative errno. O_NONBLOCK: a FIFO planted at the
+ * name would block open(2) until a writer came. What open(2) refuses as
+ * not a regular file is not a segment either: a symbolic link (shm_open()
+ * adds O_NOFOLLOW: ELOOP), a socket or a device (ENXIO), a directory opened
+ * for writing (EISDIR): -EBADMSG.
+ */
+static int open_segment(const char *name, bool writable)
+{
+	int fd = shm_open(name, (writable ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC, 0);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == ELOOP || errno == ENXIO || errno == EISDIR)
+		return -EBADMSG;
+	return -errno;
+}
+
+/*
+ * The size of the segment open at @fd in *@size: 0, or -EBADMSG (not a
+ * regular file), -EAGAIN (created, not sized yet), -EINVAL (smaller than a
+ * header or too large to map) or fstat(2)'s negative errno.
+ */
+static int segment_size(int fd, size_t *size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADMSG;
+	if (st.st_size == 0)
+		return -EAGAIN;
+	if ((uint64_t)st.st_size < sizeof(struct shared_header) ||
+	    (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
+		return -EINVAL;
+	*size = (size_t)st.st_size;
+	return 0;
 }
 
 PCPU_EXPORT struct pcpu_shared *pcpu_shared_open(const char *name, unsigned int flags)
 {
 	bool writable = !(flags & PCPU_SHARED_RDONLY);
 	struct shared_handle *h;
-	struct stat st;
+	size_t size = 0;
 	void *base;
 	int fd, err;
 
-	if (!name || (flags & ~PCPU_SHARED_RDONLY)) {
-		errno = EINVAL;
-		return NULL;
+	err = -EINVAL;
+	if (!name || (flags & ~PCPU_SHARED_RDONLY))
+		goto err_out;
+	err = -ENOTSUP;
+	if (!PCPU_PAIR_LOCK_FREE)
+		goto err_out;
+	fd = err = open_segment(name, writable);
+	if (fd < 0)
+		goto err_out;
+	err = segment_size(fd, &size);
+	if (err)
+		goto err_close;
+	base = mmap(NULL, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		err = -errno;
+		goto err_close;
 	}
-	if (!PCPU_PAIR_LOCK_FREE) {
-		errno = ENOTSUP;
-		return NULL;
-	}
-	/*
-	 * O_NONBLOCK: a FIFO planted at the name would block open(2) until a
-	 * writer came. What open(2) refuses as not a regular file is not a
-	 * segment either: a symbolic link (shm_open() adds O_NOFOLLOW: ELOOP),
-	 * a socket or a device (ENXIO), a directory opened for writing (EISDIR).
-	 */
-	fd = shm_open(name, (writable ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC, 0);
-	if (fd < 0) {
-		if (errno == ELOOP || errno == ENXIO || errno == EISDIR)
-			errno = EBADMSG;
-		return NULL;
-	}
-	if (fstat(fd, &st) != 0)
-		goto fail;
-	if (!S_ISREG(st.st_mode)) {
-		errno = EBADMSG;
-		goto fail;
-	}
-	if (st.st_size == 0) {
-		errno = EAGAIN; /* created, not sized yet */
-		goto fail;
-	}
-	if ((uint64_t)st.st_size < sizeof(struct shared_header) ||
-	    (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
-		errno = EINVAL;
-		goto fail;
-	}
-	base = mmap(NULL, (size_t)st.st_size, writable ? PROT_READ | PROT_WRITE : PROT_READ,
-		    MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED)
-		goto fail;
-	h = pcpu_shared_attach(base, (size_t)st.st_size, writable, fd);
+	h = pcpu_shared_attach(base, size, writable, fd);
 	if (!h) {
-		err = errno;
-		munmap(base, (size_t)st.st_size);
-		close(fd);
-		errno = err;
-		return NULL;
+		err = -errno;
+		goto err_unmap;
 	}
 	return &h->pub;
-fail:
-	err = errno;
+
+err_unmap:
+	munmap(base, size);
+err_close:
 	close(fd);
-	errno = err;
+err_out:
+	errno = -err;
 	return NULL;
 }
 

@@ -21,18 +21,18 @@ static int check_desc(const struct pcpu_stat_desc *d, size_t *names_bytes)
 	size_t bytes = 0;
 
 	if (!d || !d->items || d->nr_items == 0 || d->nr_items > PCPU_STAT_MAX_ITEMS)
-		return EINVAL;
+		return -EINVAL;
 	if (d->flags & ~PCPU_STAT_ONE_PER_LINE)
-		return EINVAL;
+		return -EINVAL;
 	for (uint32_t i = 0; i < d->nr_items; i++) {
 		const struct pcpu_stat_item *it = &d->items[i];
 
 		/* 32-bit words: the floor stays below 2^29 */
 		if (pcpu_stat_item_check(it, PCPU_STAT_MAX_THRESH) != 0)
-			return EINVAL;
+			return -EINVAL;
 		for (uint32_t j = 0; j < i; j++)
 			if (strcmp(d->items[j].name, it->name) == 0)
-				return EINVAL;
+				return -EINVAL;
 		bytes += strlen(it->name) + 1;
 		if (it->help)
 			bytes += strlen(it->help) + 1;
@@ -133,14 +133,14 @@ static struct stat_set *alloc_set(uint32_t n, uint32_t nr_lines, uint32_t flags)
 	s->threshold_max = calloc(n, sizeof(*s->threshold_max));
 	s->armset = pcpu_armset_new(cpu_possible());
 	if (!s->pub.hot || !s->central || !s->threshold_max || !s->armset)
-		goto fail;
+		goto err_free;
 	s->pub.words = pcpu_arena_alloc(s->words_bytes);
 	if (!s->pub.words)
-		goto fail;
+		goto err_free;
 	memset(s->pub.hot, 0, hot_bytes);
 	memset(s->central, 0, (size_t)nr_lines * LINE_BYTES);
 	return s;
-fail:
+err_free:
 	free_set(s);
 	return NULL;
 }
@@ -156,58 +156,88 @@ static bool start_set(struct stat_set *s)
 	return s->entry != NULL;
 }
 
-PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc)
-{
-	uint32_t n, *order = NULL, nr_lines;
-	struct stat_set *s = NULL;
-	struct stat_shape *sh = NULL;
-	size_t names_bytes = 0;
-	bool *placed = NULL, *starts = NULL;
-	char *name;
-	int err;
+/* Where each item of a descriptor goes: lay_out()'s result. */
+struct layout {
+	uint32_t *order; /* the item at each position */
+	bool *starts;    /* does a line start at this position? */
+	uint32_t nr_lines;
+};
 
-	err = check_desc(desc, &names_bytes);
-	if (err) {
-		errno = err;
-		return NULL;
-	}
-	if (pcpu_registry_setup() != 0) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	n = desc->nr_items;
-	order = malloc(n * sizeof(*order));
-	placed = calloc(n, sizeof(*placed));
-	starts = calloc(n, sizeof(*starts));
-	if (!order || !placed || !starts)
-		goto nomem;
-	nr_lines = lay_out(desc, order, starts, placed);
-	sh = calloc(1, sizeof(*sh));
+static void layout_free(struct layout *lay)
+{
+	free(lay->order);
+	free(lay->starts);
+}
+
+/* Lays @d's items out into @lay: 0 or -ENOMEM (@lay then holds nothing). */
+static int layout_new(const struct pcpu_stat_desc *d, struct layout *lay)
+{
+	bool *placed = calloc(d->nr_items, sizeof(*placed));
+
+	lay->order = malloc(d->nr_items * sizeof(*lay->order));
+	lay->starts = calloc(d->nr_items, sizeof(*lay->starts));
+	if (!placed || !lay->order || !lay->starts)
+		goto err_free;
+	lay->nr_lines = lay_out(d, lay->order, lay->starts, placed);
+	free(placed);
+	return 0;
+
+err_free:
+	free(placed);
+	layout_free(lay);
+	return -ENOMEM;
+}
+
+/*
+ * A shape of @n items in @nr_lines lines with room for @names_bytes of
+ * names, one reference, its items not yet filled; NULL for want of memory.
+ */
+static struct stat_shape *shape_new(uint32_t n, uint32_t nr_lines, size_t names_bytes)
+{
+	struct stat_shape *sh = calloc(1, sizeof(*sh));
+
 	if (!sh)
-		goto nomem;
+		return NULL;
 	sh->refs = 1;
 	sh->lines = calloc(nr_lines, sizeof(*sh->lines));
 	sh->items = calloc(n, sizeof(*sh->items));
 	sh->names = malloc(names_bytes);
-	if (!sh->lines || !sh->items || !sh->names)
-		goto nomem;
-	s = alloc_set(n, nr_lines, desc->flags);
-	if (!s)
-		goto nomem;
-	/* from here the set holds the shape's reference: free_set() drops it */
-	s->shape = sh;
-	s->lines = sh->lines;
-	s->items = sh->items;
-	sh = NULL;
+	if (!sh->lines || !sh->items || !sh->names) {
+		shape_put(sh); /* frees what was allocated */
+		return NULL;
+	}
+	return sh;
+}
 
-	name = s->shape->names;
-	for (uint32_t p = 0, l = 0; p < n; p++) {
-		uint32_t i = order[p];
-		const struct pcpu_stat_item *d = &desc->items[i];
+/* Copies item @d into @it with its defaults, its strings to *@name (moved past them). */
+static void describe_item(struct item *it, const struct pcpu_stat_item *d, char **name)
+{
+	it->group = d->group;
+	it->accuracy = d->accuracy ? (uint32_t)d->accuracy : PCPU_POLICY_ACCURACY;
+	it->divisor = (uint64_t)it->accuracy * cpu_possible();
+	it->floor = d->floor ? d->floor : PCPU_POLICY_FLOOR;
+	it->name = strcpy(*name, d->name);
+	*name += strlen(d->name) + 1;
+	if (d->help) {
+		it->help = strcpy(*name, d->help);
+		*name += strlen(d->help) + 1;
+	}
+	it->kind = d->kind ? (uint32_t)d->kind : PCPU_METRIC_COUNTER;
+	it->scale = d->scale > 1 ? d->scale : 1;
+}
+
+/* Places @d's items in @s's shape as @lay says: lines, words, slots. */
+static void place_items(struct stat_set *s, const struct pcpu_stat_desc *d,
+			const struct layout *lay)
+{
+	char *name = s->shape->names;
+
+	for (uint32_t p = 0, l = 0; p < d->nr_items; p++) {
+		uint32_t i = lay->order[p];
 		struct item *it = &s->shape->items[i];
 		struct line *ln;
 
-		if (starts[p] && p > 0)
+		if (lay->starts[p] && p > 0)
 			l++;
 		ln = &s->shape->lines[l];
 		if (ln->nr == 0)
@@ -215,43 +245,49 @@ PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc
 		it->line = l;
 		it->word = l * LINE_WORDS + 1 + ln->nr;
 		ln->item[ln->nr++] = i;
-		it->group = d->group;
-		it->accuracy = d->accuracy ? (uint32_t)d->accuracy : PCPU_POLICY_ACCURACY;
-		it->divisor = (uint64_t)it->accuracy * cpu_possible();
-		it->floor = d->floor ? d->floor : PCPU_POLICY_FLOOR;
-		it->name = name;
-		strcpy(name, d->name);
-		name += strlen(d->name) + 1;
-		if (d->help) {
-			it->help = name;
-			strcpy(name, d->help);
-			name += strlen(d->help) + 1;
-		}
-		it->kind = d->kind ? (uint32_t)d->kind : PCPU_METRIC_COUNTER;
-		it->scale = d->scale > 1 ? d->scale : 1;
+		describe_item(it, &d->items[i], &name);
 		s->pub.hot[i].slot = p;
 	}
-	free(order);
-	free(placed);
-	free(starts);
+}
+
+PCPU_EXPORT struct pcpu_stat *pcpu_stat_create(const struct pcpu_stat_desc *desc)
+{
+	struct layout lay = { 0 };
+	struct stat_shape *sh;
+	struct stat_set *s;
+	size_t names_bytes = 0;
+	int err;
+
+	err = check_desc(desc, &names_bytes);
+	if (err)
+		goto err_out;
+	err = -ENOMEM;
+	if (pcpu_registry_setup() != 0 || layout_new(desc, &lay) != 0)
+		goto err_out;
+	sh = shape_new(desc->nr_items, lay.nr_lines, names_bytes);
+	if (!sh)
+		goto err_layout;
+	s = alloc_set(desc->nr_items, lay.nr_lines, desc->flags);
+	if (!s)
+		goto err_shape;
+	s->shape = sh;
+	s->lines = sh->lines;
+	s->items = sh->items;
+	place_items(s, desc, &lay);
 	if (!start_set(s))
-		goto nomem_set;
+		goto err_set;
+	layout_free(&lay);
 	return &s->pub;
 
-nomem:
-	free(order);
-	free(placed);
-	free(starts);
-	if (sh) {
-		free(sh->lines);
-		free(sh->items);
-		free(sh->names);
-		free(sh);
-	}
-nomem_set:
-	if (s)
-		free_set(s);
-	errno = ENOMEM;
+err_set:
+	s->shape = NULL; /* the next step drops the shape's one reference */
+	free_set(s);
+err_shape:
+	shape_put(sh);
+err_layout:
+	layout_free(&lay);
+err_out:
+	errno = -err;
 	return NULL;
 }
 

@@ -86,9 +86,81 @@ struct snap_line {
 	bool frozen;
 };
 
-PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint64_t *bounds)
+/*
+ * One attempt's first step over the lines not done: frozen (@freezing),
+ * each line's sequence read, then its items' central values into @values.
+ */
+static void snap_central(struct stat_set *s, struct snap_line *st, int64_t *values,
+			 bool freezing)
+{
+	for (uint32_t l = 0; l < s->nr_lines; l++) {
+		if (st[l].done)
+			continue;
+		st[l].frozen = freezing;
+		if (freezing)
+			stat_freeze(s, l);
+	}
+	for (uint32_t l = 0; l < s->nr_lines; l++) {
+		const struct line *ln = &s->lines[l];
+
+		if (st[l].done)
+			continue;
+		if (st[l].frozen)
+			stat_wait_quiet(s, l);
+		st[l].before = LOAD_ACQ(seq_of(s, l));
+		for (uint32_t k = 0; k < ln->nr; k++)
+			values[ln->item[k]] = LOAD_ACQ(&s->central[s->items[ln->item[k]].word]);
+	}
+}
+
+/* The second: every armed CPU's pending deltas added to @values, in one walk. */
+static void snap_pending(struct stat_set *s, const struct snap_line *st, int64_t *values)
 {
 	unsigned int cpus = cpu_possible(), cpu;
+
+	pcpu_armset_for_each(s->armset, cpus, cpu) {
+		const uint64_t *w = words_of(s, cpu);
+
+		for (uint32_t l = 0; l < s->nr_lines; l++) {
+			const struct line *ln = &s->lines[l];
+
+			if (st[l].done)
+				continue;
+			for (uint32_t k = 0; k < ln->nr; k++)
+				values[ln->item[k]] = (int64_t)((uint64_t)values[ln->item[k]] +
+					(uint64_t)(int64_t)pending_of(LOAD_ACQ(&w[ln->first_slot + k])));
+		}
+	}
+}
+
+/*
+ * The last: each line's sequence read again, a frozen line thawed. Returns
+ * how many lines are done now (frozen ones, and those no fold crossed).
+ */
+static uint32_t snap_validate(struct stat_set *s, struct snap_line *st)
+{
+	uint32_t done = 0;
+
+	/* the loads before are acquire: the loads below cannot pass them */
+	for (uint32_t l = 0; l < s->nr_lines; l++) {
+		uint64_t after;
+
+		if (st[l].done)
+			continue;
+		after = __atomic_load_n(seq_of(s, l), __ATOMIC_SEQ_CST);
+		if (st[l].frozen) {
+			stat_thaw(s, l);
+			st[l].done = true;
+		} else {
+			st[l].done = stat_stable(st[l].before, after);
+		}
+		done += st[l].done;
+	}
+	return done;
+}
+
+PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint64_t *bounds)
+{
 	struct snap_line stack[64], *st = stack;
 	unsigned int spins = 0;
 	struct stat_set *s;
@@ -105,55 +177,9 @@ PCPU_EXPORT int pcpu_stat_snapshot(struct pcpu_stat *pub, int64_t *values, uint6
 	memset(st, 0, s->nr_lines * sizeof(*st));
 	left = s->nr_lines;
 	for (unsigned int attempt = 0; left; attempt++) {
-		bool freezing = attempt >= LOAD(&pcpu_stat_optimistic_tries);
-
-		for (uint32_t l = 0; l < s->nr_lines; l++) {
-			if (st[l].done)
-				continue;
-			st[l].frozen = freezing;
-			if (freezing)
-				stat_freeze(s, l);
-		}
-		for (uint32_t l = 0; l < s->nr_lines; l++) {
-			const struct line *ln = &s->lines[l];
-
-			if (st[l].done)
-				continue;
-			if (st[l].frozen)
-				stat_wait_quiet(s, l);
-			st[l].before = LOAD_ACQ(seq_of(s, l));
-			for (uint32_t k = 0; k < ln->nr; k++)
-				values[ln->item[k]] = LOAD_ACQ(&s->central[s->items[ln->item[k]].word]);
-		}
-		/* one walk over the armed CPUs */
-		pcpu_armset_for_each(s->armset, cpus, cpu) {
-			const uint64_t *w = words_of(s, cpu);
-
-			for (uint32_t l = 0; l < s->nr_lines; l++) {
-				const struct line *ln = &s->lines[l];
-
-				if (st[l].done)
-					continue;
-				for (uint32_t k = 0; k < ln->nr; k++)
-					values[ln->item[k]] = (int64_t)((uint64_t)values[ln->item[k]] +
-						(uint64_t)(int64_t)pending_of(LOAD_ACQ(&w[ln->first_slot + k])));
-			}
-		}
-		/* the loads above are acquire: the loads below cannot pass them */
-		for (uint32_t l = 0; l < s->nr_lines; l++) {
-			uint64_t after;
-
-			if (st[l].done)
-				continue;
-			after = __atomic_load_n(seq_of(s, l), __ATOMIC_SEQ_CST);
-			if (st[l].frozen) {
-				stat_thaw(s, l);
-				st[l].done = true;
-			} else {
-				st[l].done = stat_stable(st[l].before, after);
-			}
-			left -= st[l].done;
-		}
+		snap_central(s, st, values, attempt >= LOAD(&pcpu_stat_optimistic_tries));
+		snap_pending(s, st, values);
+		left -= snap_validate(s, st);
 		if (left)
 			pcpu_relax(&spins);
 	}

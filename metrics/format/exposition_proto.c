@@ -15,8 +15,10 @@
  * of consecutive buckets (BucketSpan messages: positive_span) and their
  * deltas (positive_delta), and its classic buckets only where it has some.
  * Exemplars (Exemplar: labels, value, a Timestamp) go on a counter, on a
- * classic histogram's buckets (a +Inf bucket is written for one of its
- * own), and in a native histogram's list of them (Histogram.exemplars).
+ * histogram's classic buckets (a +Inf bucket is written for one of its
+ * own; a native histogram's classic bucket takes the latest of the fine
+ * buckets it spans), and in a native histogram's list of them
+ * (Histogram.exemplars) too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -253,22 +255,51 @@ static const struct pcpu_exemplar *exemplar_of(const struct pcpu_metric_sample *
 	return m->exemplars && m->exemplars[i].labels ? &m->exemplars[i] : NULL;
 }
 
-/* One classic bucket: cumulative count, upper bound (scaled), its exemplar. */
+/*
+ * The latest exemplar of fine buckets @from to @to (as exposition.c's for
+ * the text formats; NULL if none has one): a classic bucket of a native
+ * histogram carries it, as client_golang's do, because Prometheus up to
+ * 2.4x reads a histogram's exemplars from its classic buckets only and
+ * ignores the native list (2.42 stored none of a native histogram's).
+ */
+static const struct pcpu_exemplar *latest_exemplar(const struct pcpu_metric_sample *m,
+						   uint32_t from, uint32_t to)
+{
+	const struct pcpu_exemplar *best = NULL;
+
+	for (uint32_t i = from; i <= to; i++)
+		if (exemplar_of(m, i) && (!best || m->exemplars[i].timestamp >= best->timestamp))
+			best = &m->exemplars[i];
+	return best;
+}
+
+/*
+ * One classic bucket: cumulative count, upper bound (scaled), and the
+ * latest exemplar of the fine buckets it spans (a classic histogram's are
+ * its own buckets: one each).
+ */
 struct classic {
 	struct scratch *x;
-	int64_t scale;
-	const struct pcpu_exemplar *exemplar; /* NULL: none */
+	const struct pcpu_metric_sample *m;
+	uint32_t next; /* the first fine bucket above the classic bucket before */
 };
 
 static void add_classic(void *arg, int64_t bound, uint64_t cumulative)
 {
 	struct classic *c = arg;
 	struct buf *bucket = &c->x->item;
+	const struct pcpu_exemplar *e;
+	uint32_t to = c->next;
 
+	/* every classic bound is a fine one */
+	while (to < c->m->nr_bounds && c->m->bounds[to] < bound)
+		to++;
+	e = latest_exemplar(c->m, c->next, to);
+	c->next = to + 1;
 	put_uint(bucket, BUCKET_CUMULATIVE, cumulative);
-	put_double(bucket, BUCKET_UPPER_BOUND, scaled(bound, c->scale));
-	if (c->exemplar)
-		put_exemplar(c->x, bucket, BUCKET_EXEMPLAR, c->exemplar);
+	put_double(bucket, BUCKET_UPPER_BOUND, scaled(bound, c->m->scale));
+	if (e)
+		put_exemplar(c->x, bucket, BUCKET_EXEMPLAR, e);
 	put_message(&c->x->value, HIST_BUCKET, bucket);
 }
 
@@ -292,9 +323,16 @@ static void put_native(struct scratch *x, const struct pcpu_metric_sample *m)
 	}
 }
 
+/*
+ * The classic buckets (a native histogram's classic bounds), each with its
+ * exemplar; +Inf is implicit, unless an exemplar above the last classic
+ * bound needs it written (a native histogram without classic bounds too,
+ * as client_golang's); then a native histogram's own list of exemplars.
+ */
 static void put_histogram(struct scratch *x, const struct pcpu_metric_sample *m)
 {
-	struct classic c = { x, m->scale, NULL };
+	struct classic c = { .x = x, .m = m };
+	const struct pcpu_exemplar *inf;
 	uint64_t count = 0, total = 0;
 
 	for (uint32_t i = 0; i <= m->nr_bounds; i++)
@@ -303,25 +341,25 @@ static void put_histogram(struct scratch *x, const struct pcpu_metric_sample *m)
 	put_double(&x->value, HIST_SUM, scaled(m->sum, m->scale));
 	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) {
 		pcpu_native_each_classic(m, add_classic, &c);
+	} else {
+		for (uint32_t i = 0; i < m->nr_bounds; i++) {
+			count += m->buckets[i];
+			add_classic(&c, m->bounds[i], count);
+		}
+	}
+	inf = latest_exemplar(m, c.next, m->nr_bounds);
+	if (inf) {
+		put_uint(&x->item, BUCKET_CUMULATIVE, total);
+		put_double(&x->item, BUCKET_UPPER_BOUND, INFINITY);
+		put_exemplar(x, &x->item, BUCKET_EXEMPLAR, inf);
+		put_message(&x->value, HIST_BUCKET, &x->item);
+	}
+	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) {
 		put_native(x, m);
 		/* a native histogram's exemplars: a list of their own */
 		for (uint32_t i = 0; i <= m->nr_bounds; i++)
 			if (exemplar_of(m, i))
 				put_exemplar(x, &x->value, HIST_EXEMPLARS, exemplar_of(m, i));
-		return;
-	}
-	for (uint32_t i = 0; i < m->nr_bounds; i++) {
-		count += m->buckets[i];
-		c.exemplar = exemplar_of(m, i);
-		add_classic(&c, m->bounds[i], count);
-	}
-	/* +Inf is implicit, unless it has an exemplar to carry */
-	c.exemplar = exemplar_of(m, m->nr_bounds);
-	if (c.exemplar) {
-		put_uint(&x->item, BUCKET_CUMULATIVE, total);
-		put_double(&x->item, BUCKET_UPPER_BOUND, INFINITY);
-		put_exemplar(x, &x->item, BUCKET_EXEMPLAR, c.exemplar);
-		put_message(&x->value, HIST_BUCKET, &x->item);
 	}
 }
 

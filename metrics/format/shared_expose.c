@@ -2,7 +2,7 @@
 /*
  * A shared segment as exposition text (see <percpu/shared.h>): one
  * snapshot, then each item as a sample for the writer that
- * pcpu_metrics_write() uses (lib/exposition.c), so the two formats, their
+ * pcpu_metrics_write() uses (metrics/format/exposition.c), so the two formats, their
  * escaping and histograms' cumulative buckets live in one place (a
  * histogram's buckets are read after the snapshot, each exact as sum()
  * is: public calls only, as a client of the unit). Items are

@@ -231,18 +231,21 @@ static mhd_result queue_text(struct MHD_Connection *conn, unsigned int status, c
 }
 
 /*
- * 500, saying why where a failed definition is the cause (metrics_register.c):
- * for the process's registry (@process) only.
+ * 500, saying why: a failed definition (metrics_register.c; the process's
+ * registry, @process, only), else the collector that stopped the
+ * exposition and the metric it had refused, with its labels and the reason
+ * (as the Go client's body names the metric), else @err.
  */
-static mhd_result queue_failure(struct MHD_Connection *conn, bool process)
+static mhd_result queue_failure(struct MHD_Connection *conn, bool process, int err)
 {
 	struct MHD_Response *resp;
-	const char *what;
-	char *body;
+	const char *what = NULL;
+	char *body, collector[640];
 	mhd_result ret;
 
-	if (!process || !pcpu_metrics_define_failure(&what) ||
-	    asprintf(&body, "exposition failed: %s\n", what) < 0)
+	if (!process || !pcpu_metrics_define_failure(&what))
+		what = pcpu_collectors_failure(collector, sizeof(collector));
+	if (asprintf(&body, "exposition failed: %s\n", what ? what : strerror(-err)) < 0)
 		return queue_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, sizeof(failed) - 1);
 	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
@@ -261,14 +264,14 @@ static mhd_result queue_metrics(struct MHD_Connection *conn,
 	struct pcpu_metrics_response res;
 	struct MHD_Response *resp;
 	mhd_result ret;
+	int err = pcpu_metrics_registry_respond(
+		srv->registry,
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
+		&res);
 
-	if (pcpu_metrics_registry_respond(
-		    srv->registry,
-		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
-		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						MHD_HTTP_HEADER_ACCEPT_ENCODING),
-		    &res) != 0)
-		return queue_failure(conn, !srv->registry);
+	if (err != 0)
+		return queue_failure(conn, !srv->registry, err);
 	/* the body is malloc()ed: libmicrohttpd free()s it with the response */
 	resp = MHD_create_response_from_buffer(res.length, res.body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
@@ -485,8 +488,8 @@ static void close_if_still(int fd, int twin)
 
 /*
  * Why a start with TLS failed: GnuTLS refused the key or certificate
- * (EINVAL) if a daemon without socket or thread, which needs nothing else,
- * fails too; want of memory or of a thread (ENOMEM) if not.
+ * (-EINVAL) if a daemon without socket or thread, which needs nothing else,
+ * fails too; want of memory or of a thread (-ENOMEM) if not.
  */
 static int tls_failure(const struct pcpu_metrics_server_options *opts)
 {
@@ -497,9 +500,9 @@ static int tls_failure(const struct pcpu_metrics_server_options *opts)
 				 on_request, NULL, MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key_pem,
 				 MHD_OPTION_HTTPS_MEM_CERT, opts->tls_cert_pem, MHD_OPTION_END);
 	if (!probe)
-		return EINVAL;
+		return -EINVAL;
 	MHD_stop_daemon(probe);
-	return ENOMEM;
+	return -ENOMEM;
 }
 
 static struct MHD_Daemon *start(struct pcpu_metrics_server *srv,
@@ -573,7 +576,7 @@ pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *user)
 		close_if_still(fd, twin);
 		server_free(srv);
 		/* libmicrohttpd says no more: no thread or no memory, or a bad key */
-		errno = opts.tls_cert_pem ? tls_failure(&opts) : ENOMEM;
+		errno = opts.tls_cert_pem ? -tls_failure(&opts) : ENOMEM;
 		return NULL;
 	}
 	close(twin);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Histograms (see <percpu/histogram.h>): a stat set with one item per
- * bucket (the last one +Inf) and two for the sum (its low bits, and the
- * rest), registered as a metric. Each bucket only ever gains +1, so every
+ * bucket (the last one +Inf) and two that 0.4's inline observe put the sum
+ * in (its low bits, and the rest), and a counter that 0.5's puts it in,
+ * registered as a metric. Each bucket only ever gains +1, so every
  * snapshot has non-negative counts, cumulative buckets that never
  * decrease, and a count (their sum) that equals the +Inf cumulative bucket
- * by construction. While observations are >= 0 both parts of the sum only
- * grow, so the sum a snapshot rebuilds never decreases either.
+ * by construction. While observations are >= 0 every part of the sum only
+ * grows (a counter's exact value is its base and its slots' values, each
+ * only added to), so the sum a snapshot rebuilds never decreases either.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -62,6 +64,35 @@ struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds)
 	free(items);
 	free(names);
 	return set;
+}
+
+/*
+ * The sum's own counter: one per-CPU add of 64 bits an observation (0.4's
+ * two stat items took two of 32 bits for values of 2^16 and more), folded
+ * at a fixed batch so large that folds are rare (see histogram.h).
+ */
+int pcpu_histogram_sum_init(struct pcpu_histogram *h)
+{
+	int err;
+
+	h->sum = malloc(sizeof(*h->sum));
+	if (!h->sum)
+		return -ENOMEM;
+	err = pcpu_counter_init_opts(h->sum, 0, &(struct pcpu_counter_options){
+						       .batch = PCPU_HISTOGRAM_SUM_BATCH });
+	if (err) {
+		free(h->sum);
+		h->sum = NULL;
+	}
+	return err;
+}
+
+void pcpu_histogram_sum_free(struct pcpu_histogram *h)
+{
+	if (h->sum)
+		pcpu_counter_destroy(h->sum);
+	free(h->sum);
+	h->sum = NULL;
 }
 
 /* @h's exemplars as a scrape shows them; NULL if it never had one. */
@@ -210,7 +241,8 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 		return NULL;
 	}
 	h->set = pcpu_histogram_make_set(h->nr_bounds);
-	err = h->set ? pcpu_metrics_add(d->registry,
+	err = h->set ? pcpu_histogram_sum_init(h) : -errno;
+	err = !err ? pcpu_metrics_add(d->registry,
 					&(struct metric_spec){ .name = d->name, .help = d->help,
 							       .unit = d->unit,
 							       .kind = PCPU_METRIC_HISTOGRAM,
@@ -218,8 +250,9 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 							       .source = &pcpu_histogram_source,
 							       .obj = h },
 					1)
-		     : -errno;
+		   : err;
 	if (err) {
+		pcpu_histogram_sum_free(h);
 		pcpu_stat_destroy(h->set);
 		pcpu_histogram_layout_free(h);
 		free(h);
@@ -236,6 +269,7 @@ PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h)
 	pcpu_metrics_forget(h);
 	pcpu_exemplars_free(h->exemplars);
 	pcpu_stat_destroy(h->set);
+	pcpu_histogram_sum_free(h);
 	pcpu_histogram_layout_free(h);
 	free(h);
 }
@@ -258,9 +292,13 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
 	if (!err) {
 		for (uint32_t i = 0; i <= h->nr_bounds; i++)
 			counts[i] = values[i] > 0 ? (uint64_t)values[i] : 0;
-		/* low + high * 2^shift, modulo 2^64 as the sum of int64 values is */
+		/*
+		 * the counter, and 0.4's inline observe's low + high * 2^shift,
+		 * modulo 2^64 as the sum of int64 values is
+		 */
 		if (sum)
-			*sum = (int64_t)((uint64_t)values[h->nr_bounds + 1] +
+			*sum = (int64_t)((uint64_t)pcpu_counter_sum(h->sum) +
+					 (uint64_t)values[h->nr_bounds + 1] +
 					 ((uint64_t)values[h->nr_bounds + 2] << PCPU_HISTOGRAM_SUM_SHIFT));
 	}
 	if (values != stack)

@@ -21,6 +21,10 @@ struct pcpu_stat;
 /* The stat set of a histogram of @nr_bounds bounds; NULL with errno. */
 struct pcpu_stat *pcpu_histogram_make_set(uint32_t nr_bounds);
 
+/* @h's sum counter (struct pcpu_histogram's @c sum): 0 or -ENOMEM; and its end. */
+int pcpu_histogram_sum_init(struct pcpu_histogram *h);
+void pcpu_histogram_sum_free(struct pcpu_histogram *h);
+
 /*
  * Fills @h's bounds (copied; merged with native ones, with @native), scale
  * and native fields; not its set. 0, -ERANGE, -EINVAL (@native) or -ENOMEM.

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,52 @@ static struct collector *collectors;
 static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER;
 /* bumped by fork() in the child: pins of an older epoch are void */
 static unsigned int epoch;
+
+/*
+ * What this thread's exposition refused last (the metric and its labels,
+ * cut at 256 bytes, and why), and the errno of the first collector that
+ * stopped it, which a 500's body says (pcpu_collectors_failure(),
+ * metrics_serve.c), as the Go client's names the metric. Per thread: an
+ * exposition runs on one, and concurrent scrapes must not see each
+ * other's; small, as every thread of the process has them. @nesting: a
+ * merged registry's collectors run inside a collector of the exposition.
+ */
+static __thread char refused_series[256];
+static __thread const char *refused_why;
+static __thread int failed_err;
+static __thread unsigned int nesting;
+
+/* Notes why @m was refused (@err, from check_sample() if @malformed, else check_place()). */
+static void note_refusal(const struct pcpu_metric_sample *m, int err, bool malformed)
+{
+	size_t len, size = sizeof(refused_series);
+
+	if (failed_err)
+		return; /* the failure's refusal stays */
+	len = (size_t)snprintf(refused_series, size, "\"%s\"", m->name ? m->name : "(null)");
+	for (unsigned int i = 0; m->labels && m->labels[i] && m->labels[i + 1] && len < size;
+	     i += 2)
+		len += (size_t)snprintf(refused_series + len, size - len, "%s%s=\"%s\"",
+					i ? "," : "{", m->labels[i], m->labels[i + 1]);
+	if (m->labels && m->labels[0] && len < size)
+		snprintf(refused_series + len, size - len, "}");
+	refused_why = err == -EEXIST ? "this exposition has written a family of that name (or "
+				       "one whose series it would meet) or this series already: "
+				       "a name clash" :
+		      malformed      ? "malformed (a bad name, unit, label, help, bounds or "
+				       "exemplar)" :
+				       "its kind or unit differs from its family's samples before it";
+}
+
+char *pcpu_collectors_failure(char *buf, size_t size)
+{
+	if (!failed_err)
+		return NULL;
+	snprintf(buf, size, "a collector failed (%s)%s%s%s%s", strerror(-failed_err),
+		 refused_why ? ": metric " : "", refused_why ? refused_series : "",
+		 refused_why ? " refused: " : "", refused_why ? refused_why : "");
+	return buf;
+}
 
 /* The longest label value a collector may emit, in bytes. */
 #define LABEL_VALUE_MAX 4096
@@ -147,6 +194,9 @@ struct pcpu_scrape *pcpu_scrape_new(int (*cb)(const struct pcpu_metric_sample *,
 {
 	struct pcpu_scrape *s = calloc(1, sizeof(*s));
 
+	/* a new exposition (not a merged registry's inside one) has no failure yet */
+	if (!nesting)
+		failed_err = 0;
 	if (s) {
 		s->cb = cb;
 		s->arg = arg;
@@ -382,6 +432,8 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape)
 	struct pcpu_scrape *s = scrape;
 	int err = check_sample(m);
 
+	bool malformed = err != 0;
+
 	if (s->stopped)
 		return s->stopped;
 	if (!err)
@@ -390,6 +442,7 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape)
 		return err;
 	if (err) {
 		__atomic_fetch_add(&refused, 1, __ATOMIC_RELAXED);
+		note_refusal(m, err, malformed);
 		return err;
 	}
 	return put(s, m);
@@ -473,17 +526,25 @@ int pcpu_collectors_run(const struct pcpu_metrics_registry *r, struct pcpu_scrap
 
 	/* an output that failed before (the registered metrics' walk) ends it too */
 	ret = s->stopped;
+	nesting++;
 	for (i = 0; i < n && ret == 0; i++) {
-		int err = run[i]->fn(emit, ctx, run[i]->arg);
+		int err;
 
+		if (!failed_err)
+			refused_why = NULL;
+		err = run[i]->fn(emit, ctx, run[i]->arg);
 		/* the output's error is not the collector's */
 		ret = s->stopped;
 		if (err && !ret) {
 			__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
-			if (!(run[i]->flags & PCPU_METRICS_COLLECTOR_F_CONTINUE))
+			if (!(run[i]->flags & PCPU_METRICS_COLLECTOR_F_CONTINUE)) {
+				if (!failed_err)
+					failed_err = err;
 				ret = err;
+			}
 		}
 	}
+	nesting--;
 
 	pcpu_metrics_lock();
 	if (pinned_in == epoch)

@@ -6,7 +6,8 @@
  * and the library as the core's client, the collectors' record of a
  * scrape, file-scope definitions' failures and the exemplar store. It
  * knows no kind of metric by name: a kind hands it a struct metric_source.
- * Lock order and fork: docs/internals.md, [metrics-locks].
+ * Lock order and fork: docs/internals.md, [metrics-locks], [metrics-fork],
+ * [collector-runs].
  */
 #ifndef PCPU_METRICS_LIST_INTERNAL_H
 #define PCPU_METRICS_LIST_INTERNAL_H
@@ -154,6 +155,13 @@ int pcpu_scrape_emit(const struct pcpu_metric_sample *m, void *scrape);
  */
 int pcpu_collectors_run(const struct pcpu_metrics_registry *r, struct pcpu_scrape *s,
 			int (*emit)(const struct pcpu_metric_sample *, void *), void *ctx);
+
+/*
+ * What stopped this thread's last exposition in a collector (its errno,
+ * and the last sample it had refused: name, labels, why), written into
+ * @buf; NULL if none did. For a 500's body (collectors.c).
+ */
+char *pcpu_collectors_failure(char *buf, size_t size);
 
 /* Whether registry @r has a collector; under the metrics lock. */
 bool pcpu_collectors_of(const struct pcpu_metrics_registry *r);

@@ -594,7 +594,7 @@ static int expose(const struct pcpu_metrics_registry *r,
 
 	if (!cb)
 		return -EINVAL;
-	/* a failed definition fails every exposition of theirs (metrics_register.c) */
+	/* a failed definition fails every exposition of theirs (define_failure.c) */
 	ret = process ? pcpu_metrics_define_failure(NULL) : 0;
 	if (ret)
 		return ret;

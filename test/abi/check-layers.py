@@ -66,7 +66,7 @@ PUBLIC = {
     'metrics_http.h': (7, 'http'),
 }
 FOLDERS = {'base': 0, 'arena': 1, 'registry': 2}
-# the metrics library's floors: metrics/FOLDER/
+# the metrics library's floors: their folders under metrics/
 METRICS = {'list': 4, 'kinds': 5, 'format': 6, 'http': 7}
 
 

@@ -110,6 +110,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram, index_bits, 52, 4)                                    \
 	X(pcpu_histogram, exemplars, 56, 8)                                    \
 	X(pcpu_histogram, index, 64, 8)                                        \
+	X(pcpu_histogram, sum, 72, 8)                                          \
 	X(pcpu_metric_sample, name, 0, 8)                                      \
 	X(pcpu_metric_sample, help, 8, 8)                                      \
 	X(pcpu_metric_sample, unit, 16, 8)                                     \
@@ -168,7 +169,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_desc, 56, 8)                                             \
 	X(pcpu_family_desc, 112, 8)                                             \
 	X(pcpu_histogram_desc, 72, 8)                                          \
-	X(pcpu_histogram, 72, 8)                                               \
+	X(pcpu_histogram, 80, 8)                                               \
 	X(pcpu_histogram_native, 24, 8)                                        \
 	X(pcpu_exemplar, 24, 8)                                                \
 	X(pcpu_metric_sample, 160, 8)                                          \

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The per-CPU arena (lib/arena.h, private: the static library exposes it).
+ * The per-CPU arena (lib/arena/arena.h, private: the static library exposes it).
  * Oracles: fill patterns per object and CPU, the arena's chunk count,
  * mincore(2) for what is mapped and /proc/self/pagemap for which pages were
  * ever written. Criterion runs every test in a fresh process, so each test

@@ -7,7 +7,7 @@
  * uncharged; reserved() is usage plus every CPU's stock and never above the
  * limit; every stock lies in [0, cap]; a drain leaves reserved() ==
  * usage(); and try() fails only for want of room. The protocol that keeps
- * them (lib/charge.c): a taker marks every stock, fences with membarrier's
+ * them (lib/charge/charge.c): a taker marks every stock, fences with membarrier's
  * rseq command (the one inline try past its check commits or aborts), and
  * only then moves what is left to the central reservation.
  *
@@ -59,7 +59,7 @@
  * For an abort the parent puts the pointer back as the sequence had armed
  * it and checks that the kernel aborted it (one step lands outside the
  * section); otherwise it clears the pointer and lets the sequence run on.
- * The fence is seen by interposing syscall(2), through which lib/fence.c
+ * The fence is seen by interposing syscall(2), through which lib/base/fence.c
  * makes it (a fence made some other way would go unseen, and the sweep of
  * try(8) / drain would fail, not pass falsely); the traced drains' stops
  * include the interposer's few instructions.
@@ -227,7 +227,7 @@ static struct pcpu_charge_slot *slot_of(unsigned int cpu)
 	return (struct pcpu_charge_slot *)(void *)((char *)ch.slots + (size_t)cpu * PCPU_STRIDE);
 }
 
-/* lib/charge.c's mark of a stock being taken, or closed above the limit */
+/* lib/charge/charge.c's mark of a stock being taken, or closed above the limit */
 #define TAKEN (INT64_C(1) << 62)
 
 /*

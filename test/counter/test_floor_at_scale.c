@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The default floor at 1024 CPUs, through the library's CPU model (the
- * scale model's hook, lib/cpu_internal.h): this process's library believes
+ * scale model's hook, lib/base/cpu_internal.h): this process's library believes
  * it has 1024 possible and 1024 online CPUs. The native default floor is
  * 32 whatever the CPU count, so a stat item and a shared-segment item at 0
  * report 1024 x 32, and a counter 32 per CPU that added to it (its armed

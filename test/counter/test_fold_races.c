@@ -2,7 +2,7 @@
 /*
  * Deterministic races between adds and folds, at every instruction.
  *
- * The promise under test (lib/policy.h): whatever folds run beside the adds,
+ * The promise under test (lib/base/policy.h): whatever folds run beside the adds,
  * at quiescence every CPU's pending delta is within the threshold, so
  * |read - exact| <= error_bound() and compare(), sync_if_delta_above() and
  * limited_add() answer as if read were exact within the bound. In 0.1 a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Deterministic races of the atomic path's owned slots (lib/slot_owner.c),
+ * Deterministic races of the atomic path's owned slots (lib/base/slot_owner.c),
  * at every instruction of an add: the add lands first, in one step, and is
  * checked against the threshold after, so for a moment its slot may hold
  * more than the threshold. Two things may stop a thread in that moment:

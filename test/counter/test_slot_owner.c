@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Slot owners (lib/slot_owner.c): on the atomic path a thread adds to the
+ * Slot owners (lib/base/slot_owner.c): on the atomic path a thread adds to the
  * counter slot it owns while it lives. Seen from outside: an add below the
  * threshold by a thread that owns a slot stays pending (read() does not
  * move), and one by a thread that owns none goes to the central value

@@ -181,7 +181,7 @@ static inline void *pcpu_test_on_cpu_thread(void *p)
  * Runs @fn(@arg) in a new thread pinned to @cpu and waits for it; returns
  * whether it could pin it (and so ran @fn). A thread of its own: on the
  * atomic path a thread's counter adds all go to the one slot it owns
- * (lib/slot_owner.c), so only another thread puts a delta on another CPU.
+ * (lib/base/slot_owner.c), so only another thread puts a delta on another CPU.
  */
 static inline bool pcpu_test_on_cpu(int cpu, void (*fn)(void *), void *arg)
 {

@@ -264,7 +264,7 @@ Test(collector, a_shared_segments_items_join_in_one_exposition)
 /*
  * fork() while a scrape's collector, under the metrics lock, adds to a
  * counter. Where pairs are swapped under locks (i386, armhf:
- * lib/pair_lock.c) the fork handlers must take those locks last: taken
+ * lib/base/pair_lock.c) the fork handlers must take those locks last: taken
  * first, the forking thread holds them while it waits for the metrics
  * lock, and the collector's add waits for them, both for ever (the test
  * then times out). The forker's own handler, registered after the

@@ -352,8 +352,66 @@ PCPU_TEST(histogram, nanosecond_observations_do_not_fold)
 	for (unsigned int i = 0; i < pcpu_stat_count(h->set); i++)
 		cr_expect_eq(pcpu_stat_read(h->set, i), 0, "item %s folded: central %lld",
 			     pcpu_stat_name(h->set, i), (long long)pcpu_stat_read(h->set, i));
+	cr_expect_eq(pcpu_counter_read(h->sum), 0, "the sum folded: central %lld",
+		     (long long)pcpu_counter_read(h->sum));
 	cr_assert_eq(pcpu_histogram_snapshot(h, counts, &sum), 0);
 	cr_expect_eq(sum, want);
+	pcpu_histogram_destroy(h);
+}
+
+/*
+ * One observation is two per-CPU adds (issue 33): the bucket's stat item
+ * and the sum's counter, whatever the value's size; 0.4 added a third (the
+ * sum's high item) for values of 2^16 and more. Counted by the per-CPU
+ * words that move: one stat word and one counter slot.
+ */
+PCPU_TEST(histogram, an_observation_is_two_per_cpu_adds)
+{
+	static const int64_t ns[] = { 100000, 1000000 };
+	struct pcpu_histogram *h = pcpu_histogram_create(&(struct pcpu_histogram_desc){
+		.name = "two_adds_seconds", .unit = "seconds", .bounds = ns, .nr_bounds = 2,
+		.scale = 1000000000 });
+	int64_t before[6], after[6];
+	int64_t sum;
+	uint64_t counts[3];
+
+	cr_assert_not_null(h);
+	cr_assert_eq(pcpu_stat_count(h->set), 5);
+	pcpu_histogram_observe(h, 1); /* arms this CPU's words */
+	for (unsigned int i = 0; i < 5; i++)
+		before[i] = pcpu_stat_sum(h->set, i);
+	before[5] = pcpu_counter_sum(h->sum);
+	pcpu_histogram_observe(h, 5000000); /* 2^22 and more: 0.4's three adds */
+	for (unsigned int i = 0; i < 5; i++)
+		after[i] = pcpu_stat_sum(h->set, i);
+	after[5] = pcpu_counter_sum(h->sum);
+	cr_expect_eq(after[2] - before[2], 1, "the +Inf bucket");
+	cr_expect_eq(after[3], before[3], "0.4's low sum item untouched");
+	cr_expect_eq(after[4], before[4], "0.4's high sum item untouched");
+	cr_expect_eq(after[5] - before[5], 5000000, "the sum counter");
+	cr_assert_eq(pcpu_histogram_snapshot(h, counts, &sum), 0);
+	cr_expect_eq(sum, 5000001);
+	pcpu_histogram_destroy(h);
+}
+
+/*
+ * A program built against 0.4 inlined 0.4's observe, which adds the sum to
+ * the stat items nr_bounds + 1 (low 16 bits) and nr_bounds + 2 (the rest):
+ * its observations still count in the sum of 0.5's snapshot.
+ */
+PCPU_TEST(histogram, the_sum_of_04s_inline_observe_still_counts)
+{
+	struct pcpu_histogram *h = make("inline04");
+	int64_t value = (INT64_C(3) << 16) + 7, sum;
+	uint64_t counts[NB + 1];
+
+	/* 0.4's pcpu_histogram_observe(), as a program built then has it */
+	pcpu_stat_add(h->set, __pcpu_histogram_bucket(h, value), 1);
+	pcpu_stat_add(h->set, h->nr_bounds + 1, value & 0xffff);
+	pcpu_stat_add(h->set, h->nr_bounds + 2, value >> PCPU_HISTOGRAM_SUM_SHIFT);
+	pcpu_histogram_observe(h, 1000);
+	cr_assert_eq(pcpu_histogram_snapshot(h, counts, &sum), 0);
+	cr_expect_eq(sum, value + 1000, "sum %lld", (long long)sum);
 	pcpu_histogram_destroy(h);
 }
 

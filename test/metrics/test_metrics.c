@@ -964,7 +964,7 @@ PCPU_TEST(metrics, a_fork_during_exposition_leaves_the_child_able_to_expose)
  * registration succeeds exactly when the name is valid for its kind, no
  * registered family of another name writes a sample of the same name, and
  * a family of the same name has the same kind and other labels. Proves the
- * indexed checks (lib/metrics.c) decide as a walk of every metric would.
+ * indexed checks (metrics/list/metrics_list.c) decide as a walk of every metric would.
  */
 #define ORACLE_NAMES 12
 #define ORACLE_SLOTS 64

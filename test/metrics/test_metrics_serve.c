@@ -480,6 +480,122 @@ PCPU_TEST(metrics_serve, a_failing_exposition_is_500_and_serving_goes_on)
 	pcpu_metrics_server_stop(srv);
 }
 
+/* The collector a user writes first: it returns emit()'s refusal of a name clash. */
+static int clashing_collector(int (*emit)(const struct pcpu_metric_sample *s, void *ctx),
+			      void *ctx, void *arg)
+{
+	static const char *const labels[] = { "code", "200", NULL };
+	const struct pcpu_metric_sample s = { .name = "serve_test_requests", .help = "",
+					      .unit = "", .kind = PCPU_METRIC_COUNTER,
+					      .labels = labels, .value = 1 };
+
+	(void)arg;
+	return emit(&s, ctx);
+}
+
+/* A 500's body says why, as client_golang's names the metric (issue 33). */
+PCPU_TEST(metrics_serve, a_500s_body_names_the_refused_metric_and_the_reason)
+{
+	struct pcpu_metrics_server *srv = pcpu_metrics_serve("127.0.0.1", 0);
+	struct reply r;
+
+	cr_assert_not_null(srv, "pcpu_metrics_serve: %s", strerror(errno));
+	cr_assert_eq(pcpu_metrics_collector_add(clashing_collector, NULL), 0);
+	request(pcpu_metrics_server_port(srv), "GET", "/metrics", NULL, NULL, &r);
+	cr_assert_eq(r.status, 500, "%s", r.raw);
+	cr_assert_not_null(strstr(r.body, "metric \"serve_test_requests\"{code=\"200\"}"),
+			   "%s", r.body);
+	cr_assert_not_null(strstr(r.body, "name clash"), "%s", r.body);
+	cr_assert_not_null(strstr(r.body, strerror(EEXIST)), "%s", r.body);
+	reply_free(&r);
+	cr_assert_eq(pcpu_metrics_collector_remove(clashing_collector, NULL), 0);
+	/* a collector's own error, with nothing refused: its errno */
+	cr_assert_eq(pcpu_metrics_collector_add(failing_collector, NULL), 0);
+	request(pcpu_metrics_server_port(srv), "GET", "/metrics", NULL, NULL, &r);
+	cr_assert_eq(r.status, 500, "%s", r.raw);
+	cr_assert_not_null(strstr(r.body, strerror(EIO)), "%s", r.body);
+	cr_assert_null(strstr(r.body, "serve_test_requests"), "%s", r.body);
+	reply_free(&r);
+	cr_assert_eq(pcpu_metrics_collector_remove(failing_collector, NULL), 0);
+	request(pcpu_metrics_server_port(srv), "GET", "/metrics", NULL, NULL, &r);
+	cr_assert_eq(r.status, 200, "%s", r.raw);
+	reply_free(&r);
+	pcpu_metrics_server_stop(srv);
+}
+
+/* The README's collector, as written there. */
+struct queue {
+	const char *name; /* NULL ends the array */
+	long depth;
+};
+
+static int queue_collector(int (*emit)(const struct pcpu_metric_sample *s, void *ctx),
+			   void *ctx, void *arg)
+{
+	for (const struct queue *q = arg; q->name; q++) {
+		const char *const labels[] = { "queue", q->name, NULL };
+		const struct pcpu_metric_sample s = { .name = "queue_depth",
+						      .help = "Jobs waiting.", .unit = "",
+						      .kind = PCPU_METRIC_GAUGE, .labels = labels,
+						      .value = q->depth };
+		int err = emit(&s, ctx);
+
+		/* refused (left out, counted): the other samples still go */
+		if (err && err != -EEXIST && err != -EINVAL)
+			return err; /* the output stopped: nothing more is written */
+	}
+	return 0;
+}
+
+static int add_queue_collector(struct queue *queues)
+{
+	int err = pcpu_metrics_collector_add_flags(queue_collector, queues,
+						   PCPU_METRICS_COLLECTOR_F_CONTINUE);
+
+	/* percpu_collector_failed_total and percpu_collector_refused_total */
+	return err ? err : pcpu_metrics_collector_add(pcpu_metrics_failures_collector, NULL);
+}
+
+/*
+ * The README's collector: a name clash (a registered queue_depth) and a
+ * malformed sample (a label value that is not UTF-8) cost the scrape
+ * those samples only; the rest is served, with the refusals counted.
+ */
+PCPU_TEST(metrics_serve, the_readmes_collector_survives_a_name_clash)
+{
+	struct queue queues[] = { { "a", 3 }, { "\xff", 4 }, { NULL, 0 } };
+	struct pcpu_counter clash;
+	struct pcpu_metrics_server *srv = pcpu_metrics_serve("127.0.0.1", 0);
+	uint64_t refused = pcpu_metrics_collector_refused();
+	struct reply r;
+
+	cr_assert_not_null(srv, "pcpu_metrics_serve: %s", strerror(errno));
+	cr_assert_eq(add_queue_collector(queues), 0);
+	request(pcpu_metrics_server_port(srv), "GET", "/metrics", NULL, NULL, &r);
+	cr_assert_eq(r.status, 200, "%s", r.raw);
+	cr_assert_eq(body_value(&r, "queue_depth{queue=\"a\"}"), 3, "%s", r.body);
+	cr_assert_eq(pcpu_metrics_collector_refused(), refused + 1, "the bad label value");
+	reply_free(&r);
+	/* now a registered metric of the collector's name */
+	cr_assert_eq(pcpu_counter_init(&clash, 7), 0);
+	cr_assert_eq(pcpu_counter_register(&clash, &(struct pcpu_metric_desc){
+						       .name = "queue_depth",
+						       .kind = PCPU_METRIC_COUNTER }),
+		     0);
+	request(pcpu_metrics_server_port(srv), "GET", "/metrics", NULL, NULL, &r);
+	cr_assert_eq(r.status, 200, "%s", r.raw);
+	cr_assert_eq(body_value(&r, "serve_test_requests_total{code=\"200\"}"), shadow);
+	cr_assert_eq(body_value(&r, "queue_depth_total"), 7, "%s", r.body);
+	cr_assert_null(strstr(r.body, "queue_depth{"), "the clashing samples are left out");
+	cr_assert_eq(pcpu_metrics_collector_refused(), refused + 3, "1 + both queues");
+	cr_assert_gt(body_value(&r, "percpu_collector_refused_total"), 0, "%s", r.body);
+	reply_free(&r);
+	pcpu_counter_destroy(&clash);
+	cr_assert_eq(pcpu_metrics_collector_remove(queue_collector, queues), 0);
+	cr_assert_eq(pcpu_metrics_collector_remove(pcpu_metrics_failures_collector, NULL), 0);
+	pcpu_metrics_server_stop(srv);
+}
+
 PCPU_TEST(metrics_serve, stop_frees_the_port_and_a_restart_on_it_serves_new_counts)
 {
 	struct pcpu_metrics_server *srv = pcpu_metrics_serve("127.0.0.1", 0);

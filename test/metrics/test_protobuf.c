@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
 #include "format/format_internal.h"
@@ -816,8 +817,111 @@ Test(protobuf, exemplars_go_on_counters_buckets_and_a_native_list)
 	cr_assert_eq(m->buckets[2].cumulative, 6);
 	assert_exemplar(&m->buckets[2].exemplar, "b2", 0.5, 1796294937, 0);
 	m = &families[3].metrics[0];
-	cr_assert_eq(m->nr_buckets, 0, "no classic bounds");
+	/* no classic bounds: a +Inf bucket carries the latest, as client_golang's */
+	cr_assert_eq(m->nr_buckets, 1, "a +Inf written for the latest exemplar");
+	cr_assert(isinf(m->buckets[0].upper) && m->buckets[0].upper > 0);
+	cr_assert_eq(m->buckets[0].cumulative, 3);
+	cr_assert(m->buckets[0].has_exemplar);
+	assert_exemplar(&m->buckets[0].exemplar, "b2", 0.002, 1796294938, 0);
 	cr_assert_eq(m->nr_exemplars, 2);
 	assert_exemplar(&m->exemplars[0], "a1", 0, 1796294936, 250000000);
 	assert_exemplar(&m->exemplars[1], "b2", 0.002, 1796294938, 0);
+}
+
+/*
+ * Prometheus up to 2.4x reads a native histogram's exemplars from its
+ * classic buckets only (2.42 stored none from the native list): each
+ * classic bucket carries the latest exemplar of the fine buckets it spans,
+ * +Inf the latest above the last classic bound, as client_golang's.
+ */
+Test(protobuf, a_native_histograms_classic_buckets_carry_the_latest_exemplar_they_span)
+{
+	static const char *const ta[] = { "trace_id", "a1", NULL };
+	static const char *const tb[] = { "trace_id", "b2", NULL };
+	static const char *const tc[] = { "trace_id", "c3", NULL };
+	/* fine bounds 0..256 (nat_bounds), classic 3 and 64 */
+	struct pcpu_exemplar ex[12] = { { NULL, 0, 0 } };
+	const struct pcpu_metric_sample s[] = {
+		{ .name = "size_bytes", .help = "", .unit = "bytes", .kind = PCPU_METRIC_HISTOGRAM,
+		  .labels = NULL, .nr_bounds = 11, .bounds = nat_bounds, .buckets = nat_buckets,
+		  .count = 23, .sum = 1234, .flags = PCPU_METRIC_SAMPLE_F_NATIVE, .schema = 0,
+		  .nr_classic = 2, .classic = nat_classic, .exemplars = ex },
+	};
+	const struct d_metric *m = &families[0].metrics[0];
+
+	/* (0, 1] and (2, 3]: both in le=3, the later wins; (8, 16]: le=64; above 256: +Inf */
+	ex[1] = (struct pcpu_exemplar){ ta, 1, 1796294936.0 };
+	ex[3] = (struct pcpu_exemplar){ tb, 3, 1796294937.0 };
+	ex[6] = (struct pcpu_exemplar){ tc, 9, 1796294938.0 };
+	ex[11] = (struct pcpu_exemplar){ ta, 300, 1796294939.0 };
+	cr_assert_eq(decode(s, 1), 1);
+	cr_assert_eq(m->nr_buckets, 3, "le=3, le=64 and a +Inf for its exemplar");
+	assert_bucket(m, 0, 10, 3);
+	assert_exemplar(&m->buckets[0].exemplar, "b2", 3, 1796294937, 0);
+	assert_bucket(m, 1, 15, 64);
+	assert_exemplar(&m->buckets[1].exemplar, "c3", 9, 1796294938, 0);
+	cr_assert(isinf(m->buckets[2].upper));
+	cr_assert_eq(m->buckets[2].cumulative, 23);
+	assert_exemplar(&m->buckets[2].exemplar, "a1", 300, 1796294939, 0);
+	cr_assert_eq(m->nr_exemplars, 4, "the native list keeps every one");
+	/* none above the last classic bound: +Inf stays implicit */
+	ex[11] = (struct pcpu_exemplar){ NULL, 0, 0 };
+	cr_assert_eq(decode(s, 1), 1);
+	cr_assert_eq(m->nr_buckets, 2);
+	cr_assert(m->buckets[1].has_exemplar);
+}
+
+/* Finds family @name among the @n decoded ones. */
+static const struct d_family *family_named(int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(families[i].name, name))
+			return &families[i];
+	cr_assert_fail("no family %s", name);
+	return NULL;
+}
+
+/* The adopter's reproduction (issue 33), through the library's own histograms. */
+Test(protobuf, a_native_histograms_exemplar_reaches_a_classic_bucket_through_the_library)
+{
+	static const int64_t b[] = { 1000000 };
+	static const struct pcpu_histogram_native native = { .schema = 3 };
+	const struct pcpu_histogram_desc d = { .name = "x_seconds", .unit = "seconds",
+					       .bounds = b, .nr_bounds = 1, .scale = 1000000000,
+					       .native = &native };
+	const struct pcpu_histogram_desc only = { .name = "y_seconds", .unit = "seconds",
+						  .scale = 1000000000, .native = &native };
+	struct pcpu_histogram *h = pcpu_histogram_create(&d), *o = pcpu_histogram_create(&only);
+	const struct d_family *f;
+	char *body = NULL;
+	size_t len;
+	FILE *out = open_memstream(&body, &len);
+	int n;
+
+	cr_assert(h && o && out);
+	cr_assert_eq(pcpu_histogram_observe_exemplar(h, 500000,
+						     (const char *const[]){ "trace_id", "1", NULL }),
+		     0);
+	cr_assert_eq(pcpu_histogram_observe_exemplar(o, 2000000,
+						     (const char *const[]){ "trace_id", "2", NULL }),
+		     0);
+	cr_assert_eq(pcpu_metrics_write(out, PCPU_METRICS_PROTOBUF), 0);
+	cr_assert_eq(fclose(out), 0);
+	n = decode_body(body, len, families, 8);
+	f = family_named(n, "x_seconds");
+	cr_assert_eq(f->metrics[0].nr_buckets, 1, "le=0.001 only: its exemplar is in it");
+	cr_assert_eq(f->metrics[0].buckets[0].upper, 0.001);
+	cr_assert(f->metrics[0].buckets[0].has_exemplar, "bucket le=0.001: no exemplar");
+	cr_assert_str_eq(f->metrics[0].buckets[0].exemplar.labels[0].value, "1");
+	cr_assert_eq(f->metrics[0].buckets[0].exemplar.value, 0.0005);
+	cr_assert_eq(f->metrics[0].nr_exemplars, 1);
+	f = family_named(n, "y_seconds");
+	cr_assert_eq(f->metrics[0].nr_buckets, 1, "a +Inf bucket for the exemplar");
+	cr_assert(isinf(f->metrics[0].buckets[0].upper));
+	cr_assert(f->metrics[0].buckets[0].has_exemplar);
+	cr_assert_str_eq(f->metrics[0].buckets[0].exemplar.labels[0].value, "2");
+	cr_assert_eq(f->metrics[0].buckets[0].exemplar.value, 0.002);
+	free(body);
+	pcpu_histogram_destroy(h);
+	pcpu_histogram_destroy(o);
 }

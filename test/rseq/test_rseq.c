@@ -121,7 +121,7 @@ PCPU_TEST(rseq, sequences_use_the_kernels_offsets_and_the_registered_signature)
 	if (pcpu_cpu_setup() != PCPU_CPU_RSEQ)
 		cr_skip_test("no rseq area here");
 	area = (char *)__builtin_thread_pointer() + __pcpu_rseq_offset;
-	/* 32: the original struct rseq, as glibc and lib/rseq_area.c register it */
+	/* 32: the original struct rseq, as glibc and lib/base/rseq_area.c register it */
 	errno = 0;
 	cr_assert_eq(syscall(SYS_rseq, area, 32u, 0, PCPU_RSEQ_SIG ^ 1), -1);
 	if (errno == EINVAL)
@@ -400,7 +400,7 @@ PCPU_TEST(rseq, nothing_lost_when_a_signal_handler_adds_mid_add)
 /*
  * Small adds in the handler take the fast path too: on the rseq path the
  * interrupted sequence aborts and restarts; on the atomic path each add
- * lands in one instruction before its check (lib/slot_owner.c), so no store
+ * lands in one instruction before its check (lib/base/slot_owner.c), so no store
  * overwrites the handler's. Many signals: each lands mid-add now and then
  * (test/counter/test_owner_races.c puts one at every instruction).
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The library's own rseq registration (lib/rseq_area.c), where libc
+ * The library's own rseq registration (lib/base/rseq_area.c), where libc
  * registered none: meson runs this with GLIBC_TUNABLES=glibc.pthread.rseq=0.
  * A thread's first add registers it and the adds after it stay on its CPU's
  * slot (so read() does not move); threads that come and go, a fork()ed

@@ -2,7 +2,7 @@
 /*
  * Where the architecture has no lock-free 16-byte compare-and-swap (i386,
  * armhf, riscv64), shared segments are refused with ENOTSUP: the pair
- * swaps' emulation locks within one process only (lib/pair.h).
+ * swaps' emulation locks within one process only (lib/base/pair.h).
  */
 #include <criterion/criterion.h>
 #include <errno.h>

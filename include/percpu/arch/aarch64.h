@@ -12,7 +12,20 @@
  *
  * The 16-byte compare-and-swap stays gcc's __sync builtin (arch/generic.h),
  * which inlines casp (LSE) or calls libgcc's lock-free outline atomics
- * (__aarch64_cas16_sync), never libatomic's locks.
+ * (__aarch64_cas16_sync), never libatomic's locks. *
+ * Why this file and arch/x86_64.h are not stamped from one template, as
+ * librseq's arch headers are: they share the C around each asm (retry on
+ * abort, -1 without an rseq area, -2 over the threshold) and the contract,
+ * which x86_64.h states once and this file cites; they share no
+ * instruction, and not the ordering either (x86 orders loads; here the
+ * gated add needs ldar and dmb ishld, docs/internals.md [seq-read]). The
+ * proofs ([pending-bound] path 1, the limited add's far path in
+ * lib/counter/counter_limited.c) are read instruction by instruction
+ * against one ISA's text, which a template would hide behind a second
+ * layer of macros to save about ten lines of C. Within one file the
+ * 64- and 32-bit adds can share a body, as x86_64.h's do through
+ * PCPU_RSEQ_ASM_CHECKED_ADD(); here they still differ in register widths
+ * only, and are written out twice.
  */
 #ifndef PERCPU_ARCH_AARCH64_H
 #define PERCPU_ARCH_AARCH64_H
@@ -215,7 +228,7 @@ over:
  * and exits of arch/x86_64.h's. What x86's ordered loads gave for free is
  * explicit here: the first read of the seq word is a load-acquire (nothing
  * after it is read before it), and dmb ishld orders every read before the
- * second one, as a seqlock reader must (lib/counter.c's folds bump the
+ * second one, as a seqlock reader must (lib/counter/counter.c's folds bump the
  * word with full barriers). The committing store depends on the second
  * read through the branch: it is not made visible before it.
  */

@@ -44,7 +44,7 @@ PCPU_INLINE long pcpu_arch_rseq_add32(uint64_t *cpu0, int32_t amount, uint32_t t
  * compiler has a lock-free one: __sync, not __atomic, which would call
  * libatomic, whose 16-byte operations may take a lock. Elsewhere (i386,
  * armhf, riscv64, ...) PCPU_ARCH_HAVE_CAS_PAIR is 0 and the library
- * emulates it (lib/pair.h).
+ * emulates it (lib/base/pair.h).
  */
 #ifndef PCPU_ARCH_HAVE_CAS_PAIR
 #if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16) || defined(__aarch64__)
@@ -72,7 +72,7 @@ PCPU_INLINE int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t l
  * An add that no signal handler of this thread can split, returning the
  * value after it (see arch/x86_64.h): elsewhere an atomic add, which is
  * that too; sequentially consistent, for where pairs are swapped under a
- * lock (lib/fold.h).
+ * lock (lib/base/fold.h).
  */
 #ifndef PCPU_ARCH_HAVE_LOCAL_ADD
 #define PCPU_ARCH_HAVE_LOCAL_ADD 1

@@ -5,11 +5,22 @@
  *
  * The critical section reads the current CPU number from the thread's rseq
  * area (glibc's, where glibc >= 2.35 registered one, or else the library's
- * own: lib/rseq_area.c), turns it into that CPU's stride and
+ * own: lib/base/rseq_area.c), turns it into that CPU's stride and
  * adds to the slot there. The add is the committing instruction: if the
  * thread is preempted, migrated or signalled before it, the kernel restarts
  * the sequence at the abort handler, which simply tries again. No atomic
- * read-modify-write and no shared cacheline is written.
+ * read-modify-write and no shared cacheline is written. *
+ * arch/aarch64.h has the same functions and macros with the same
+ * contracts, which this file states and that one cites. Why the two are
+ * not stamped from one template, as librseq's arch headers are: they share
+ * the C around each asm (retry on abort, -1 without an rseq area, -2 over
+ * the threshold), and no instruction nor ordering (x86 orders loads;
+ * aarch64's gated add needs ldar and dmb ishld, docs/internals.md
+ * [seq-read]). The proofs ([pending-bound] path 1, the limited add's far
+ * path in lib/counter/counter_limited.c) are read instruction by
+ * instruction against one ISA's text, which a template would hide behind
+ * a second layer of macros to save about ten lines of C. Within this file
+ * the 64- and 32-bit adds share one body, PCPU_RSEQ_ASM_CHECKED_ADD().
  */
 #ifndef PERCPU_ARCH_X86_64_H
 #define PERCPU_ARCH_X86_64_H
@@ -49,7 +60,7 @@ PCPU_INLINE int pcpu_arch_cas_pair(int64_t *pair, int64_t expected[2], int64_t l
  * Internal to the headers: adds @amount to *@p in one instruction, an
  * unlocked add (the kernel's local_add()): no signal handler of this thread
  * can run between its load and its store, though another CPU's write can.
- * Returns *@p after it. The atomic path's owned slots (lib/slot_owner.c)
+ * Returns *@p after it. The atomic path's owned slots (lib/base/slot_owner.c)
  * need no more. (An unlocked xadd, which would return it, is microcoded:
  * slower than the add and a load that the store forwards to.)
  */
@@ -88,7 +99,7 @@ static inline void pcpu_arch_relax(void)
  * library's own area where libc registered none. Fixed by the library's
  * constructor before any code of the program runs, and const here, as
  * glibc's __rseq_offset, so that a caller's loop of adds loads it once and
- * not after every sequence's memory clobber (lib/rseq_area.c).
+ * not after every sequence's memory clobber (lib/base/rseq_area.c).
  */
 PCPU_EXPORT extern const long __pcpu_rseq_offset;
 #define PCPU_ARCH_STR_(x) #x
@@ -260,7 +271,7 @@ over:
 }
 
 /*
- * Internal to the library: the limited add's far path (lib/counter_limited.c
+ * Internal to the library: the limited add's far path (lib/counter/counter_limited.c
  * says why it never overshoots), as one restartable sequence on this CPU:
  * reads the 32-bit seq word at @seq_off(@c) (busy if any of the bits
  * @busy is set), the int64_t central value at @central_off(@c) and the bound, the

@@ -14,7 +14,7 @@
 #endif
 
 /*
- * A thread's block on the atomic path (lib/slot_owner.c, which says why it
+ * A thread's block on the atomic path (lib/base/slot_owner.c, which says why it
  * is safe): the counter slot index it owns. Every thread's lies
  * __pcpu_owner_offset bytes from its thread pointer.
  */
@@ -36,7 +36,7 @@ PCPU_INLINE int __pcpu_owner_add(int32_t slot, int64_t *cpu0, int64_t amount, ui
 	int64_t *pair = (int64_t *)(void *)((char *)cpu0 +
 					    ((size_t)(uint32_t)slot << PCPU_STRIDE_SHIFT));
 	uint64_t value = (uint64_t)pcpu_arch_local_add(&pair[0], amount);
-	/* after the add: a fold under a lock checks the value after its mark (lib/fold.h) */
+	/* after the add: a fold under a lock checks the value after its mark (lib/base/fold.h) */
 	uint64_t pending = value - (uint64_t)__atomic_load_n(&pair[1], __ATOMIC_SEQ_CST) +
 			   PCPU_SLOT_ARMED;
 
