@@ -262,8 +262,10 @@ static const struct metric_source summary_source = { .sample = summary_sample };
 
 static void free_summary(struct pcpu_summary *s)
 {
-	for (uint32_t j = 0; s->ring && j < s->nr_ring; j++)
+	for (uint32_t j = 0; s->ring && j < s->nr_ring; j++) {
+		pcpu_histogram_sum_free(&s->ring[j]);
 		pcpu_stat_destroy(s->ring[j].set);
+	}
 	pcpu_histogram_layout_free(&s->layout);
 	pthread_mutex_destroy(&s->lock);
 	free(s->ring);
@@ -316,6 +318,9 @@ static int build(struct pcpu_summary *s, const struct pcpu_summary_desc *d)
 		s->ring[j].set = pcpu_histogram_make_set(s->layout.nr_bounds);
 		if (!s->ring[j].set)
 			return -errno;
+		err = pcpu_histogram_sum_init(&s->ring[j]);
+		if (err)
+			return err;
 		s->base_period[j] = slot_period(s, j, 0);
 	}
 	return 0;
