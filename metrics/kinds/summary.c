@@ -23,7 +23,8 @@
  * previous read saw of it: exact when that read ran after the slot's
  * previous period ended and before its current one began, which holds
  * when reads come at least once per max_age (R - 1 periods). Observers
- * write no shared word: the clock and the per-CPU observe.
+ * read the clock and write one shared word once a period (the period's
+ * slot, cached); the rest is the per-CPU observe.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,6 +53,12 @@ struct pcpu_summary {
 	uint64_t (*clock)(void);     /* ns; NULL without a window */
 	uint64_t t0;                 /* the clock at creation: period 0 begins */
 	uint64_t period;             /* max_age / age buckets, ns */
+	/*
+	 * The latest period an observer has seen, << 8, | its ring slot:
+	 * read-mostly (written once a period), so that an observe multiplies
+	 * to check it rather than divides.
+	 */
+	uint64_t current;
 	double alpha;                /* the schema's */
 	int64_t min, max;            /* as described (max: INT64_MAX for 0) */
 	uint32_t nr_quantiles;
@@ -366,6 +373,27 @@ PCPU_EXPORT void pcpu_summary_destroy(struct pcpu_summary *s)
 	free_summary(s);
 }
 
+/*
+ * The ring slot of the period now: s->current's while the clock is inside
+ * that period (or behind it: an observer late from the one before counts
+ * in the newer one), else the clock's, published for the next observers.
+ */
+static uint32_t current_slot(struct pcpu_summary *s)
+{
+	uint64_t now = s->clock(), cur = __atomic_load_n(&s->current, __ATOMIC_RELAXED), next;
+
+	if (now - s->t0 < ((cur >> 8) + 1) * s->period || now < s->t0)
+		return (uint32_t)(cur & 0xff);
+	next = (uint64_t)period_at(s, now);
+	next = next << 8 | next % s->nr_ring;
+	/* the latest period wins: a slow observer never moves it back */
+	while (cur < next &&
+	       !__atomic_compare_exchange_n(&s->current, &cur, next, true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	return (uint32_t)(next & 0xff);
+}
+
 PCPU_EXPORT int pcpu_summary_observe(struct pcpu_summary *s, int64_t value)
 {
 	uint32_t j = 0;
@@ -373,7 +401,7 @@ PCPU_EXPORT int pcpu_summary_observe(struct pcpu_summary *s, int64_t value)
 	if (!s || value < 0)
 		return -EINVAL;
 	if (s->nr_ring > 1)
-		j = (uint32_t)((uint64_t)period_at(s, s->clock()) % s->nr_ring);
+		j = current_slot(s);
 	pcpu_histogram_observe(&s->ring[j], value);
 	return 0;
 }
