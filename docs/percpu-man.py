@@ -28,7 +28,7 @@ SKIP_HEADERS = {'common.h', 'arch.h'}
 # The headers of libpercpu-metrics; every other one is libpercpu's.
 METRICS_HEADERS = {'metrics.h', 'family.h', 'gauge.h', 'histogram.h', 'metrics_http.h',
                    'metrics_registry.h', 'metrics_testutil.h',
-                   'counter_double.h'}
+                   'counter_double.h', 'summary.h'}
 # Overview page of each header: the prefix of its names.
 OVERVIEW = {
     'counter.h': 'pcpu_counter', 'percpu_counter.h': 'percpu_counter',
@@ -39,6 +39,7 @@ OVERVIEW = {
     'metrics_registry.h': 'pcpu_metrics_registry',
     'metrics_testutil.h': 'pcpu_metrics_testutil',
     'counter_double.h': 'pcpu_counter_double',
+    'summary.h': 'pcpu_summary',
 }
 # Functions that share a page: (page, what the NAME line says, members).
 # A function in no group has a page of its own.
@@ -130,6 +131,11 @@ GROUPS = [
      'pcpu_histogram_create pcpu_histogram_destroy'),
     ('pcpu_histogram_observe', 'record into and read histograms',
      'pcpu_histogram_observe pcpu_histogram_snapshot'),
+    ('pcpu_summary_create', 'create and destroy summaries (quantiles)',
+     'pcpu_summary_create pcpu_summary_destroy'),
+    ('pcpu_summary_observe', 'record into and read summaries',
+     'pcpu_summary_observe pcpu_summary_observe_double pcpu_summary_quantile '
+     'pcpu_summary_count pcpu_summary_alpha'),
     ('pcpu_metrics_respond', 'the body of a /metrics response',
      'pcpu_metrics_respond pcpu_metrics_response_free pcpu_metrics_negotiate '
      'pcpu_metrics_gzip_accepted'),

@@ -29,6 +29,11 @@ enum pcpu_metric_kind {
 	 * @since 0.3
 	 */
 	PCPU_METRIC_INFO = 4,
+	/**
+	 * Quantiles of a sliding window, with _sum and _count
+	 * (<percpu/summary.h> and collectors only). @since 0.5
+	 */
+	PCPU_METRIC_SUMMARY = 5,
 };
 
 /**

@@ -186,6 +186,9 @@ struct pcpu_exemplar {
 /** The finest native schema: buckets 2^(1/256) apart. @since 0.4 */
 #define PCPU_HISTOGRAM_MAX_SCHEMA 8
 
+/** The most quantiles of a summary (<percpu/summary.h>) or a summary sample. @since 0.5 */
+#define PCPU_SUMMARY_MAX_QUANTILES 16
+
 /**
  * One metric as pcpu_metrics_foreach() sees it. Pointers are valid only
  * during the callback. @since 0.2
@@ -194,7 +197,7 @@ struct pcpu_metric_sample {
 	const char *name;           /**< family name (a counter's without "_total") */
 	const char *help;           /**< empty if none */
 	const char *unit;           /**< empty if none */
-	enum pcpu_metric_kind kind; /**< counter, gauge or histogram */
+	enum pcpu_metric_kind kind; /**< counter, gauge, histogram, info or (0.5) summary */
 	const char *const *labels;  /**< {"key", "value", ..., NULL}, sorted by key */
 	int64_t value;              /**< counters (high-water kept) and gauges, unscaled */
 	/* histograms only (else 0 and NULL) */
@@ -244,6 +247,16 @@ struct pcpu_metric_sample {
 	 * format's created_timestamp; text 0.0.4 has none. @since 0.5
 	 */
 	double created;
+	/*
+	 * appended in 0.5: a summary's (kind PCPU_METRIC_SUMMARY, whose
+	 * @c count and @c sum are those of every observation, the sum
+	 * divided by @c scale when exposed). Read for that kind only.
+	 */
+	uint32_t nr_quantiles;          /**< 0 to PCPU_SUMMARY_MAX_QUANTILES @since 0.5 */
+	/** nr_quantiles ascending quantiles, each in [0, 1] @since 0.5 */
+	const double *quantiles;
+	/** their values, as exposed (scaled already; NaN: no observation) @since 0.5 */
+	const double *quantile_values;
 };
 
 /**

@@ -14,6 +14,13 @@
 
 #include "names.h"
 
+/* The label that a sample of @kind adds itself: "le", "quantile", or none. */
+static bool reserved_label(const char *name, enum pcpu_metric_kind kind)
+{
+	return (kind == PCPU_METRIC_HISTOGRAM && strcmp(name, "le") == 0) ||
+	       (kind == PCPU_METRIC_SUMMARY && strcmp(name, "quantile") == 0);
+}
+
 /* Constant label pairs of one metric, at most. */
 #define MAX_LABELS 64
 
@@ -42,9 +49,11 @@ static const char *const *suffixes_of(enum pcpu_metric_kind kind)
 	static const char *const histogram[] = { "", "_bucket", "_sum", "_count", "_created",
 						 NULL };
 	static const char *const info[] = { "_info", NULL };
+	static const char *const summary[] = { "", "_sum", "_count", "_created", NULL };
 
 	return kind == PCPU_METRIC_COUNTER ? counter :
 	       kind == PCPU_METRIC_HISTOGRAM ? histogram :
+	       kind == PCPU_METRIC_SUMMARY ? summary :
 	       kind == PCPU_METRIC_INFO ? info : gauge;
 }
 
@@ -59,7 +68,8 @@ int pcpu_metrics_check_name(const char *prefix, const char *name, const char *un
 	if (!name)
 		return -EINVAL;
 	if (kind != PCPU_METRIC_COUNTER && kind != PCPU_METRIC_GAUGE &&
-	    kind != PCPU_METRIC_HISTOGRAM && kind != PCPU_METRIC_INFO)
+	    kind != PCPU_METRIC_HISTOGRAM && kind != PCPU_METRIC_INFO &&
+	    kind != PCPU_METRIC_SUMMARY)
 		return -EINVAL;
 	if (kind == PCPU_METRIC_INFO && unit && *unit)
 		return -EINVAL;
@@ -116,7 +126,7 @@ int pcpu_metrics_check_labels(const char *const *labels, enum pcpu_metric_kind k
 			return -EINVAL;
 		if (check_label_name(labels[2 * n]) != 0)
 			return -EINVAL;
-		if (kind == PCPU_METRIC_HISTOGRAM && strcmp(labels[2 * n], "le") == 0)
+		if (reserved_label(labels[2 * n], kind))
 			return -EINVAL;
 		for (int j = 0; j < n; j++)
 			if (strcmp(labels[2 * j], labels[2 * n]) == 0)
@@ -202,7 +212,7 @@ int pcpu_metrics_check_label_names(const char *const *names, unsigned int max,
 	for (n = 0; names[n]; n++) {
 		if (n >= max || check_label_name(names[n]) != 0)
 			return -EINVAL;
-		if (kind == PCPU_METRIC_HISTOGRAM && strcmp(names[n], "le") == 0)
+		if (reserved_label(names[n], kind))
 			return -EINVAL;
 		for (unsigned int j = 0; j < n; j++)
 			if (strcmp(names[j], names[n]) == 0)

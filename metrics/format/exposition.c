@@ -148,7 +148,8 @@ static void put_header(struct writer *w, const struct pcpu_metric_sample *m)
 	static const char *const types[] = { [PCPU_METRIC_COUNTER] = "counter",
 					     [PCPU_METRIC_GAUGE] = "gauge",
 					     [PCPU_METRIC_HISTOGRAM] = "histogram",
-					     [PCPU_METRIC_INFO] = "info" };
+					     [PCPU_METRIC_INFO] = "info",
+					     [PCPU_METRIC_SUMMARY] = "summary" };
 	const char *suffix = w->om ? "" : sample_suffix(m->kind);
 	const char *type = !w->om && m->kind == PCPU_METRIC_INFO ? "gauge" : types[m->kind];
 
@@ -292,6 +293,27 @@ static void put_created(const struct writer *w, const struct pcpu_metric_sample 
 	fprintf(w->out, " %s\n", v);
 }
 
+/* name{labels,quantile="q"} value for each quantile, then _sum and _count. */
+static void put_summary(struct writer *w, const struct pcpu_metric_sample *m)
+{
+	char q[64], v[64];
+
+	for (uint32_t i = 0; i < m->nr_quantiles; i++) {
+		format_double(q, sizeof(q), m->quantiles[i]);
+		format_double(v, sizeof(v), m->quantile_values[i]);
+		fputs(m->name, w->out);
+		put_labels(w->out, m->labels, "quantile", q);
+		fprintf(w->out, " %s\n", v);
+	}
+	format_scaled(v, sizeof(v), m->sum, m->scale);
+	fprintf(w->out, "%s_sum", m->name);
+	put_labels(w->out, m->labels, NULL, NULL);
+	fprintf(w->out, " %s\n%s_count", v, m->name);
+	put_labels(w->out, m->labels, NULL, NULL);
+	fprintf(w->out, " %llu\n", (unsigned long long)m->count);
+	put_created(w, m);
+}
+
 static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 {
 	struct writer *w = arg;
@@ -307,6 +329,10 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 	if (m->kind == PCPU_METRIC_HISTOGRAM) {
 		put_histogram(w, m);
 		put_created(w, m);
+		return 0;
+	}
+	if (m->kind == PCPU_METRIC_SUMMARY) {
+		put_summary(w, m);
 		return 0;
 	}
 	fputs(m->name, w->out);

@@ -43,7 +43,10 @@
 enum {
 	FAMILY_NAME = 1, FAMILY_HELP = 2, FAMILY_TYPE = 3, FAMILY_METRIC = 4,
 	LABEL_NAME = 1, LABEL_VALUE = 2,
-	METRIC_LABEL = 1, METRIC_GAUGE = 2, METRIC_COUNTER = 3, METRIC_HISTOGRAM = 7,
+	METRIC_LABEL = 1, METRIC_GAUGE = 2, METRIC_COUNTER = 3, METRIC_SUMMARY = 4,
+	METRIC_HISTOGRAM = 7,
+	SUMMARY_COUNT = 1, SUMMARY_SUM = 2, SUMMARY_QUANTILE = 3,
+	QUANTILE_QUANTILE = 1, QUANTILE_VALUE = 2,
 	VALUE_VALUE = 1, /* Gauge.value, Counter.value */
 	HIST_COUNT = 1, HIST_SUM = 2, HIST_BUCKET = 3, HIST_SCHEMA = 5, HIST_ZERO_THRESHOLD = 6,
 	HIST_ZERO_COUNT = 7, HIST_POSITIVE_SPAN = 12, HIST_POSITIVE_DELTA = 13,
@@ -59,7 +62,7 @@ enum {
 enum { COUNTER_CREATED = 3, SUMMARY_CREATED = 4, HIST_CREATED = 15 };
 
 /* MetricType. */
-enum { TYPE_COUNTER = 0, TYPE_GAUGE = 1, TYPE_HISTOGRAM = 4 };
+enum { TYPE_COUNTER = 0, TYPE_GAUGE = 1, TYPE_SUMMARY = 2, TYPE_HISTOGRAM = 4 };
 
 /* A message being built; a failed allocation sets @oom and drops what follows. */
 struct buf {
@@ -387,6 +390,18 @@ static void put_histogram(struct scratch *x, const struct pcpu_metric_sample *m)
 	}
 }
 
+/* A Summary message: count, sum (scaled), a Quantile message per quantile. */
+static void put_summary(struct scratch *x, const struct pcpu_metric_sample *m)
+{
+	put_uint(&x->value, SUMMARY_COUNT, m->count);
+	put_double(&x->value, SUMMARY_SUM, scaled(m->sum, m->scale));
+	for (uint32_t i = 0; i < m->nr_quantiles; i++) {
+		put_double(&x->item, QUANTILE_QUANTILE, m->quantiles[i]);
+		put_double(&x->item, QUANTILE_VALUE, m->quantile_values[i]);
+		put_message(&x->value, SUMMARY_QUANTILE, &x->item);
+	}
+}
+
 struct proto_writer {
 	FILE *out;
 	char *family; /* the family being built, NULL before the first */
@@ -410,6 +425,7 @@ static void start_family(struct proto_writer *w, const struct pcpu_metric_sample
 							      "";
 	int type = m->kind == PCPU_METRIC_COUNTER   ? TYPE_COUNTER :
 		   m->kind == PCPU_METRIC_HISTOGRAM ? TYPE_HISTOGRAM :
+		   m->kind == PCPU_METRIC_SUMMARY   ? TYPE_SUMMARY :
 						      TYPE_GAUGE;
 	size_t n = strlen(m->name), s = strlen(suffix);
 
@@ -446,6 +462,10 @@ static int put_metric(const struct pcpu_metric_sample *m, void *arg)
 		put_histogram(x, m);
 		put_created(x, &x->value, HIST_CREATED, m);
 		field = METRIC_HISTOGRAM;
+	} else if (m->kind == PCPU_METRIC_SUMMARY) {
+		put_summary(x, m);
+		put_created(x, &x->value, SUMMARY_CREATED, m);
+		field = METRIC_SUMMARY;
 	} else {
 		double v = m->kind == PCPU_METRIC_INFO ? 1 : /* whatever its source holds */
 			   m->flags & PCPU_METRIC_SAMPLE_F_DOUBLE ? m->dvalue :

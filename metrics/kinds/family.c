@@ -493,7 +493,8 @@ static int check_desc(const struct pcpu_family_desc *d)
 	struct pcpu_counter probe;
 	int nr_consts, err;
 
-	if (!d || d->kind == PCPU_METRIC_INFO || d->max_children > PCPU_FAMILY_MAX_CHILDREN ||
+	if (!d || d->kind == PCPU_METRIC_INFO || d->kind == PCPU_METRIC_SUMMARY ||
+	    d->max_children > PCPU_FAMILY_MAX_CHILDREN ||
 	    check_bounds(d) != 0 ||
 	    pcpu_metrics_check_name(NULL, d->name, d->unit, d->kind) != 0 ||
 	    pcpu_metrics_check_label_names(d->label_names, PCPU_FAMILY_MAX_LABELS, d->kind) != 0 ||

@@ -348,6 +348,23 @@ static int check_native(const struct pcpu_metric_sample *m)
 	return 0;
 }
 
+/*
+ * A summary sample (fields appended in 0.5, read for this kind only): at
+ * most PCPU_SUMMARY_MAX_QUANTILES quantiles, ascending in [0, 1], with
+ * their values; else -EINVAL.
+ */
+static int check_summary(const struct pcpu_metric_sample *m)
+{
+	if (m->nr_quantiles > PCPU_SUMMARY_MAX_QUANTILES ||
+	    (m->nr_quantiles && (!m->quantiles || !m->quantile_values)))
+		return -EINVAL;
+	for (uint32_t i = 0; i < m->nr_quantiles; i++)
+		if (!(m->quantiles[i] >= 0 && m->quantiles[i] <= 1) ||
+		    (i && !(m->quantiles[i] > m->quantiles[i - 1])))
+			return -EINVAL;
+	return 0;
+}
+
 static int check_sample(const struct pcpu_metric_sample *m)
 {
 	if (!m || !m->name || !m->help || !m->unit ||
@@ -371,6 +388,8 @@ static int check_sample(const struct pcpu_metric_sample *m)
 			if (m->bounds[i] <= m->bounds[i - 1])
 				return -EINVAL;
 	}
+	if (m->kind == PCPU_METRIC_SUMMARY && check_summary(m))
+		return -EINVAL;
 	return check_exemplars(m);
 }
 

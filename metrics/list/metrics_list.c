@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -477,11 +478,20 @@ static int with_registry_labels(const struct pcpu_metric_sample *smp, void *labe
 	const char *const *own = smp->labels, *const *reg = (const char *const *)l->r->labels;
 	const char *stack[2 * 32 + 1], **merged = stack;
 	unsigned int nr_own = 0, i = 0, j = 0, n = 0;
-	struct pcpu_metric_sample copy = *smp;
+	struct pcpu_metric_sample copy = { 0 };
 	int ret;
 
 	if (!l->r->nr_labels)
 		return l->next(smp, l->arg);
+	/*
+	 * A collector built against 0.4 has no fields past exemplars: 0.5's
+	 * are read where they are said to be there (created: its flag; the
+	 * summary's fields, which come after it: a summary sample).
+	 */
+	memcpy(&copy, smp, smp->kind == PCPU_METRIC_SUMMARY ? sizeof(copy) :
+			   smp->flags & PCPU_METRIC_SAMPLE_F_CREATED ?
+			   offsetof(struct pcpu_metric_sample, nr_quantiles) :
+			   offsetof(struct pcpu_metric_sample, created));
 	while (own && own[2 * nr_own])
 		nr_own++;
 	if (nr_own + l->r->nr_labels > 32) {
@@ -568,7 +578,8 @@ static int walk_registry(const struct pcpu_metrics_registry *r, struct pcpu_scra
 			smp.value = monotone(m, smp.value);
 			/* a source may know better (a reset); else: registered then */
 			if (!(smp.flags & PCPU_METRIC_SAMPLE_F_CREATED) &&
-			    (m->kind == PCPU_METRIC_COUNTER || m->kind == PCPU_METRIC_HISTOGRAM)) {
+			    (m->kind == PCPU_METRIC_COUNTER || m->kind == PCPU_METRIC_HISTOGRAM ||
+			     m->kind == PCPU_METRIC_SUMMARY)) {
 				smp.created = m->created;
 				smp.flags |= PCPU_METRIC_SAMPLE_F_CREATED;
 			}

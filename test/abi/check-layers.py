@@ -66,6 +66,7 @@ PUBLIC = {
     'metrics.h': (4, 'list'), 'metrics_registry.h': (4, 'list'),
     'family.h': (5, 'kinds'), 'gauge.h': (5, 'kinds'), 'histogram.h': (5, 'kinds'),
     'counter_double.h': (5, 'kinds'),
+    'summary.h': (5, 'kinds'),
     'metrics_http.h': (7, 'http'),
     'metrics_testutil.h': (8, 'testutil'),
 }

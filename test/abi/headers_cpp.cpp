@@ -23,6 +23,7 @@
 #include <percpu/counter_double.h>
 #include <percpu/metrics_registry.h>
 #include <percpu/metrics_testutil.h>
+#include <percpu/summary.h>
 
 #include <cstdio>
 

@@ -19,6 +19,7 @@
 #include <percpu/counter_double.h>
 #include <percpu/metrics_registry.h>
 #include <percpu/metrics_testutil.h>
+#include <percpu/summary.h>
 #include <percpu/metrics_http.h>
 
 PCPU_COUNTER_DEFINE(pedantic_requests, "pedantic_requests", "Requests seen by the C test.");

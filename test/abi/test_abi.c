@@ -137,6 +137,9 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_counter_double, iscale, 104, 8)                                 \
 	X(pcpu_counter_double, kind, 112, 4)                                   \
 	X(pcpu_counter_double, reserved, 116, 4)                               \
+	X(pcpu_metric_sample, nr_quantiles, 144, 4)                            \
+	X(pcpu_metric_sample, quantiles, 152, 8)                               \
+	X(pcpu_metric_sample, quantile_values, 160, 8)                         \
 	X(pcpu_exemplar, labels, 0, 8)                                         \
 	X(pcpu_exemplar, value, 8, 8)                                          \
 	X(pcpu_exemplar, timestamp, 16, 8)                                     \
@@ -177,7 +180,7 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram, 80, 8)                                               \
 	X(pcpu_histogram_native, 24, 8)                                        \
 	X(pcpu_exemplar, 24, 8)                                                \
-	X(pcpu_metric_sample, 144, 8)                                          \
+	X(pcpu_metric_sample, 168, 8)                                          \
 	X(pcpu_counter_double, 120, 8)                                         \
 	X(pcpu_gauge, 16, 8)                                                   \
 	X(pcpu_gauge_double, 16, 8)                                            \

@@ -30,7 +30,7 @@ import tempfile
 
 METRICS_HEADERS = {'metrics.h', 'family.h', 'gauge.h', 'histogram.h', 'metrics_http.h',
                    'metrics_registry.h', 'metrics_testutil.h',
-                   'counter_double.h'}
+                   'counter_double.h', 'summary.h'}
 FUNCTION_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'RETURN VALUE', 'ERRORS', 'SEE ALSO']
 OVERVIEW_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'SEE ALSO']
 

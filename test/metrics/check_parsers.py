@@ -39,6 +39,12 @@ WANT = {
         ("request_duration_seconds_bucket", ("le", "+Inf")): 100,
         ("request_duration_seconds_sum",): 74.25,
         ("request_duration_seconds_count",): 100}),
+    "rpc_size_bytes": ("summary", "bytes", {
+        ("rpc_size_bytes", ("quantile", "0.5")): 5,
+        ("rpc_size_bytes", ("quantile", "0.9")): 9,
+        ("rpc_size_bytes", ("quantile", "0.99")): 10,
+        ("rpc_size_bytes_sum",): 55,
+        ("rpc_size_bytes_count",): 10}),
     "sent_bytes": ("counter", "bytes", {("sent_bytes_total",): 1 << 20}),
     "size_change_bytes": ("histogram", "bytes", {
         ("size_change_bytes_bucket", ("le", "-100.0")): 1,
@@ -98,16 +104,16 @@ def check(name, families, om):
 
 def check_created(name, text, start, end):
     """The same samples, and a _created one in [start, end] beside every
-    counter and histogram series (since 0.5)."""
+    counter, histogram and summary series (since 0.5)."""
     failures = check(name, om_parse(text), True)
     families = list(om_parse(text))
     for f in families:
-        if f.type not in ("counter", "histogram"):
+        if f.type not in ("counter", "histogram", "summary"):
             if any(s.name.endswith("_created") for s in f.samples):
                 print(f"# {name}: {f.name}, a {f.type}, has _created")
                 failures += 1
             continue
-        series = {tuple(sorted((k, v) for k, v in s.labels.items() if k != "le"))
+        series = {tuple(sorted((k, v) for k, v in s.labels.items() if k not in ("le", "quantile")))
                   for s in f.samples if not s.name.endswith("_created")}
         created = {tuple(sorted(s.labels.items())): s.value
                    for s in f.samples if s.name == f.name + "_created"}

@@ -2,7 +2,7 @@
 /*
  * A plain program (Criterion does not run under ThreadSanitizer): adders,
  * observers, scrapers in both formats and a thread that registers and
- * destroys counters, stat sets and histograms, all at once; .ci/run runs
+ * destroys counters, stat sets, histograms and summaries, all at once; .ci/run runs
  * the race suite under TSan. Checks: every write succeeds, the long-lived
  * counter never goes down across scrapes, and the totals are exact.
  */
@@ -16,6 +16,7 @@
 #include <percpu/metrics.h>
 #include <percpu/registry.h>
 #include <percpu/stat.h>
+#include <percpu/summary.h>
 
 #define PCPU_CHECK_PROGRAM "metrics-race"
 #include "check.h"
@@ -25,6 +26,7 @@
 
 static struct pcpu_counter hits;
 static struct pcpu_histogram *latency;
+static struct pcpu_summary *sizes;
 static int stop;
 
 static void *adder(void *arg)
@@ -33,6 +35,8 @@ static void *adder(void *arg)
 	for (int i = 0; i < ADDS; i++) {
 		pcpu_counter_add(&hits, 1);
 		pcpu_histogram_observe(latency, i % 1000);
+		if (i % 4 == 0)
+			CHECK(7, pcpu_summary_observe(sizes, i % 5000) == 0);
 	}
 	return NULL;
 }
@@ -60,6 +64,16 @@ static void *churner(void *arg)
 		pcpu_stat_add(s, 0, 1);
 		pcpu_histogram_observe(h, 1);
 		pcpu_histogram_destroy(h);
+		{
+			struct pcpu_summary *sm = pcpu_summary_create(&(struct pcpu_summary_desc){
+				.name = "churn_summary" });
+			double q;
+
+			CHECK(14, sm != NULL);
+			CHECK(15, pcpu_summary_observe(sm, 7) == 0);
+			CHECK(16, pcpu_summary_quantile(sm, 0.5, &q) == 0 && q == 7);
+			pcpu_summary_destroy(sm);
+		}
 		pcpu_stat_destroy(s);
 		pcpu_counter_destroy(&c);
 	}
@@ -98,6 +112,9 @@ int main(void)
 	latency = pcpu_histogram_create(&(struct pcpu_histogram_desc){
 		.name = "latency", .bounds = bounds, .nr_bounds = 3 });
 	CHECK(3, latency != NULL);
+	sizes = pcpu_summary_create(&(struct pcpu_summary_desc){
+		.name = "sizes", .quantiles = (const double[]){ 0.5, 0.99 }, .nr_quantiles = 2 });
+	CHECK(8, sizes != NULL);
 	CHECK(4, pcpu_refresher_start(1) == 0);
 	CHECK(5, pthread_create(&c, NULL, churner, NULL) == 0);
 	for (int i = 0; i < ADDERS; i++)
@@ -118,6 +135,13 @@ int main(void)
 	for (int i = 0; i < 4; i++)
 		total += counts[i];
 	CHECK(42, total == (uint64_t)ADDERS * ADDS);
+	{
+		uint64_t n;
+
+		CHECK(43, pcpu_summary_count(sizes, &n, NULL) == 0 &&
+				  n == (uint64_t)ADDERS * (ADDS / 4));
+	}
+	pcpu_summary_destroy(sizes);
 	pcpu_histogram_destroy(latency);
 	pcpu_counter_destroy(&hits);
 	return 0;

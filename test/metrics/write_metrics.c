@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Writes a known set of metrics (every kind, labels, escapes, units, a
- * scaled histogram, a label family, set-style gauges, an info metric) in
+ * scaled histogram, a label family, set-style gauges, an info metric, a
+ * summary) in
  * both formats: argv[1] gets Prometheus text, argv[2] OpenMetrics. check-parsers.sh feeds them to the real parsers.
  */
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/stat.h>
+#include <percpu/summary.h>
 
 PCPU_COUNTER_DEFINE(requests_defined, "app_started", "Times the program started.");
 PCPU_COUNTER_DEFINE_DESC(received_defined, .name = "app_received_bytes", .unit = "bytes",
@@ -40,6 +42,9 @@ int main(int argc, char **argv)
 	};
 	struct pcpu_counter a, b, sent, temp;
 	struct pcpu_histogram *lat, *delta;
+	/* 1 to 10, each in a bucket of its own: the quantiles are exact */
+	static const double objectives[] = { 0.5, 0.9, 0.99 };
+	struct pcpu_summary *sizes_summary;
 	struct pcpu_stat *vm;
 	static const char *const code_path[] = { "code", "path", NULL };
 	static struct pcpu_gauge depth = PCPU_GAUGE_INIT(42);
@@ -92,8 +97,14 @@ int main(int argc, char **argv)
 	err |= pcpu_gauge_register(&build, &(struct pcpu_metric_desc){
 		.name = "app_build", .help = "Build data.", .kind = PCPU_METRIC_INFO,
 		.labels = (const char *const[]){ "version", "0.3.0", NULL } });
-	if (err || !vm || !lat || !delta || !responses || !routes || pcpu_stat_register(vm, "vm"))
+	sizes_summary = pcpu_summary_create(&(struct pcpu_summary_desc){
+		.name = "rpc_size_bytes", .help = "RPC sizes.", .unit = "bytes",
+		.quantiles = objectives, .nr_quantiles = 3 });
+	if (err || !vm || !lat || !delta || !responses || !routes || !sizes_summary ||
+	    pcpu_stat_register(vm, "vm"))
 		return 1;
+	for (int64_t v = 1; v <= 10; v++)
+		pcpu_summary_observe(sizes_summary, v);
 	pcpu_counter_add(pcpu_family_get(responses, (const char *const[]){ "200", "/", NULL }), 5);
 	route_a = pcpu_family_get_histogram(routes, (const char *const[]){ "/a\\", NULL });
 	if (!route_a)
@@ -131,6 +142,7 @@ int main(int argc, char **argv)
 	pcpu_gauge_unregister(&build);
 	pcpu_histogram_destroy(lat);
 	pcpu_histogram_destroy(delta);
+	pcpu_summary_destroy(sizes_summary);
 	pcpu_stat_destroy(vm);
 	pcpu_counter_destroy_many(&a, 1);
 	pcpu_counter_destroy(&b);

@@ -5,7 +5,9 @@
  * protoc. "basic": counters (labels, a scale), gauges (int64, double), an
  * info metric and a classic histogram. "native": a native histogram with
  * a classic bound; exit 77 where histograms are not native yet.
- *   write-protobuf basic|native FILE
+ * "summary": a summary of 1 to 10, each in a bucket of its own (below
+ * 1 / (gamma - 1)), so that its quantiles are the exact ranks' values.
+ *   write-protobuf basic|native|summary FILE
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
+#include <percpu/summary.h>
 
 static int write_to(const char *path)
 {
@@ -106,11 +109,32 @@ static int native(const char *path)
 	return err ? 1 : 0;
 }
 
+static int summary(const char *path)
+{
+	static const double objectives[] = { 0.5, 0.9, 0.99 };
+	struct pcpu_summary *s = pcpu_summary_create(&(struct pcpu_summary_desc){
+		.name = "pb_rpc_size_bytes", .help = "Sizes.", .unit = "bytes",
+		.labels = (const char *const[]){ "op", "get", NULL }, .quantiles = objectives,
+		.nr_quantiles = 3 });
+	int err;
+
+	if (!s)
+		return 1;
+	for (int64_t v = 1; v <= 10; v++)
+		pcpu_summary_observe(s, v);
+	err = write_to(path);
+	pcpu_summary_destroy(s);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3 || (strcmp(argv[1], "basic") != 0 && strcmp(argv[1], "native") != 0)) {
-		fprintf(stderr, "usage: %s basic|native FILE\n", argv[0]);
+	if (argc != 3 || (strcmp(argv[1], "basic") != 0 && strcmp(argv[1], "native") != 0 &&
+			  strcmp(argv[1], "summary") != 0)) {
+		fprintf(stderr, "usage: %s basic|native|summary FILE\n", argv[0]);
 		return 2;
 	}
+	if (strcmp(argv[1], "summary") == 0)
+		return summary(argv[2]);
 	return strcmp(argv[1], "basic") == 0 ? basic(argv[2]) : native(argv[2]);
 }
