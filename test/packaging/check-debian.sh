@@ -111,19 +111,19 @@ fi
 
 entries=$(grep -c '^percpu (' "$src/debian/changelog")
 stale=$(grep -l 'initial-upload-closes-no-bugs' "$src"/debian/*lintian-overrides \
-	"$src"/debian/source/lintian-overrides 2>/dev/null || true)
+	"$src"/debian/source/lintian-overrides 2>/dev/null | tr '\n' ' ')
 if [ "$entries" -gt 1 ] && [ -n "$stale" ]; then
-	echo "not ok 6 - initial-upload-closes-no-bugs overridden with $entries changelog entries:" $stale
+	echo "not ok 6 - initial-upload-closes-no-bugs overridden with $entries changelog entries: $stale"
 	failed=1
 else
 	echo "ok 6 - no override of initial-upload-closes-no-bugs ($entries changelog entries)"
 fi
 
-ma=$(field percpu-tools Multi-Arch)
-if [ "$(echo $ma)" = foreign ]; then
+ma=$(field percpu-tools Multi-Arch | tr -d ' \t')
+if [ "$ma" = foreign ]; then
 	echo "ok 7 - percpu-tools is Multi-Arch: foreign"
 else
-	echo "not ok 7 - percpu-tools is Multi-Arch: '$(echo $ma)', not foreign"
+	echo "not ok 7 - percpu-tools is Multi-Arch: '$ma', not foreign"
 	failed=1
 fi
 exit ${failed:-0}
