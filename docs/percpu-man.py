@@ -11,7 +11,8 @@ Writes into OUT-DIR (a man3 directory):
 - an overview page per header, named after the prefix its names share and
   the struct it is about (pcpu_counter(3) for <percpu/counter.h>,
   percpu_counter(3) for <percpu/percpu_counter.h>): the header's comment,
-  its types, constants and macros, and its functions. A page named after
+  its types, constants and macros, and its functions, with a `.so` link
+  for each documented function-like macro. A page named after
   the header (counter.h(3)) would clash with other packages' pages.
 
 A public function is one with a /** */ comment; a function of a public
@@ -673,6 +674,11 @@ def main():
                 write(d.name, '.so man3/%s.3\n' % page)
     for h in headers:
         write(OVERVIEW[h], overview_page(h, parsed[h][0], parsed[h][1], page_of, version))
+        # `man PCPU_COUNTER_DEFINE`: a function-like macro is documented in
+        # its header's overview (Constants and macros), which its link opens
+        for d in parsed[h][1]:
+            if d.kind == 'macro' and not d.name.startswith('__'):
+                write(d.name, '.so man3/%s.3\n' % OVERVIEW[h])
 
 
 if __name__ == '__main__':

@@ -287,6 +287,18 @@ static int serve(struct pcpu_shared *s, const char *addr, unsigned int port)
 	return 0;
 }
 
+/*
+ * --help and --version print and stop: their text must reach stdout's file
+ * as a report's must (a full disk, a closed pipe), or the status says so.
+ */
+static int stdout_written(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "percpu-stat: write error: %s\n", strerror(errno));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct stat_args args;
@@ -299,8 +311,10 @@ int main(int argc, char **argv)
 	int err;
 
 	err = percpu_stat_parse_args(argc, argv, &args, stderr);
-	if (err || args.help)
+	if (err)
 		return err;
+	if (args.help)
+		return stdout_written();
 	format = args.format;
 	interval = args.interval;
 	count = args.count;

@@ -156,8 +156,10 @@ struct pcpu_counter_options {
  * The default absolute per-CPU threshold floor of counters, stat set items
  * and shared segment items: 32, the kernel's smallest batch, whatever the
  * CPU count, so a counter near zero is within 32 per CPU that added to
- * it of exact (stat set and shared segment items: per possible CPU; the
- * kernel drop-in's percpu_counter_batch is the kernel's batch instead). Computing it does not choose the update path.
+ * it of exact (stat set and shared segment items too: their bounds count
+ * armed CPUs, not possible ones; the kernel drop-in's percpu_counter_batch
+ * is the kernel's batch instead). Computing it does not choose the update
+ * path.
  * @since 0.2 (32 whatever the CPUs since 0.3)
  */
 PCPU_EXPORT int64_t pcpu_counter_default_floor(void) PCPU_PURE;

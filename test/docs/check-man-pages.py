@@ -2,22 +2,27 @@
 # SPDX-License-Identifier: MIT
 """The section 3 man pages cover the API, and every SYNOPSIS compiles.
 
-usage: check-man-pages.py CC INCLUDE-DIR GENERATOR MAN3-DIR [LIBRARY.so ...]
+usage: check-man-pages.py CC INCLUDE-DIR GENERATOR MAN3-DIR VERSION
+                          [--page PAGE ...] [LIBRARY.so ...]
 
 MAN3-DIR holds the built pages (-Ddocs=enabled); where it does not exist,
 GENERATOR (docs/percpu-man.py) writes them into a temporary directory.
+Each PAGE is a built page of another section (percpu(7), percpu-stat(1)).
 Prints a TAP report:
 - every public function of include/percpu/*.h (static/ and arch/ are
-  internal; a "__" name is internal unless it has a /** */ comment) and
+  internal; a "__" name is internal unless it has a /** */ comment),
+  every documented function-like macro (`man PCPU_COUNTER_DEFINE`) and
   every symbol each LIBRARY exports (nm -D; __pcpu_* are the headers'
   internals) has a page, or a .so link to an existing page;
-- no page has a generic name: each starts with pcpu_ or percpu_;
+- every page's footer (the .TH line's source) is "percpu VERSION";
+- no page has a generic name: each starts with pcpu_ or percpu_, or is a
+  macro's PCPU_NAME;
 - every page has the sections a C programmer looks for, includes only
   <percpu/NAME.h> headers, gives the link line of its library, and its
   SYNOPSIS compiles (-std=c11 -Wall -Werror, the includes and every
   prototype: a prototype that disagrees with the header is an error);
 - every section 3 page that a page cites (these and the hand-written
-  ones beside GENERATOR: percpu(7), percpu-stat(1)) exists;
+  PAGEs) exists;
 - every page renders without a warning (man --warnings), where man is
   installed.
 """
@@ -57,6 +62,28 @@ def public_functions(inc):
                 continue
             names[m.group(1)] = h
     return names
+
+
+def public_macros(inc):
+    """Every function-like macro of the public headers with a /** */ comment."""
+    names = {}
+    hdir = os.path.join(inc, 'percpu')
+    for h in sorted(os.listdir(hdir)):
+        if not h.endswith('.h'):
+            continue
+        src = open(os.path.join(hdir, h), encoding='utf-8').read()
+        for m in re.finditer(r'^#define\s+([A-Za-z]\w*)\(', src, re.M):
+            before = src[:m.start()].rstrip()
+            if before.endswith('*/') and before[before.rfind('/*'):].startswith('/**'):
+                names[m.group(1)] = h
+    return names
+
+
+def footer(text):
+    """The source argument of a page's .TH line (its footer's middle)."""
+    m = re.search(r'^\.TH\s+(.*)$', text, re.M)
+    args = roff_args(m.group(1)) if m else []
+    return args[3] if len(args) > 3 else None
 
 
 def exported(lib):
@@ -146,14 +173,18 @@ def synopsis_c(text):
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
-    cc, inc, generator, mandir = sys.argv[1:5]
-    libs = sys.argv[5:]
+    if len(sys.argv) < 6:
+        sys.exit(__doc__)
+    cc, inc, generator, mandir, version = sys.argv[1:6]
+    args = sys.argv[6:]
+    others = [args[i + 1] for i, a in enumerate(args) if a == '--page']
+    libs = [a for i, a in enumerate(args) if a != '--page' and (i == 0 or args[i - 1] != '--page')]
     tmp = tempfile.mkdtemp(prefix='percpu-man-')
     try:
         if not os.path.isdir(mandir):
             mandir = os.path.join(tmp, 'man3')
-            r = subprocess.run([sys.executable, generator, inc, mandir], capture_output=True,
-                               text=True)
+            r = subprocess.run([sys.executable, generator, inc, mandir, version],
+                               capture_output=True, text=True)
             check(r.returncode == 0, 'the generator writes the pages', r.stderr)
             if r.returncode:
                 return report()
@@ -161,13 +192,18 @@ def main():
         missing = sorted(n for n in names if not page_file(mandir, n))
         check(not missing, 'each of the %d public functions of the headers has a page'
               % len(names), 'no page: ' + ' '.join(missing))
+        macros = public_macros(inc)
+        missing = sorted(n for n in macros if not page_file(mandir, n))
+        check(macros and not missing, 'each of the %d documented function-like macros has a page'
+              % len(macros), 'no page: ' + ' '.join(missing))
         for lib in libs:
             syms = exported(lib)
             missing = sorted(s for s in syms if not page_file(mandir, s))
             check(syms and not missing, 'each of the %d symbols %s exports has a page'
                   % (len(syms), os.path.basename(lib)), 'no page: ' + ' '.join(missing))
         pages = sorted(p[:-2] for p in os.listdir(mandir) if p.endswith('.3'))
-        generic = [p for p in pages if not re.match(r'(__)?(pcpu|percpu)_\w+$', p)]
+        generic = [p for p in pages
+                   if not re.match(r'(__)?(pcpu|percpu)_\w+$', p) and p not in macros]
         check(not generic, 'no page has a generic name (%d pages)' % len(pages),
               'generic: ' + ' '.join(generic))
         for p in pages:
@@ -178,11 +214,17 @@ def main():
                       text.strip())
                 continue
             check_page(p, text, cc, inc, tmp)
-        docdir = os.path.dirname(os.path.abspath(generator))
+        want = 'percpu ' + version
+        stale = []
+        for path in [os.path.join(mandir, p + '.3') for p in pages] + others:
+            text = open(path, encoding='utf-8').read()
+            if not text.startswith('.so ') and footer(text) != want:
+                stale.append('%s: "%s"' % (os.path.basename(path), footer(text)))
+        check(others and not stale, 'the footer of each of the %d pages and %s says "%s"'
+              % (len(pages), ', '.join(os.path.basename(o) for o in others), want),
+              '\n'.join(stale))
         cited = []
-        for path in [os.path.join(mandir, p + '.3') for p in pages] + \
-                [os.path.join(docdir, f) for f in sorted(os.listdir(docdir))
-                 if re.search(r'\.[1-8]$', f)]:
+        for path in [os.path.join(mandir, p + '.3') for p in pages] + others:
             text = open(path, encoding='utf-8').read()
             for name in re.findall(r'^\.BR\s+(?:\\%)?(\S+)\s+\(3\)', text, re.M):
                 name = unroff(name)
@@ -200,13 +242,13 @@ def main():
                                env=dict(os.environ, LC_ALL='C.UTF-8', MANWIDTH='80'))
             check(r.returncode == 0 and not r.stderr.strip(),
                   '%s(3) renders without a warning' % p, r.stderr)
-        for f in sorted(os.listdir(docdir)):
-            if not re.search(r'\.[1-8]$', f):
-                continue
+        for path in others:
+            f = os.path.basename(path)
             if not man:
                 results.append((None, '%s renders without a warning # SKIP no man' % f, ''))
                 continue
-            r = subprocess.run([man, '--warnings', '-E', 'UTF-8', '-l', f], cwd=docdir,
+            r = subprocess.run([man, '--warnings', '-E', 'UTF-8', '-l', f],
+                               cwd=os.path.dirname(path),
                                capture_output=True, text=True,
                                env=dict(os.environ, LC_ALL='C.UTF-8', MANWIDTH='80'))
             check(r.returncode == 0 and not r.stderr.strip(),

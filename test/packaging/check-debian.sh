@@ -4,7 +4,17 @@
 # debian/ agrees with the tree: the changelog's version is meson.build's,
 # the symbols file is what debian/symbols-from-map.sh makes of the version
 # script, and no version node is newer than the project (a package would
-# otherwise claim a version that lacks symbols it holds).
+# otherwise claim a version that lacks symbols it holds). And what 0.4's
+# packages got wrong, as far as debian/ alone shows it (.ci/run's chroot
+# step checks the installed result):
+# 4. libpercpu-dev depends on no package of the metrics library's (HTTP,
+#    TLS, zlib), and libpercpu-metrics-dev exists for them, with
+#    libunistring-dev, which a static link needs (gnutls.pc names
+#    -lunistring);
+# 5. Build-Depends has no doxygen (the man pages need python3 only);
+# 6. no lintian override of initial-upload-closes-no-bugs once the
+#    changelog has more than one entry (it cannot fire);
+# 7. percpu-tools is Multi-Arch: foreign (a program, no library).
 #
 # usage: check-debian.sh SOURCE-ROOT PROJECT-VERSION
 # Prints a TAP report.
@@ -13,9 +23,9 @@ set -u
 src=$1
 version=$2
 
-echo "1..3"
+echo "1..7"
 if [ ! -f "$src/debian/changelog" ]; then
-	for i in 1 2 3; do
+	for i in 1 2 3 4 5 6 7; do
 		echo "ok $i # SKIP no debian/ in this tree"
 	done
 	exit 0
@@ -61,6 +71,59 @@ if [ -n "$newest" ] && [ "$(printf '%s\n%s\n' "$newest" "$version" | sort -V | t
 	echo "ok 3 - the newest version node ($newest) is not newer than the project ($version)"
 else
 	echo "not ok 3 - the version script has node $newest but meson.build says $version"
+	failed=1
+fi
+
+# field PACKAGE FIELD: a debian/control field of a binary package (or of
+# the source, PACKAGE "-"), continuation lines joined, comments dropped
+field()
+{
+	awk -v pkg="$1" -v name="$2" '
+		/^#/ { next }
+		/^$/ { para++; mine = 0; infield = 0; next }
+		/^Source:/ && pkg == "-" { mine = 1 }
+		/^Package:/ { mine = ($2 == pkg) }
+		/^[^ \t]/ { infield = (mine && index($0, name ":") == 1)
+			if (infield) { sub(/^[^:]*:[ \t]*/, ""); printf "%s ", $0 }
+			next }
+		infield { printf "%s ", $0 }
+		END { print "" }
+	' "$src/debian/control"
+}
+
+core=$(field libpercpu-dev Depends | tr -s ' \t' ' ')
+metrics=$(field libpercpu-metrics-dev Depends | tr -s ' \t' ' ')
+bad=$(echo "$core" | tr ',' '\n' | grep -E 'libmicrohttpd|zlib1g|gnutls|nettle|libpercpu-metrics' || true)
+if [ -z "$bad" ] && echo "$metrics" | grep -q 'libmicrohttpd-dev' &&
+	echo "$metrics" | grep -q 'libunistring-dev'; then
+	echo "ok 4 - libpercpu-dev needs no metrics package; libpercpu-metrics-dev has libunistring-dev"
+else
+	echo "not ok 4 - libpercpu-dev Depends: $core; libpercpu-metrics-dev Depends: ${metrics:-(none)}"
+	failed=1
+fi
+
+if field - Build-Depends | grep -q 'doxygen'; then
+	echo "not ok 5 - Build-Depends has doxygen: $(field - Build-Depends)"
+	failed=1
+else
+	echo "ok 5 - Build-Depends has no doxygen"
+fi
+
+entries=$(grep -c '^percpu (' "$src/debian/changelog")
+stale=$(grep -l 'initial-upload-closes-no-bugs' "$src"/debian/*lintian-overrides \
+	"$src"/debian/source/lintian-overrides 2>/dev/null | tr '\n' ' ')
+if [ "$entries" -gt 1 ] && [ -n "$stale" ]; then
+	echo "not ok 6 - initial-upload-closes-no-bugs overridden with $entries changelog entries: $stale"
+	failed=1
+else
+	echo "ok 6 - no override of initial-upload-closes-no-bugs ($entries changelog entries)"
+fi
+
+ma=$(field percpu-tools Multi-Arch | tr -d ' \t')
+if [ "$ma" = foreign ]; then
+	echo "ok 7 - percpu-tools is Multi-Arch: foreign"
+else
+	echo "not ok 7 - percpu-tools is Multi-Arch: '$ma', not foreign"
 	failed=1
 fi
 exit ${failed:-0}

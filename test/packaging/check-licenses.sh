@@ -1,15 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Every source file says its license, and debian/copyright says the same:
+# Every source file says its license, and debian/copyright says the same
+# of every file:
 # 1. each C/C++ source and header, meson file, Python file and script (a
 #    file that starts with #!) has an SPDX-License-Identifier line first
 #    (second after a #! line);
-# 2. for each of them, the last debian/copyright stanza whose Files match
-#    it (DEP-5: the last match wins) names the license of its SPDX line,
-#    so a GPL file outside a GPL stanza fails, and so does an MIT file
-#    inside one;
-# 3. each Files pattern of debian/copyright matches some file.
+# 2. for every file of the tree, whatever its kind (a .proto, a .md, a
+#    corpus file), that has an SPDX-License-Identifier line in its first
+#    10 lines, the last debian/copyright stanza whose Files match it
+#    (DEP-5: the last match wins) names that license, so a GPL file
+#    outside a GPL stanza fails, and so does an MIT file inside one, or an
+#    Apache-2.0 .proto under "Files: *";
+# 3. each Files pattern of debian/copyright matches some file;
+# 4. a file with no SPDX line that still carries a license notice
+#    ("Licensed under", "General Public License", "Apache License", ...)
+#    fails: it must say its license in an SPDX line, which 2 checks.
 # The files are git's when SOURCE-ROOT is a git tree's top, else all files
 # under it less the build trees (a tarball unpacked by dpkg-source).
 #
@@ -58,23 +64,46 @@ while IFS= read -r f; do
 	esac
 done <"$tmp/all" >"$tmp/sources"
 
-echo "1..3"
+# every text file's SPDX line in its first 10 lines, whatever its name
+# (binary files have none: grep -I)
+: >"$tmp/notice"
+while IFS= read -r f; do
+	case $f in
+	debian/copyright | COPYING) continue ;;
+	esac
+	[ -f "$src/$f" ] || continue
+	if head -n 10 "$src/$f" | grep -Iq 'SPDX-License-Identifier:'; then
+		echo "$f"
+	elif grep -IEqi 'licen[cs]ed under|general public license|apache license|mozilla public license' \
+		"$src/$f"; then
+		echo "$f" >>"$tmp/notice"
+	fi
+done <"$tmp/all" >"$tmp/spdx"
+sort -u "$tmp/sources" "$tmp/spdx" >"$tmp/checked"
 
-# 1: the SPDX line, and the license it names (SPDX expression, as written)
+echo "1..4"
+
+# 1: the SPDX line, and the license it names (SPDX expression, as written);
+# a source's must come first, any other file's in its first 10 lines
 : >"$tmp/missing"
 : >"$tmp/licensed"
 while IFS= read -r f; do
-	line=$(head -n 2 "$src/$f" | awk 'NR == 1 && /^#!/ { next } { print; exit }')
+	if grep -qxF -- "$f" "$tmp/sources"; then
+		line=$(head -n 2 "$src/$f" | awk 'NR == 1 && /^#!/ { next } { print; exit }')
+	else
+		line=$(head -n 10 "$src/$f" | grep -m 1 'SPDX-License-Identifier:')
+	fi
 	case $line in
 	*SPDX-License-Identifier:*)
 		id=$(printf '%s\n' "$line" |
 			sed -e 's/.*SPDX-License-Identifier:[[:space:]]*//' \
-			    -e 's/[[:space:]]*\*\/.*//' -e 's/[[:space:]]*$//')
+			    -e 's/[[:space:]]*\*\/.*//' -e 's/[[:space:]]*-->.*//' \
+			    -e 's/[[:space:]]*$//')
 		printf '%s\t%s\n' "$f" "$id" >>"$tmp/licensed"
 		;;
 	*) echo "$f" >>"$tmp/missing" ;;
 	esac
-done <"$tmp/sources"
+done <"$tmp/checked"
 n=$(wc -l <"$tmp/sources")
 if [ "$n" -gt 0 ] && [ ! -s "$tmp/missing" ]; then
 	echo "ok 1 - all $n source files begin with an SPDX-License-Identifier line"
@@ -88,6 +117,7 @@ copyright=$src/debian/copyright
 if [ ! -f "$copyright" ]; then
 	echo "ok 2 # SKIP no debian/copyright in this tree"
 	echo "ok 3 # SKIP no debian/copyright in this tree"
+	echo "ok 4 # SKIP no debian/copyright in this tree"
 	exit ${failed:-0}
 fi
 
@@ -129,7 +159,8 @@ while IFS="$tab" read -r f id; do
 done <"$tmp/licensed"
 if [ ! -s "$tmp/wrong" ]; then
 	echo "ok 2 - debian/copyright gives each of $(wc -l <"$tmp/licensed") files its SPDX license" \
-		"($(grep -c 'GPL' "$tmp/licensed") GPL)"
+		"($(grep -c 'GPL' "$tmp/licensed") GPL, $(grep -c 'Apache' "$tmp/licensed") Apache;" \
+		"$(wc -l <"$tmp/all") files scanned)"
 else
 	echo "not ok 2 - debian/copyright disagrees with SPDX lines:"
 	sed 's/^/#   /' "$tmp/wrong"
@@ -153,6 +184,15 @@ if [ ! -s "$tmp/stale" ]; then
 else
 	echo "not ok 3 - debian/copyright patterns that match no file:"
 	sed 's/^/#   /' "$tmp/stale"
+	failed=1
+fi
+
+# 4: a license notice without an SPDX line escapes test 2
+if [ ! -s "$tmp/notice" ]; then
+	echo "ok 4 - no file carries a license notice without an SPDX line"
+else
+	echo "not ok 4 - files with a license notice but no SPDX-License-Identifier line:"
+	sed 's/^/#   /' "$tmp/notice"
 	failed=1
 fi
 exit ${failed:-0}
