@@ -29,6 +29,7 @@ adopt_source()
 	fi
 	command -v dpkg-source >/dev/null || { echo "adopters: dpkg-source missing (apt-get install dpkg-dev)" >&2; return 1; }
 	rm -rf "$dest"
+	mkdir -p "$(dirname "$dest")"
 	dpkg-source --no-check -x "$dsc" "$dest" >&2
 }
 
