@@ -426,17 +426,42 @@ static void deadline_after(struct timespec *ts, unsigned int ms)
 	}
 }
 
+/* An exposition for @sc's headers, held twice (the two threads); NULL: no memory. */
+static struct exposition *exposition_new(const struct scrape *sc)
+{
+	struct exposition *e = calloc(1, sizeof(*e));
+	pthread_condattr_t ca;
+
+	if (!e)
+		return NULL;
+	pthread_mutex_init(&e->lock, NULL);
+	/* the deadline is on the monotonic clock: a clock step changes nothing */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->done_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	e->srv = sc->srv;
+	e->refs = 1;
+	e->accept = sc->accept ? strdup(sc->accept) : NULL;
+	e->accept_encoding = sc->accept_encoding ? strdup(sc->accept_encoding) : NULL;
+	if ((sc->accept && !e->accept) || (sc->accept_encoding && !e->accept_encoding)) {
+		exposition_put(e);
+		return NULL;
+	}
+	e->refs = 2;
+	return e;
+}
+
 /*
  * Exposes for @sc in another thread and waits for it until the timeout;
- * whether it was done in time (else the exposition goes on, in flight,
- * and frees itself). -1: no thread or memory (@sc not exposed, the
- * exposition not counted).
+ * 0 (@sc answered: its exposition, or 503 timed out, while the exposition
+ * goes on, in flight, and frees itself), or -1: no thread or memory (@sc
+ * not exposed, the exposition not counted).
  */
 static int expose_timed(struct scrape *sc)
 {
 	struct pcpu_metrics_server *srv = sc->srv;
-	struct exposition *e = calloc(1, sizeof(*e));
-	pthread_condattr_t ca;
+	struct exposition *e = exposition_new(sc);
 	struct timespec deadline;
 	pthread_t t;
 	bool done;
@@ -444,22 +469,6 @@ static int expose_timed(struct scrape *sc)
 
 	if (!e)
 		return -1;
-	pthread_mutex_init(&e->lock, NULL);
-	pthread_cond_init(&e->done_cv, NULL); /* remade below with the monotonic clock */
-	e->srv = srv;
-	e->accept = sc->accept ? strdup(sc->accept) : NULL;
-	e->accept_encoding = sc->accept_encoding ? strdup(sc->accept_encoding) : NULL;
-	e->refs = 1;
-	if ((sc->accept && !e->accept) || (sc->accept_encoding && !e->accept_encoding)) {
-		exposition_put(e);
-		return -1;
-	}
-	e->refs = 2;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_destroy(&e->done_cv);
-	pthread_cond_init(&e->done_cv, &ca);
-	pthread_condattr_destroy(&ca);
 	pthread_mutex_lock(&srv->lock);
 	srv->threads++;
 	pthread_mutex_unlock(&srv->lock);
