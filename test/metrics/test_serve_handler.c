@@ -379,3 +379,27 @@ Test(serve_handler, an_old_callers_options_without_the_new_fields_serve)
 	free(r.body);
 	pcpu_metrics_server_stop(srv);
 }
+
+Test(serve_handler, max_in_flight_0_is_16)
+{
+	struct background held[16] = { 0 };
+	struct pcpu_metrics_server *srv;
+	struct reply r;
+
+	gate_setup(16);
+	srv = serve(0, 0, false);
+	for (int i = 0; i < 16; i++)
+		background_start(&held[i], pcpu_metrics_server_port(srv));
+	gate_wait_entered(16); /* 16 in flight, held */
+	r = scrape(pcpu_metrics_server_port(srv));
+	cr_expect_eq(r.status, 503);
+	cr_expect_str_eq(r.body, "too many scrapes in flight\n");
+	free(r.body);
+	gate_release();
+	for (int i = 0; i < 16; i++) {
+		pthread_join(held[i].t, NULL);
+		cr_expect_eq(held[i].r.status, 200);
+		free(held[i].r.body);
+	}
+	pcpu_metrics_server_stop(srv);
+}
