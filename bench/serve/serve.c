@@ -6,7 +6,10 @@
  * time. Linked against whichever libpercpu-metrics LD_LIBRARY_PATH names,
  * so that one binary measures two releases.
  *
- *   serve PORT SECS NR SLEEP_MS
+ *   serve PORT SECS NR SLEEP_MS [NR_REGISTERED]
+ *
+ * NR_REGISTERED: that many registered counters as well, which a scrape
+ * walks under the metrics lock (the collector runs outside it).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <percpu/counter.h>
 #include <percpu/metrics.h>
 #include <percpu/metrics_http.h>
 static int nr, sleep_ms;
@@ -43,6 +47,16 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	nr = atoi(argv[3]);
 	sleep_ms = atoi(argv[4]);
+	for (int i = 0; argc > 5 && i < atoi(argv[5]); i++) {
+		struct pcpu_counter *c = malloc(sizeof(*c));
+		char *name = malloc(32);
+
+		snprintf(name, 32, "bench_counter_%d", i);
+		struct pcpu_metric_desc d = {
+		    .name = name, .help = "h", .kind = PCPU_METRIC_COUNTER};
+		if (!c || pcpu_counter_init(c, i) || pcpu_counter_register(c, &d))
+			return 1;
+	}
 	pcpu_metrics_collector_add(coll, NULL);
 	struct pcpu_metrics_server *srv = pcpu_metrics_serve("127.0.0.1", port);
 	if (!srv) {

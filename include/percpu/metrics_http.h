@@ -103,7 +103,9 @@ struct pcpu_metrics_server;
  * GET and HEAD 405, and an exposition that fails 500. Since 0.5, scrapes
  * are served concurrently, each exposed in a thread of its own, up to 16 at
  * once (more answer 503; see struct pcpu_metrics_server_options), and one
- * polling thread serves the connections (one at a time before 0.5); an
+ * polling thread serves the connections (one at a time before 0.5): a slow
+ * collector holds back its own scrape only. Their walks of the registered
+ * metrics still take the metrics lock in turn; an
  * idle connection is closed after 10 s. Up to 2048
  * connections are open at once, 1024 from one address (since 0.4; 64
  * before), so that idle or slow clients do not hold a scrape back; the

@@ -15,7 +15,10 @@
  * meanwhile, so that two scrapers are served at once and a slow collector
  * holds back only its own scrape. The limit on scrapes in flight bounds
  * those threads, as it bounded the one before (0.4 exposed in the polling
- * thread: one scrape at a time, and every connection waited for it).
+ * thread: one scrape at a time, and every connection waited for it). The
+ * walk of the registered metrics is under the one metrics lock
+ * (metrics_list.c), so two scrapes overlap in their collectors (outside
+ * it), compression and sending, not in that walk.
  *
  * Options (pcpu_metrics_serve_opts()) are checked here, with or without
  * libmicrohttpd. TLS is libmicrohttpd's (GnuTLS): the key and certificate
