@@ -100,8 +100,13 @@ struct pcpu_metrics_server;
  * ("127.0.0.1", "::1"), or NULL for every address (IPv6 and IPv4 where
  * the host has both). Port 0 picks a free port: see
  * pcpu_metrics_server_port(). Other paths answer 404, methods other than
- * GET and HEAD 405, and an exposition that fails 500. Scrapes are served
- * one at a time; an idle connection is closed after 10 s. Up to 2048
+ * GET and HEAD 405, and an exposition that fails 500. Since 0.5, scrapes
+ * are served concurrently, each exposed in a thread of its own, up to 16 at
+ * once (more answer 503; see struct pcpu_metrics_server_options), and one
+ * polling thread serves the connections (one at a time before 0.5): a slow
+ * collector holds back its own scrape only. Their walks of the registered
+ * metrics still take the metrics lock in turn; an
+ * idle connection is closed after 10 s. Up to 2048
  * connections are open at once, 1024 from one address (since 0.4; 64
  * before), so that idle or slow clients do not hold a scrape back; the
  * process's descriptor limit (RLIMIT_NOFILE) must leave room for them. A child of
@@ -169,6 +174,32 @@ struct pcpu_metrics_server_options {
 	 * (<percpu/metrics_registry.h>), which must outlive the server.
 	 */
 	struct pcpu_metrics_registry *registry;
+	/* appended in 0.5: limits and self-instrumentation, as the Go client's promhttp */
+	/**
+	 * Scrapes exposed at once, as promhttp's MaxRequestsInFlight: one
+	 * more answers 503 at once, with a body that says so. 0: 16. A scrape
+	 * that timed out counts until its exposition returns. @since 0.5
+	 */
+	unsigned int max_in_flight;
+	/**
+	 * Milliseconds a scrape may take, as promhttp's Timeout: one that
+	 * takes longer answers 503 with a body that says it timed out, and its
+	 * exposition goes on in its own thread until it returns (the
+	 * collector that is slow cannot be interrupted), in flight all that
+	 * time. 0: no timeout. @since 0.5
+	 */
+	unsigned int timeout_ms;
+	/**
+	 * true: the served registry (@c registry) gets the server's own
+	 * metrics, named as promhttp's InstrumentMetricHandler names them: the
+	 * counter promhttp_metric_handler_requests_total of scrapes answered,
+	 * by label code ("200", "500", "503"; requests for another path, for
+	 * another method or without credentials are not scrapes), and the
+	 * gauge promhttp_metric_handler_requests_in_flight (scrapes exposing
+	 * now, the one that reads it included). One server per registry may
+	 * have them: a second one's are refused as a clash. @since 0.5
+	 */
+	bool instrument;
 };
 
 /**
@@ -200,8 +231,8 @@ pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *opts);
 PCPU_EXPORT unsigned int pcpu_metrics_server_port(const struct pcpu_metrics_server *srv);
 
 /**
- * Stops @p srv: closes its socket and connections, waits for a scrape in
- * progress, and frees it. NULL does nothing. The port is free again when
+ * Stops @p srv: closes its socket and connections, waits for the scrapes in
+ * progress (since 0.5, those that timed out included), and frees it. NULL does nothing. The port is free again when
  * it returns. @since 0.3
  */
 PCPU_EXPORT void pcpu_metrics_server_stop(struct pcpu_metrics_server *srv);

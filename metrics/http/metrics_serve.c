@@ -10,8 +10,15 @@
  * its old connections sit in TIME_WAIT; on Linux it never lets two
  * sockets listen on one port. libmicrohttpd closes the socket at stop.
  *
- * One thread, not a pool: scrapes come every few seconds, and one thread
- * bounds what a flood of them can cost the daemon.
+ * One thread polls every connection; since 0.5 each scrape is exposed in a
+ * thread of its own (scrape_start() below), its connection suspended
+ * meanwhile, so that two scrapers are served at once and a slow collector
+ * holds back only its own scrape. The limit on scrapes in flight bounds
+ * those threads, as it bounded the one before (0.4 exposed in the polling
+ * thread: one scrape at a time, and every connection waited for it). The
+ * walk of the registered metrics is under the one metrics lock
+ * (metrics_list.c), so two scrapes overlap in their collectors (outside
+ * it), compression and sending, not in that walk.
  *
  * Options (pcpu_metrics_serve_opts()) are checked here, with or without
  * libmicrohttpd. TLS is libmicrohttpd's (GnuTLS): the key and certificate
@@ -26,6 +33,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -75,6 +84,8 @@ static socklen_t parse_address(const char *address, unsigned int port,
 /* the longest path, user and password (bytes, without the NUL) */
 #define PATH_MAX_LEN 255u
 #define CREDENTIAL_MAX_LEN 255u
+/* scrapes in flight when the options say 0 */
+#define DEFAULT_MAX_IN_FLIGHT 16u
 
 /*
  * Copies the caller's options into @opts, zero-filled past the caller's
@@ -203,12 +214,57 @@ struct pcpu_metrics_server {
 	size_t user_len, password_len;
 	char user[CREDENTIAL_MAX_LEN + 1];
 	char password[CREDENTIAL_MAX_LEN + 1];
+	/* 0.5: the limits, and what the instrumentation counts */
+	unsigned int max_in_flight, timeout_ms;
+	bool instrument;
+	pthread_mutex_t lock;
+	pthread_cond_t quiet;   /* threads went to 0 */
+	unsigned int in_flight; /* expositions running, timed out ones included */
+	unsigned int threads;   /* scrape and exposition threads alive: stop waits */
+	bool stopping;
+	uint64_t answered[3];   /* scrapes answered 200, 500, 503 (atomics) */
+};
+
+/* the codes that the instrumentation counts, as promhttp initialises them */
+static const unsigned int counted_codes[3] = { 200, 500, 503 };
+
+/*
+ * A scrape between its request and its response: the polling thread
+ * suspends the connection and a thread of its own (scrape_thread()) fills
+ * @status and @body, then resumes it; the polling thread answers it
+ * (answer_scrape()) and frees it when the request ends (request_done()).
+ */
+struct scrape {
+	struct pcpu_metrics_server *srv;
+	struct MHD_Connection *conn;
+	char *accept, *accept_encoding; /* copies, or NULL: absent */
+	unsigned int status;            /* 0 until done */
+	struct pcpu_metrics_response res;
+	char *text;                     /* a 500's or 503's body, malloc()ed */
+};
+
+/*
+ * An exposition under a timeout: the scrape's thread waits for it until
+ * the deadline, then leaves it to finish alone. Freed by the last of the
+ * two (@refs).
+ */
+struct exposition {
+	struct pcpu_metrics_server *srv;
+	char *accept, *accept_encoding; /* copies: the scrape may go first */
+	pthread_mutex_t lock;
+	pthread_cond_t done_cv;
+	bool done;
+	int refs;
+	int err;
+	struct pcpu_metrics_response res;
+	char *text;
 };
 
 static const char not_found[] = "not found\n";
 static const char not_allowed[] = "method not allowed\n";
 static const char unauthorized[] = "unauthorized\n";
 static const char failed[] = "exposition failed\n";
+static const char too_many[] = "too many scrapes in flight\n";
 
 static mhd_result queue_text(struct MHD_Connection *conn, unsigned int status, const char *body,
 			     size_t len)
@@ -231,62 +287,319 @@ static mhd_result queue_text(struct MHD_Connection *conn, unsigned int status, c
 }
 
 /*
- * 500, saying why: a failed definition (metrics_register.c; the process's
- * registry, @process, only), else the collector that stopped the
+ * A 500's body, saying why: a failed definition (metrics_register.c; the
+ * process's registry, @process, only), else the collector that stopped the
  * exposition and the metric it had refused, with its labels and the reason
- * (as the Go client's body names the metric), else @err.
+ * (as the Go client's body names the metric), else @err. Called in the
+ * thread that exposed: the collectors' record of a refusal is per thread.
+ * NULL: no memory.
  */
-static mhd_result queue_failure(struct MHD_Connection *conn, bool process, int err)
+static char *failure_text(bool process, int err)
 {
-	struct MHD_Response *resp;
 	const char *what = NULL;
 	char *body, collector[640];
-	mhd_result ret;
 
 	if (!process || !pcpu_metrics_define_failure(&what))
 		what = pcpu_collectors_failure(collector, sizeof(collector));
 	if (asprintf(&body, "exposition failed: %s\n", what ? what : strerror(-err)) < 0)
-		return queue_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, failed, sizeof(failed) - 1);
-	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+		return NULL;
+	return body;
+}
+
+/* Counts a scrape answered @status, for the instrumentation. */
+static void count_answer(struct pcpu_metrics_server *srv, unsigned int status)
+{
+	for (size_t i = 0; i < sizeof(counted_codes) / sizeof(counted_codes[0]); i++)
+		if (counted_codes[i] == status)
+			__atomic_fetch_add(&srv->answered[i], 1, __ATOMIC_RELAXED);
+}
+
+/* A 500 or 503 with @text (malloc()ed, used up; NULL: @fallback). */
+static mhd_result queue_error(struct MHD_Connection *conn, unsigned int status, char *text,
+			      const char *fallback)
+{
+	struct MHD_Response *resp;
+	mhd_result ret;
+
+	if (!text)
+		return queue_text(conn, status, fallback, strlen(fallback));
+	resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
-		free(body);
+		free(text);
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-	ret = MHD_queue_response(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, resp);
+	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
 
-static mhd_result queue_metrics(struct MHD_Connection *conn,
-				const struct pcpu_metrics_server *srv)
+/* The exposition in @res, used up. */
+static mhd_result queue_metrics(struct MHD_Connection *conn, struct pcpu_metrics_response *res)
 {
-	struct pcpu_metrics_response res;
 	struct MHD_Response *resp;
 	mhd_result ret;
-	int err = pcpu_metrics_registry_respond(
-		srv->registry,
-		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
-		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
-		&res);
 
-	if (err != 0)
-		return queue_failure(conn, !srv->registry, err);
 	/* the body is malloc()ed: libmicrohttpd free()s it with the response */
-	resp = MHD_create_response_from_buffer(res.length, res.body, MHD_RESPMEM_MUST_FREE);
+	resp = MHD_create_response_from_buffer(res->length, res->body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
-		pcpu_metrics_response_free(&res);
+		pcpu_metrics_response_free(res);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, res.content_type);
-	if (res.content_encoding)
+	res->body = NULL;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, res->content_type);
+	if (res->content_encoding)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
-					res.content_encoding);
+					res->content_encoding);
 	/* the body depends on both: a cache must not serve one for another */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+/* A thread of the server's ends: the last thing it does with @srv. */
+static void thread_exit(struct pcpu_metrics_server *srv, bool exposed)
+{
+	pthread_mutex_lock(&srv->lock);
+	if (exposed)
+		srv->in_flight--;
+	if (--srv->threads == 0)
+		pthread_cond_broadcast(&srv->quiet);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* Exposes into @res, or says why not in @text (NULL: no memory); the error. */
+static int expose(const struct pcpu_metrics_server *srv, const char *accept,
+		  const char *accept_encoding, struct pcpu_metrics_response *res, char **text)
+{
+	int err = pcpu_metrics_registry_respond(srv->registry, accept, accept_encoding, res);
+
+	*text = err ? failure_text(!srv->registry, err) : NULL;
+	return err;
+}
+
+static void exposition_put(struct exposition *e)
+{
+	int refs;
+
+	pthread_mutex_lock(&e->lock);
+	refs = --e->refs;
+	pthread_mutex_unlock(&e->lock);
+	if (refs)
+		return;
+	pcpu_metrics_response_free(&e->res);
+	free(e->text);
+	free(e->accept);
+	free(e->accept_encoding);
+	pthread_mutex_destroy(&e->lock);
+	pthread_cond_destroy(&e->done_cv);
+	free(e);
+}
+
+/* An exposition under a timeout, in a thread of its own. */
+static void *exposition_thread(void *arg)
+{
+	struct exposition *e = arg;
+	struct pcpu_metrics_server *srv = e->srv;
+	struct pcpu_metrics_response res;
+	char *text;
+	int err = expose(srv, e->accept, e->accept_encoding, &res, &text);
+
+	pthread_mutex_lock(&e->lock);
+	e->err = err;
+	e->res = res;
+	e->text = text;
+	e->done = true;
+	pthread_cond_signal(&e->done_cv);
+	pthread_mutex_unlock(&e->lock);
+	exposition_put(e);
+	thread_exit(srv, true);
+	return NULL;
+}
+
+static void deadline_after(struct timespec *ts, unsigned int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+/* An exposition for @sc's headers, held twice (the two threads); NULL: no memory. */
+static struct exposition *exposition_new(const struct scrape *sc)
+{
+	struct exposition *e = calloc(1, sizeof(*e));
+	pthread_condattr_t ca;
+
+	if (!e)
+		return NULL;
+	pthread_mutex_init(&e->lock, NULL);
+	/* the deadline is on the monotonic clock: a clock step changes nothing */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->done_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	e->srv = sc->srv;
+	e->refs = 1;
+	e->accept = sc->accept ? strdup(sc->accept) : NULL;
+	e->accept_encoding = sc->accept_encoding ? strdup(sc->accept_encoding) : NULL;
+	if ((sc->accept && !e->accept) || (sc->accept_encoding && !e->accept_encoding)) {
+		exposition_put(e);
+		return NULL;
+	}
+	e->refs = 2;
+	return e;
+}
+
+/*
+ * Exposes for @sc in another thread and waits for it until the timeout;
+ * 0 (@sc answered: its exposition, or 503 timed out, while the exposition
+ * goes on, in flight, and frees itself), or -1: no thread or memory (@sc
+ * not exposed, the exposition not counted).
+ */
+static int expose_timed(struct scrape *sc)
+{
+	struct pcpu_metrics_server *srv = sc->srv;
+	struct exposition *e = exposition_new(sc);
+	struct timespec deadline;
+	pthread_t t;
+	bool done;
+	int err = 0;
+
+	if (!e)
+		return -1;
+	pthread_mutex_lock(&srv->lock);
+	srv->threads++;
+	pthread_mutex_unlock(&srv->lock);
+	if (pthread_create(&t, NULL, exposition_thread, e) != 0) {
+		pthread_mutex_lock(&srv->lock);
+		srv->threads--; /* this thread still runs: never 0 here */
+		pthread_mutex_unlock(&srv->lock);
+		e->refs = 1;
+		exposition_put(e);
+		return -1;
+	}
+	pthread_detach(t);
+	deadline_after(&deadline, srv->timeout_ms);
+	pthread_mutex_lock(&e->lock);
+	while (!e->done && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&e->done_cv, &e->lock, &deadline);
+	done = e->done;
+	if (done) {
+		sc->res = e->res;
+		sc->text = e->text;
+		memset(&e->res, 0, sizeof(e->res));
+		e->text = NULL;
+		sc->status = e->err ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_OK;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!done) {
+		sc->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		if (asprintf(&sc->text, "scrape timed out after %u ms\n", srv->timeout_ms) < 0)
+			sc->text = NULL;
+	}
+	exposition_put(e);
+	return 0;
+}
+
+/* A scrape's thread: exposes, under the timeout if any, then resumes the connection. */
+static void *scrape_thread(void *arg)
+{
+	struct scrape *sc = arg;
+	struct pcpu_metrics_server *srv = sc->srv;
+	bool exposed_here = true;
+
+	if (srv->timeout_ms && expose_timed(sc) == 0) {
+		exposed_here = false; /* the exposition's thread counts it out */
+	} else {
+		int err = expose(srv, sc->accept, sc->accept_encoding, &sc->res, &sc->text);
+
+		sc->status = err ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_OK;
+	}
+	MHD_resume_connection(sc->conn);
+	thread_exit(srv, exposed_here);
+	return NULL;
+}
+
+static void scrape_free(struct scrape *sc)
+{
+	pcpu_metrics_response_free(&sc->res);
+	free(sc->text);
+	free(sc->accept);
+	free(sc->accept_encoding);
+	free(sc);
+}
+
+static char *header_copy(struct MHD_Connection *conn, const char *name, bool *failed_copy)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+	char *copy = v ? strdup(v) : NULL;
+
+	if (v && !copy)
+		*failed_copy = true;
+	return copy;
+}
+
+/*
+ * Starts a scrape: 503 beyond the limit (or while the server stops), else
+ * the connection suspended and a thread to expose; in this thread where
+ * none can be made (0.4's way). *@req_cls becomes the scrape.
+ */
+static mhd_result scrape_start(struct pcpu_metrics_server *srv, struct MHD_Connection *conn,
+			       void **req_cls)
+{
+	struct scrape *sc;
+	bool oom = false;
+	pthread_t t;
+
+	pthread_mutex_lock(&srv->lock);
+	if (srv->stopping || srv->in_flight >= srv->max_in_flight) {
+		pthread_mutex_unlock(&srv->lock);
+		count_answer(srv, MHD_HTTP_SERVICE_UNAVAILABLE);
+		return queue_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, too_many,
+				  sizeof(too_many) - 1);
+	}
+	srv->in_flight++;
+	srv->threads++;
+	pthread_mutex_unlock(&srv->lock);
+	sc = calloc(1, sizeof(*sc));
+	if (sc) {
+		sc->srv = srv;
+		sc->conn = conn;
+		sc->accept = header_copy(conn, MHD_HTTP_HEADER_ACCEPT, &oom);
+		sc->accept_encoding = header_copy(conn, MHD_HTTP_HEADER_ACCEPT_ENCODING, &oom);
+	}
+	if (!sc || oom) {
+		if (sc)
+			scrape_free(sc);
+		thread_exit(srv, true);
+		return MHD_NO;
+	}
+	*req_cls = sc;
+	MHD_suspend_connection(conn);
+	if (pthread_create(&t, NULL, scrape_thread, sc) == 0)
+		pthread_detach(t);
+	else
+		scrape_thread(sc); /* resumes it: answered at once */
+	return MHD_YES;
+}
+
+/* The response to a scrape that its thread is done with. */
+static mhd_result answer_scrape(struct scrape *sc, struct MHD_Connection *conn)
+{
+	unsigned int status = sc->status;
+	char *text = sc->text;
+
+	count_answer(sc->srv, status);
+	sc->text = NULL;
+	if (status == MHD_HTTP_OK)
+		return queue_metrics(conn, &sc->res);
+	return queue_error(conn, status, text, status == MHD_HTTP_SERVICE_UNAVAILABLE ?
+			   "scrape timed out\n" : failed);
 }
 
 /*
@@ -393,12 +706,13 @@ static bool authorized(const struct pcpu_metrics_server *srv, struct MHD_Connect
  * next scrape (libmicrohttpd closes one answered before). A request with a
  * body we would not read (a POST) is refused at once, and closed.
  */
+static int headers_seen;
+
 static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 			     const char *method, const char *version, const char *upload_data,
 			     size_t *upload_data_size, void **req_cls)
 {
-	static int headers_seen;
-	const struct pcpu_metrics_server *srv = cls;
+	struct pcpu_metrics_server *srv = cls;
 
 	(void)version;
 	(void)upload_data;
@@ -413,12 +727,64 @@ static mhd_result on_request(void *cls, struct MHD_Connection *conn, const char 
 		*upload_data_size = 0; /* a GET with a body: ignored */
 		return MHD_YES;
 	}
+	if (*req_cls != &headers_seen)
+		return answer_scrape(*req_cls, conn); /* resumed by its thread */
 	if (srv->auth && !authorized(srv, conn))
 		return queue_text(conn, MHD_HTTP_UNAUTHORIZED, unauthorized,
 				  sizeof(unauthorized) - 1);
 	if (strcmp(url, srv->path) != 0)
 		return queue_text(conn, MHD_HTTP_NOT_FOUND, not_found, sizeof(not_found) - 1);
-	return queue_metrics(conn, srv);
+	return scrape_start(srv, conn, req_cls);
+}
+
+/* A request ends, answered or not: its scrape, if any, is freed. */
+static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (*req_cls && *req_cls != &headers_seen)
+		scrape_free(*req_cls);
+	*req_cls = NULL;
+}
+
+/* promhttp_metric_handler_requests_total and _in_flight (opts->instrument) */
+static int instrumentation(int (*emit)(const struct pcpu_metric_sample *s, void *ctx), void *ctx,
+			   void *arg)
+{
+	struct pcpu_metrics_server *srv = arg;
+	struct pcpu_metric_sample s = {
+		.name = "promhttp_metric_handler_requests",
+		.help = "Total number of scrapes by HTTP status code.",
+		.unit = "",
+		.kind = PCPU_METRIC_COUNTER,
+	};
+	static const char *const no_labels[] = { NULL };
+	char code[3][8];
+	const char *labels[3][3];
+	int err;
+
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(code[i], sizeof(code[i]), "%u", counted_codes[i]);
+		labels[i][0] = "code";
+		labels[i][1] = code[i];
+		labels[i][2] = NULL;
+		s.labels = labels[i];
+		s.value = (int64_t)__atomic_load_n(&srv->answered[i], __ATOMIC_RELAXED);
+		err = emit(&s, ctx);
+		if (err && err != -EEXIST && err != -EINVAL)
+			return err; /* the output stopped */
+	}
+	pthread_mutex_lock(&srv->lock);
+	s.value = srv->in_flight;
+	pthread_mutex_unlock(&srv->lock);
+	s.name = "promhttp_metric_handler_requests_in_flight";
+	s.help = "Current number of scrapes being served.";
+	s.kind = PCPU_METRIC_GAUGE;
+	s.labels = no_labels;
+	err = emit(&s, ctx);
+	return err && err != -EEXIST && err != -EINVAL ? err : 0;
 }
 
 /* A listening socket on @address (NULL: every address) and @port, or -errno. */
@@ -465,9 +831,10 @@ static int listen_on(const char *address, unsigned int port, unsigned int *bound
  */
 static unsigned int server_flags(void)
 {
+	/* scrape threads suspend and resume their connections */
 	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
-		return MHD_USE_EPOLL_INTERNAL_THREAD;
-	return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+		return MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+	return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
 }
 
 /*
@@ -517,6 +884,7 @@ static struct MHD_Daemon *start(struct pcpu_metrics_server *srv,
 
 	return MHD_start_daemon(server_flags() | (use_tls ? MHD_USE_TLS : 0), 0, NULL, NULL,
 				on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
 				MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, MAX_PER_ADDRESS,
@@ -526,6 +894,8 @@ static struct MHD_Daemon *start(struct pcpu_metrics_server *srv,
 
 static void server_free(struct pcpu_metrics_server *srv)
 {
+	pthread_mutex_destroy(&srv->lock);
+	pthread_cond_destroy(&srv->quiet);
 	explicit_bzero(srv, sizeof(*srv)); /* the password */
 	free(srv);
 }
@@ -548,8 +918,13 @@ pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *user)
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return NULL;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->quiet, NULL);
 	strcpy(srv->path, opts.path ? opts.path : "/metrics");
 	srv->registry = opts.registry;
+	srv->max_in_flight = opts.max_in_flight ? opts.max_in_flight : DEFAULT_MAX_IN_FLIGHT;
+	srv->timeout_ms = opts.timeout_ms;
+	srv->instrument = opts.instrument;
 	if (opts.basic_auth_user) {
 		srv->auth = true;
 		srv->user_len = strlen(opts.basic_auth_user);
@@ -571,8 +946,22 @@ pcpu_metrics_serve_opts(const struct pcpu_metrics_server_options *user)
 		errno = err;
 		return NULL;
 	}
+	if (srv->instrument) {
+		/* before the daemon: a scrape may come at once */
+		err = pcpu_metrics_registry_collector_add(srv->registry, instrumentation, srv,
+							  PCPU_METRICS_COLLECTOR_F_CONTINUE);
+		if (err) {
+			close(twin);
+			close(fd);
+			server_free(srv);
+			errno = -err;
+			return NULL;
+		}
+	}
 	srv->mhd = start(srv, &opts, fd);
 	if (!srv->mhd) {
+		if (srv->instrument)
+			pcpu_metrics_registry_collector_remove(srv->registry, instrumentation, srv);
 		close_if_still(fd, twin);
 		server_free(srv);
 		/* libmicrohttpd says no more: no thread or no memory, or a bad key */
@@ -592,7 +981,18 @@ PCPU_EXPORT void pcpu_metrics_server_stop(struct pcpu_metrics_server *srv)
 {
 	if (!srv)
 		return;
+	/*
+	 * Scrapes first: their threads resume connections, which must not be
+	 * suspended when libmicrohttpd stops. New ones answer 503.
+	 */
+	pthread_mutex_lock(&srv->lock);
+	srv->stopping = true;
+	while (srv->threads)
+		pthread_cond_wait(&srv->quiet, &srv->lock);
+	pthread_mutex_unlock(&srv->lock);
 	MHD_stop_daemon(srv->mhd); /* joins its thread, closes the socket */
+	if (srv->instrument)
+		pcpu_metrics_registry_collector_remove(srv->registry, instrumentation, srv);
 	server_free(srv);
 }
 

@@ -1490,5 +1490,9 @@ PCPU_TEST(metrics_serve, options_layout_is_frozen)
 	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, basic_auth_user), 6 * p);
 	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, basic_auth_password), 7 * p);
 	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, registry), 8 * p);
-	cr_assert_eq(sizeof(struct pcpu_metrics_server_options), 9 * p);
+	/* appended in 0.5 */
+	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, max_in_flight), 9 * p);
+	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, timeout_ms), 9 * p + 4);
+	cr_assert_eq(offsetof(struct pcpu_metrics_server_options, instrument), 9 * p + 8);
+	cr_assert_eq(sizeof(struct pcpu_metrics_server_options), 10 * p + 8);
 }
