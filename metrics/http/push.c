@@ -205,11 +205,35 @@ static void curl_init(void)
 	curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-/* libcurl's write callback: the answer's body into the message. */
+/* The start of the gateway's answer: enough for its reason. */
+struct answer {
+	char data[4096];
+	size_t len;
+};
+
+/* libcurl's write callback: the answer's body, what fits, into @arg. */
 static size_t take_body(char *data, size_t size, size_t nmemb, void *arg)
 {
-	message_add(arg, data, size * nmemb);
+	struct answer *a = arg;
+	size_t n = size * nmemb;
+
+	if (n > sizeof(a->data) - a->len)
+		n = sizeof(a->data) - a->len;
+	memcpy(a->data + a->len, data, n);
+	a->len += n;
 	return size * nmemb;
+}
+
+/* "HTTP STATUS: " and the body, without its trailing newlines, as @m. */
+static void message_answer(struct push_message *m, long status, struct answer *a)
+{
+	char head[32];
+
+	while (a->len && strchr(" \t\r\n", a->data[a->len - 1]))
+		a->len--;
+	snprintf(head, sizeof(head), "HTTP %ld: ", status);
+	message_set(m, head);
+	message_add(m, a->data, a->len);
 }
 
 /* A transport error as a negative errno. */
@@ -288,6 +312,7 @@ static int send_request(const struct pcpu_metrics_push_options *o,
 {
 	char content_type[128], curl_error[CURL_ERROR_SIZE] = "";
 	struct curl_slist *headers = NULL, *h;
+	struct answer *a = calloc(1, sizeof(*a));
 	CURL *c = curl_easy_init();
 	long status = 0;
 	CURLcode rc;
@@ -300,14 +325,15 @@ static int send_request(const struct pcpu_metrics_push_options *o,
 	headers = h ? curl_slist_append(h, "Expect:") : NULL;
 	if (!headers)
 		curl_slist_free_all(h);
-	err = !c || !headers ? -ENOMEM : set_request(c, o, method, url, body, length, headers);
+	err = !c || !headers || !a ? -ENOMEM :
+				     set_request(c, o, method, url, body, length, headers);
 	if (!err)
 		err = curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_error) ||
 			      curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, take_body) ||
-			      curl_easy_setopt(c, CURLOPT_WRITEDATA, m) ?
+			      curl_easy_setopt(c, CURLOPT_WRITEDATA, a) ?
 			      -ENOMEM : 0;
+	message_set(m, "");
 	if (!err) {
-		message_set(m, "");
 		rc = curl_easy_perform(c);
 		if (rc == CURLE_OK) {
 			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -319,18 +345,9 @@ static int send_request(const struct pcpu_metrics_push_options *o,
 	}
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(c);
-	if (status && err) {
-		/* "HTTP 400: " before the body that the write callback took */
-		char head[32], *copy = m->buf ? strndup(m->buf, m->len) : NULL;
-
-		snprintf(head, sizeof(head), "HTTP %ld: ", status);
-		message_set(m, head);
-		if (copy)
-			message_add(m, copy, strlen(copy));
-		free(copy);
-	} else if (!err) {
-		message_set(m, "");
-	}
+	if (status && err)
+		message_answer(m, status, a);
+	free(a);
 	return err;
 }
 
