@@ -289,7 +289,8 @@ struct pcpu_metrics_push_options {
  *         gateway's answer: -EBADMSG (400: metrics that the gateway
  *         refuses, invalid or inconsistent), -EACCES (401), -EPERM (403),
  *         -ENOENT (404: not a Pushgateway's URL), -EPROTO (another
- *         status that is not 2xx below 500), -EIO (5xx); the transport's:
+ *         status that is not 2xx below 500, an answer that is not HTTP, or
+ *         https where libcurl has no TLS), -EIO (5xx); the transport's:
  *         -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH (a name that does not
  *         resolve, a host that cannot be reached), -ECONNRESET (a
  *         connection closed or failed mid-request, TLS included), or

@@ -250,8 +250,10 @@ static int curl_errno(CURLcode rc)
 	case CURLE_COULDNT_RESOLVE_PROXY:
 		return -EHOSTUNREACH;
 	case CURLE_URL_MALFORMAT:
-	case CURLE_UNSUPPORTED_PROTOCOL:
 		return -EINVAL;
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		/* an answer that is not HTTP (0.9 refused), or https without TLS */
+		return -EPROTO;
 	default:
 		return -ECONNRESET;
 	}
