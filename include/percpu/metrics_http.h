@@ -274,7 +274,10 @@ struct pcpu_metrics_push_options {
  * group @c job and @c grouping: PUT, POST, or DELETE by @p method, at
  * URL/metrics/job/JOB[/NAME/VALUE...]. Blocks until the gateway answers
  * (or @c timeout_ms). Thread-safe; it initializes libcurl once, and never
- * raises a signal (CURLOPT_NOSIGNAL).
+ * raises a signal (CURLOPT_NOSIGNAL). libcurl's proxy variables of the
+ * environment (http_proxy, https_proxy, no_proxy) apply, as Go's
+ * ProxyFromEnvironment does for client_golang's push. Redirects are not
+ * followed.
  *
  * @p message, where not NULL, gets a NUL-terminated line of at most
  * @p message_size - 1 bytes: "" on success; on an error that the gateway
