@@ -10,6 +10,8 @@
  * And, for a daemon that has no HTTP server, a small one that serves
  * /metrics so, over HTTP or HTTPS, with basic authentication where asked
  * (where the library was built with libmicrohttpd).
+ * And, for a batch job that no server scrapes, a push to a Prometheus
+ * Pushgateway (where the library was built with libcurl; since 0.5).
  *
  * Link: pkg-config percpu-metrics.
  */
@@ -236,6 +238,103 @@ PCPU_EXPORT unsigned int pcpu_metrics_server_port(const struct pcpu_metrics_serv
  * it returns. @since 0.3
  */
 PCPU_EXPORT void pcpu_metrics_server_stop(struct pcpu_metrics_server *srv);
+
+/**
+ * What pcpu_metrics_push() does to the group of a Pushgateway. @since 0.5
+ */
+enum pcpu_metrics_push_method {
+	/** PUT: the pushed metrics replace every metric of the group. */
+	PCPU_METRICS_PUSH_PUT,
+	/** POST: they replace the metrics of the same names only. */
+	PCPU_METRICS_PUSH_POST,
+	/** DELETE: the group is removed; nothing is pushed. */
+	PCPU_METRICS_PUSH_DELETE,
+};
+
+/**
+ * Where and how pcpu_metrics_push() pushes. Fields that are 0 or NULL take
+ * their default; set @c size, and only the fields you need, as
+ * `struct pcpu_metrics_push_options o = { .size = sizeof(o), .url = ..., .job = "batch" };`.
+ * Strings need not outlive the call. @since 0.5
+ */
+struct pcpu_metrics_push_options {
+	/**
+	 * sizeof(struct pcpu_metrics_push_options) as the caller's header has
+	 * it (as struct pcpu_metrics_server_options's @c size).
+	 */
+	size_t size;
+	/**
+	 * The gateway: "http://" or "https://", a host and a port, and the
+	 * path prefix where it has one (its --web.route-prefix), without
+	 * "/metrics": "http://127.0.0.1:9091". Printable ASCII, no space. For
+	 * https, the peer is verified against the system's CA store.
+	 */
+	const char *url;
+	/** The job: the group's first label, required (non-empty UTF-8). */
+	const char *job;
+	/**
+	 * The other labels of the group: {"name", "value", ..., NULL}, or
+	 * NULL for none. Names as label names (not "job", no two alike),
+	 * values any UTF-8. A value with a '/', or empty, goes into the URL in
+	 * base64url ("name@base64/..."), as the Pushgateway's API asks; others
+	 * percent-encoded.
+	 */
+	const char *const *grouping;
+	/**
+	 * The body: PCPU_METRICS_PROMETHEUS (0, the default: text 0.0.4) or
+	 * PCPU_METRICS_PROTOBUF (which carries native histograms). OpenMetrics
+	 * is EINVAL: the gateway does not take it.
+	 */
+	enum pcpu_metrics_format format;
+	/**
+	 * Both set: HTTP basic authentication (RFC 7617), as the gateway's
+	 * --web.config.file asks it. The user: 1 to 255 bytes without ':'; the
+	 * password: 0 to 255 bytes. Both NULL: none. One alone: EINVAL.
+	 */
+	const char *basic_auth_user;
+	const char *basic_auth_password; /**< see @c basic_auth_user */
+	/** The whole request's limit in milliseconds; 0: 10000. */
+	unsigned int timeout_ms;
+	/** NULL: the process's metrics; else the registry to push. */
+	struct pcpu_metrics_registry *registry;
+};
+
+/**
+ * Pushes the exposition of every metric of @c registry (as
+ * pcpu_metrics_registry_write() writes it) to a Prometheus Pushgateway's
+ * group @c job and @c grouping: PUT, POST, or DELETE by @p method, at
+ * URL/metrics/job/JOB[/NAME/VALUE...]. Blocks until the gateway answers
+ * (or @c timeout_ms). Thread-safe; it initializes libcurl once, and never
+ * raises a signal (CURLOPT_NOSIGNAL). libcurl's proxy variables of the
+ * environment (http_proxy, https_proxy, no_proxy) apply, as Go's
+ * ProxyFromEnvironment does for client_golang's push. Redirects are not
+ * followed.
+ *
+ * @p message, where not NULL, gets a NUL-terminated line of at most
+ * @p message_size - 1 bytes: "" on success; on an error that the gateway
+ * answered, "HTTP STATUS: " and its body (the reason it refused, such as
+ * a metric inconsistent with another group's), control bytes as '?'; on
+ * another error, libcurl's or this call's reason.
+ *
+ * @return 0 (2xx); -EINVAL (@p opts NULL or @c size smaller than 0.5's
+ *         struct, or a field or @p method against the rules of struct
+ *         pcpu_metrics_push_options), -E2BIG (a later version's field
+ *         set), -ENOMEM, what pcpu_metrics_registry_write() returns; the
+ *         gateway's answer: -EBADMSG (400: metrics that the gateway
+ *         refuses, invalid or inconsistent), -EACCES (401), -EPERM (403),
+ *         -ENOENT (404: not a Pushgateway's URL), -EPROTO (another
+ *         status that is not 2xx below 500, an answer that is not HTTP, or
+ *         https where libcurl has no TLS), -EIO (5xx); the transport's:
+ *         -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH (a name that does not
+ *         resolve, a host that cannot be reached), -ECONNRESET (a
+ *         connection closed or failed mid-request, TLS included), or
+ *         -ENOTSUP where the library was built without libcurl (the
+ *         options are checked first, so bad ones are -EINVAL there too).
+ * @since 0.5
+ */
+PCPU_EXPORT int pcpu_metrics_push(const struct pcpu_metrics_push_options *opts,
+				  enum pcpu_metrics_push_method method, char *message,
+				  size_t message_size);
 
 #ifdef __cplusplus
 }

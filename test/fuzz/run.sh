@@ -7,7 +7,8 @@
 # check or a timeout; the input is kept under BUILD/fuzz-artifacts/ (copy
 # it into test/fuzz/regressions/TARGET/ with the fix). Prints each
 # target's final coverage (cov: edges, ft: features) and exec/s. Without
-# TARGETs, every target that the build has (serve needs libmicrohttpd);
+# TARGETs, every target that the build has (serve needs libmicrohttpd,
+# push libcurl);
 # a TARGET named and not built fails.
 #   test/fuzz/run.sh BUILD [SECONDS [TARGET...]]
 set -u
@@ -15,7 +16,7 @@ build=${1:?usage: run.sh BUILD [SECONDS [TARGET...]]}
 secs=${2:-${FUZZ_SECONDS:-600}}
 [ $# -ge 2 ] && shift 2 || shift $#
 src=$(cd "$(dirname "$0")" && pwd)
-all="shared http labels desc counter stat_args serve"
+all="shared http labels desc counter stat_args serve push"
 targets=${*:-$all}
 art="$build/fuzz-artifacts"
 mkdir -p "$art"
