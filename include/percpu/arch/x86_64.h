@@ -9,7 +9,8 @@
  * adds to the slot there. The add is the committing instruction: if the
  * thread is preempted, migrated or signalled before it, the kernel restarts
  * the sequence at the abort handler, which simply tries again. No atomic
- * read-modify-write and no shared cacheline is written. *
+ * read-modify-write and no shared cacheline is written.
+ *
  * arch/aarch64.h has the same functions and macros with the same
  * contracts, which this file states and that one cites. Why the two are
  * not stamped from one template, as librseq's arch headers are: they share
