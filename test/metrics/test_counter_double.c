@@ -87,6 +87,16 @@ static void run_adders(struct pcpu_counter_double *c, bool any_amount, struct ad
 }
 
 /* The exposed value of @series in @r's OpenMetrics text, parsed as a double. */
+/*
+ * @got == @want as doubles: both pass through a double parameter, so that
+ * x87's excess precision (i386: constants and quotients kept in 80 bits) is
+ * gone before they are compared.
+ */
+static void expect_double(double got, double want)
+{
+	cr_expect_eq(got, want, "got %.17g, want %.17g", got, want);
+}
+
 static double exposed(struct pcpu_metrics_registry *r, const char *series)
 {
 	char *text = metrics_registry_text(r, PCPU_METRICS_OPENMETRICS);
@@ -115,9 +125,9 @@ Test(counter_double, whole_amounts_exact_under_concurrent_adders)
 		.registry = r }), 0);
 	run_adders(&c, false, &total);
 	/* every amount a whole number of nano-units: the sum is the tally's, exactly */
-	cr_expect_eq(pcpu_counter_double_sum(&c),
+	expect_double(pcpu_counter_double_sum(&c),
 		     (double)(total.milli * 1000000) / (double)PCPU_COUNTER_DOUBLE_SCALE);
-	cr_expect_eq(exposed(r, "work_seconds_total"),
+	expect_double(exposed(r, "work_seconds_total"),
 		     (double)(total.milli * 1000000) / (double)PCPU_COUNTER_DOUBLE_SCALE);
 	cr_expect_eq(pcpu_counter_double_refused(&c), 0);
 	pcpu_counter_double_destroy(&c);
@@ -162,15 +172,15 @@ Test(counter_double, rounds_to_nearest_unit)
 	/* 1/3 is 333.33 units: 333 each time, the error adds up as documented */
 	for (int i = 0; i < 3000; i++)
 		cr_assert_eq(pcpu_counter_double_add(&c, 1.0 / 3), 0);
-	cr_expect_eq(pcpu_counter_double_sum(&c), 999.0);
+	expect_double(pcpu_counter_double_sum(&c), 999.0);
 	/* ties away from zero: 0.0005 is 0.5 units */
 	cr_assert_eq(pcpu_counter_double_add(&c, 0.0005), 0);
-	cr_expect_eq(pcpu_counter_double_sum(&c), 999.001);
+	expect_double(pcpu_counter_double_sum(&c), 999.001);
 	cr_assert_eq(pcpu_counter_double_add(&c, -0.0005), 0);
-	cr_expect_eq(pcpu_counter_double_sum(&c), 999.0);
+	expect_double(pcpu_counter_double_sum(&c), 999.0);
 	/* below half a unit: nothing */
 	cr_assert_eq(pcpu_counter_double_add(&c, 0.0004), 0);
-	cr_expect_eq(pcpu_counter_double_sum(&c), 999.0);
+	expect_double(pcpu_counter_double_sum(&c), 999.0);
 	pcpu_counter_double_destroy(&c);
 }
 
@@ -192,8 +202,8 @@ Test(counter_double, refusals_add_nothing_and_are_counted)
 	cr_expect_eq(pcpu_counter_double_add(&g, -0.25), 0);
 	/* 4e9 at 10^9 fits under 2^62 units */
 	cr_expect_eq(pcpu_counter_double_add(&g, 4e9), 0);
-	cr_expect_eq(pcpu_counter_double_sum(&c), 0.25);
-	cr_expect_eq(pcpu_counter_double_sum(&g), 4e9 - 0.25);
+	expect_double(pcpu_counter_double_sum(&c), 0.25);
+	expect_double(pcpu_counter_double_sum(&g), 4e9 - 0.25);
 	cr_expect_eq(pcpu_counter_double_refused(&c), 6);
 	cr_expect_eq(pcpu_counter_double_refused(&g), 5);
 	pcpu_counter_double_destroy(&c);

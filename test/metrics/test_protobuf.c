@@ -925,18 +925,18 @@ Test(protobuf, a_native_histograms_exemplar_reaches_a_classic_bucket_through_the
 	n = decode_body(body, len, families, 8);
 	f = family_named(n, "x_seconds");
 	cr_assert_eq(f->metrics[0].nr_buckets, 1, "le=0.001 only: its exemplar is in it");
-	cr_assert_eq(f->metrics[0].buckets[0].upper, 0.001);
+	cr_assert_eq(f->metrics[0].buckets[0].upper, (double)0.001); /* not i386's long double */
 	cr_assert(f->metrics[0].has_created, "a registered histogram carries created_timestamp");
 	cr_assert(f->metrics[0].buckets[0].has_exemplar, "bucket le=0.001: no exemplar");
 	cr_assert_str_eq(f->metrics[0].buckets[0].exemplar.labels[0].value, "1");
-	cr_assert_eq(f->metrics[0].buckets[0].exemplar.value, 0.0005);
+	cr_assert_eq(f->metrics[0].buckets[0].exemplar.value, (double)0.0005);
 	cr_assert_eq(f->metrics[0].nr_exemplars, 1);
 	f = family_named(n, "y_seconds");
 	cr_assert_eq(f->metrics[0].nr_buckets, 1, "a +Inf bucket for the exemplar");
 	cr_assert(isinf(f->metrics[0].buckets[0].upper));
 	cr_assert(f->metrics[0].buckets[0].has_exemplar);
 	cr_assert_str_eq(f->metrics[0].buckets[0].exemplar.labels[0].value, "2");
-	cr_assert_eq(f->metrics[0].buckets[0].exemplar.value, 0.002);
+	cr_assert_eq(f->metrics[0].buckets[0].exemplar.value, (double)0.002);
 	free(body);
 	pcpu_histogram_destroy(h);
 	pcpu_histogram_destroy(o);

@@ -589,7 +589,7 @@ PCPU_TEST(summary, protobuf_carries_a_summary_message)
 		found = true;
 		cr_expect_eq(type, 2, "MetricType SUMMARY");
 		cr_expect_eq(count, 100);
-		cr_expect_eq(sum, 5.05);
+		cr_expect_eq(sum, (double)5.05); /* a double, not i386's long double */
 		cr_expect_eq(nq, NQ);
 	}
 	cr_expect(found, "no pb_seconds family");
