@@ -75,7 +75,13 @@ int pcpu_histogram_sum_init(struct pcpu_histogram *h)
 {
 	int err;
 
-	h->sum = malloc(sizeof(*h->sum));
+	/*
+	 * A line of its own: on i386 an int64_t is 4-byte aligned, and a
+	 * counter from malloc (16) could have a 64-bit field across two cache
+	 * lines, whose locked add is a split lock (the kernel slows the thread
+	 * down for it: i386's metrics-race timed out).
+	 */
+	h->sum = aligned_alloc(64, (sizeof(*h->sum) + 63) & ~(size_t)63);
 	if (!h->sum)
 		return -ENOMEM;
 	err = pcpu_counter_init_opts(h->sum, 0, &(struct pcpu_counter_options){
