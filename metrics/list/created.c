@@ -5,6 +5,7 @@
  * them as NAME_created samples. The list stamps its metrics and a family
  * its children; the formats write them.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime(), CLOCK_REALTIME under -std=c11 (musl) */
 #include <time.h>
 
 #include <percpu/metrics.h>
