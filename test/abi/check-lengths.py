@@ -9,8 +9,8 @@ literals left out, so a "{" in a format is no brace. A function counts
 from the line of its name to its closing brace. One longer than MAX lines
 fails unless the comment right above it says why it is long (the word
 "long" in it: "Long: one pass, because ..."), or ALLOWLIST names it: the
-examples' and benchmarks' functions that were long when the check first
-read them, "FILE FUNCTION" a line, a list that only shrinks (an entry
+benchmarks' functions that were long when the check first read bench/,
+"FILE FUNCTION" a line, a list that only shrinks (an entry
 that no longer names a long function fails too).
 
 usage: check-lengths.py SOURCE-ROOT [ALLOWLIST [MAX]]      Prints a TAP report.
