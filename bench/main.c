@@ -100,6 +100,10 @@ static bool parse_workloads(char *list, bool *selected)
 	return true;
 }
 
+/*
+ * The command line into @o: 0, or -1 for a usage error (said). Long: the
+ * option table and its switch, one case per option, read side by side.
+ */
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_RUNS = 256, OPT_DURATION, OPT_MAX_THREADS, OPT_WORKLOADS, OPT_NO_FASTPATH,
