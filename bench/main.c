@@ -21,6 +21,7 @@
 
 #include "addcmp.h"
 #include "fastpath.h"
+#include "harness.h"
 #include "host_cpu.h"
 #include "impls.h"
 #include "report.h"
@@ -88,12 +89,9 @@ static bool parse_workloads(char *list, bool *selected)
 	memset(selected, 0, NR_WORKLOADS * sizeof(*selected));
 	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
-		int w;
+		int w = bench_name_index(name, workload_names, NR_WORKLOADS);
 
-		for (w = 0; w < NR_WORKLOADS; w++)
-			if (strcmp(name, workload_names[w]) == 0)
-				break;
-		if (w == NR_WORKLOADS) {
+		if (w < 0) {
 			fprintf(stderr, "percpu-bench: unknown workload '%s'\n", name);
 			return false;
 		}
@@ -102,6 +100,10 @@ static bool parse_workloads(char *list, bool *selected)
 	return true;
 }
 
+/*
+ * The command line into @o: 0, or -1 for a usage error (said). Long: the
+ * option table and its switch, one case per option, read side by side.
+ */
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_RUNS = 256, OPT_DURATION, OPT_MAX_THREADS, OPT_WORKLOADS, OPT_NO_FASTPATH,

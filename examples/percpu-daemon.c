@@ -442,146 +442,201 @@ fail:
 	return false;
 }
 
-int main(int argc, char **argv)
+struct daemon_args {
+	uint64_t nr_workers, n, seed, port;
+	const char *cert_file, *key_file, *pass_file;
+	char *cert, *key, *pass; /* what those files hold (read_secrets()) */
+	struct pcpu_metrics_server_options o;
+};
+
+/* The command line into @a: -1 to run, else main's status (-h's 0, a usage error's 2). */
+static int parse_args(int argc, char **argv, struct daemon_args *a)
 {
-	uint64_t nr_workers = 4, n = 100000, seed = 1, port = 9464;
-	const char *cert_file = NULL, *key_file = NULL, *pass_file = NULL;
-	char *cert = NULL, *key = NULL, *pass = NULL;
-	struct pcpu_metrics_server_options o = { .size = sizeof(o), .address = "127.0.0.1" };
-	struct pcpu_metrics_server *srv = NULL;
-	struct worker *ws = NULL;
-	unsigned int started = 0;
-	sigset_t sigs;
-	int opt, sig, ret = 1;
+	int opt;
 
 	while ((opt = getopt(argc, argv, "w:n:s:a:p:m:c:k:u:P:h")) != -1) {
 		switch (opt) {
 		case 'w':
-			if (!example_parse_u64(optarg, 1, MAX_WORKERS, &nr_workers))
+			if (!example_parse_u64(optarg, 1, MAX_WORKERS, &a->nr_workers))
 				goto bad_usage;
 			break;
 		case 'n':
-			if (!example_parse_u64(optarg, 0, UINT64_C(1) << 40, &n))
+			if (!example_parse_u64(optarg, 0, UINT64_C(1) << 40, &a->n))
 				goto bad_usage;
 			break;
 		case 's':
-			if (!example_parse_u64(optarg, 0, UINT64_MAX, &seed))
+			if (!example_parse_u64(optarg, 0, UINT64_MAX, &a->seed))
 				goto bad_usage;
 			break;
 		case 'a':
-			o.address = optarg;
+			a->o.address = optarg;
 			break;
 		case 'p':
-			if (!example_parse_u64(optarg, 0, 65535, &port))
+			if (!example_parse_u64(optarg, 0, 65535, &a->port))
 				goto bad_usage;
 			break;
 		case 'm':
-			o.path = optarg;
+			a->o.path = optarg;
 			break;
 		case 'c':
-			cert_file = optarg;
+			a->cert_file = optarg;
 			break;
 		case 'k':
-			key_file = optarg;
+			a->key_file = optarg;
 			break;
 		case 'u':
-			o.basic_auth_user = optarg;
+			a->o.basic_auth_user = optarg;
 			break;
 		case 'P':
-			pass_file = optarg;
+			a->pass_file = optarg;
 			break;
 		default:
 			return example_other_option(opt, usage);
 		}
 	}
-	if (optind != argc || !cert_file != !key_file || !o.basic_auth_user != !pass_file)
+	if (optind != argc || !a->cert_file != !a->key_file || !a->o.basic_auth_user != !a->pass_file)
 		goto bad_usage;
-	o.port = (unsigned int)port;
+	a->o.port = (unsigned int)a->port;
+	return -1;
+bad_usage:
+	usage(stderr);
+	return 2;
+}
 
-	/* the secrets come from files, so that they are not in ps's output */
-	if (cert_file && (!read_file(cert_file, &cert) || !read_file(key_file, &key)))
-		goto out;
-	if (pass_file) {
-		if (!read_file(pass_file, &pass))
-			goto out;
-		pass[strcspn(pass, "\r\n")] = '\0';
+/*
+ * The certificate, key and password from the files @a names into the
+ * server's options (from files, so that they are not in ps's output):
+ * false if one cannot be read (said). main() frees them.
+ */
+static bool read_secrets(struct daemon_args *a)
+{
+	if (a->cert_file && (!read_file(a->cert_file, &a->cert) || !read_file(a->key_file, &a->key)))
+		return false;
+	if (a->pass_file) {
+		if (!read_file(a->pass_file, &a->pass))
+			return false;
+		a->pass[strcspn(a->pass, "\r\n")] = '\0';
 	}
-	o.tls_cert_pem = cert;
-	o.tls_key_pem = key;
-	o.basic_auth_password = pass;
+	a->o.tls_cert_pem = a->cert;
+	a->o.tls_key_pem = a->key;
+	a->o.basic_auth_password = a->pass;
+	return true;
+}
 
-	if (create_metrics() < 0)
-		goto out;
+/* The workers' collector and the process metrics: false if one cannot be added (said). */
+static bool add_collectors(void)
+{
 	if (pcpu_metrics_collector_add_flags(workers_collector, NULL,
 					     PCPU_METRICS_COLLECTOR_F_CONTINUE) != 0 ||
 	    pcpu_metrics_collector_add(pcpu_metrics_process_collector, NULL) != 0) {
 		fprintf(stderr, "percpu-daemon: cannot add the collectors\n");
-		goto out;
+		return false;
 	}
+	return true;
+}
 
-	/*
-	 * Threads inherit the signal mask: block the stop signals in all of
-	 * them (the server's and the workers') and wait for them in main.
-	 */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+/*
+ * Runs @a->nr_workers workers in @ws (zeroed) until they are done: true if
+ * every one started and ran whole, else false (said). Those started are
+ * joined either way.
+ */
+static bool run_workers(struct worker *ws, const struct daemon_args *a)
+{
+	unsigned int started = 0;
+	bool ok = true;
 
-	srv = pcpu_metrics_serve_opts(&o);
+	for (; started < a->nr_workers; started++) {
+		struct worker *w = &ws[started];
+
+		w->id = started;
+		snprintf(w->name, sizeof(w->name), "%u", started);
+		w->first = started;
+		w->stride = a->nr_workers;
+		w->n = a->n;
+		w->seed = a->seed;
+		for (unsigned int r = 0; ok && r < NR_ROUTES; r++) {
+			w->latency_ns[r] = malloc((a->n / a->nr_workers + 1) * sizeof(int64_t));
+			if (!w->latency_ns[r]) {
+				fprintf(stderr, "percpu-daemon: out of memory\n");
+				ok = false;
+			}
+		}
+		if (ok && pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+			fprintf(stderr, "percpu-daemon: pthread_create failed\n");
+			ok = false;
+		}
+		if (!ok)
+			break;
+	}
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(ws[i].thread, NULL);
+	for (unsigned int i = 0; ok && i < started; i++)
+		if (ws[i].err) {
+			fprintf(stderr, "percpu-daemon: worker %u: %s\n", i, strerror(-ws[i].err));
+			ok = false;
+		}
+	return ok;
+}
+
+/*
+ * Threads inherit the signal mask: the stop signals (@sigs) blocked in all
+ * of them (the server's and the workers'), main waits for them.
+ */
+static void block_stop_signals(sigset_t *sigs)
+{
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, sigs, NULL);
+}
+
+static void wait_for_stop(const sigset_t *sigs)
+{
+	int sig;
+
+	do {
+		if (sigwait(sigs, &sig) != 0)
+			break;
+	} while (sig != SIGINT && sig != SIGTERM);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon_args a = {
+		.nr_workers = 4, .n = 100000, .seed = 1, .port = 9464,
+		.o = { .size = sizeof(struct pcpu_metrics_server_options),
+		       .address = "127.0.0.1" },
+	};
+	struct pcpu_metrics_server *srv = NULL;
+	struct worker *ws = NULL;
+	sigset_t sigs;
+	int ret = parse_args(argc, argv, &a);
+
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	if (!read_secrets(&a) || create_metrics() < 0 || !add_collectors())
+		goto out;
+	block_stop_signals(&sigs);
+	srv = pcpu_metrics_serve_opts(&a.o);
 	if (!srv) {
 		fprintf(stderr, "percpu-daemon: cannot serve metrics: %s\n", strerror(errno));
 		/* the library checks path, credentials, certificate and key */
 		ret = errno == EINVAL ? 2 : 1;
 		goto out;
 	}
-	printf("listening on %s:%u\n", o.address, pcpu_metrics_server_port(srv));
+	printf("listening on %s:%u\n", a.o.address, pcpu_metrics_server_port(srv));
 	fflush(stdout);
-
-	ws = calloc(nr_workers, sizeof(*ws));
-	if (!ws)
+	ws = calloc(a.nr_workers, sizeof(*ws));
+	if (!ws || !run_workers(ws, &a))
 		goto out;
-	for (; started < nr_workers; started++) {
-		struct worker *w = &ws[started];
-
-		w->id = started;
-		snprintf(w->name, sizeof(w->name), "%u", started);
-		w->first = started;
-		w->stride = nr_workers;
-		w->n = n;
-		w->seed = seed;
-		for (unsigned int r = 0; r < NR_ROUTES; r++) {
-			w->latency_ns[r] = malloc((n / nr_workers + 1) * sizeof(int64_t));
-			if (!w->latency_ns[r]) {
-				fprintf(stderr, "percpu-daemon: out of memory\n");
-				goto out;
-			}
-		}
-		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-			fprintf(stderr, "percpu-daemon: pthread_create failed\n");
-			break;
-		}
-	}
-	for (unsigned int i = 0; i < started; i++)
-		pthread_join(ws[i].thread, NULL);
-	if (started < nr_workers)
-		goto out;
-	for (unsigned int i = 0; i < started; i++)
-		if (ws[i].err) {
-			fprintf(stderr, "percpu-daemon: worker %u: %s\n", i, strerror(-ws[i].err));
-			goto out;
-		}
-	print_tallies(ws, started);
-	if (print_quantiles(ws, started) != 0)
+	print_tallies(ws, (unsigned int)a.nr_workers);
+	if (print_quantiles(ws, (unsigned int)a.nr_workers) != 0)
 		goto out;
 	printf("tallies done\n");
 	fflush(stdout);
-
 	/* up until told to stop, so that a scraper reads the final values */
-	do {
-		if (sigwait(&sigs, &sig) != 0)
-			break;
-	} while (sig != SIGINT && sig != SIGTERM);
+	wait_for_stop(&sigs);
 	printf("stopped\n");
 	ret = 0;
 out:
@@ -589,16 +644,12 @@ out:
 	pcpu_metrics_collector_remove(pcpu_metrics_process_collector, NULL);
 	pcpu_metrics_collector_remove(workers_collector, NULL);
 	destroy_metrics();
-	for (unsigned int i = 0; ws && i < nr_workers; i++)
+	for (unsigned int i = 0; ws && i < a.nr_workers; i++)
 		for (unsigned int r = 0; r < NR_ROUTES; r++)
 			free(ws[i].latency_ns[r]);
 	free(ws);
-	free(cert);
-	free(key);
-	free(pass);
+	free(a.cert);
+	free(a.key);
+	free(a.pass);
 	return ret;
-
-bad_usage:
-	usage(stderr);
-	return 2;
 }

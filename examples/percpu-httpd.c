@@ -288,6 +288,73 @@ static int create_metrics(void)
 	return 0;
 }
 
+/*
+ * @addr (IPv4 or IPv6) and @port into @ss, and @addr as "listening on"
+ * shows it into @shown: false if it is no IP address (said).
+ */
+static bool parse_address(const char *addr, uint64_t port, struct sockaddr_storage *ss,
+			  char *shown, size_t size)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
+		((struct sockaddr_in *)ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+		snprintf(shown, size, "%s", addr);
+	} else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		((struct sockaddr_in6 *)ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+		snprintf(shown, size, "[%s]", addr);
+	} else {
+		fprintf(stderr, "percpu-httpd: not an IP address: %s\n", addr);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * SIGINT and SIGTERM (@sigs) blocked before the server starts: MHD's
+ * threads inherit this mask, so only main takes them, by sigwait().
+ */
+static void block_stop_signals(sigset_t *sigs)
+{
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The server on @ss (@port) with a pool of @threads; NULL if it cannot listen. */
+static struct MHD_Daemon *start_server(struct sockaddr_storage *ss, uint64_t port,
+				       uint64_t threads)
+{
+	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+					(ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				(uint16_t)port, NULL, NULL, on_request, NULL,
+				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
+				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+				MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+				MHD_OPTION_END);
+}
+
+/* Serves until SIGINT or SIGTERM (@sigs), then stops @d and says what it answered. */
+static void serve_until_stopped(struct MHD_Daemon *d, const sigset_t *sigs)
+{
+	int sig;
+
+	do {
+		if (sigwait(sigs, &sig) != 0)
+			break;
+	} while (sig != SIGINT && sig != SIGTERM);
+	MHD_stop_daemon(d);
+	printf("stopped: %" PRId64 " GET / answered, %" PRId64 " scrapes\n",
+	       pcpu_counter_sum(pcpu_family_get(requests, (const char *const[]){ "GET", "200",
+										 NULL })),
+	       pcpu_counter_sum(&scrapes));
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr = "127.0.0.1";
@@ -297,7 +364,7 @@ int main(int argc, char **argv)
 	struct MHD_Daemon *d;
 	sigset_t sigs;
 	char shown[INET6_ADDRSTRLEN + 2];
-	int opt, sig, ret = 1;
+	int opt, ret = 1;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	threads = ncpu > 0 ? (uint64_t)ncpu : 1;
@@ -318,42 +385,12 @@ int main(int argc, char **argv)
 			return example_other_option(opt, usage);
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || !parse_address(addr, port, &ss, shown, sizeof(shown)))
 		goto bad_usage;
-
-	memset(&ss, 0, sizeof(ss));
-	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
-		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
-		snprintf(shown, sizeof(shown), "%s", addr);
-	} else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
-		((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
-		snprintf(shown, sizeof(shown), "[%s]", addr);
-	} else {
-		fprintf(stderr, "percpu-httpd: not an IP address: %s\n", addr);
-		goto bad_usage;
-	}
-
 	if (create_metrics() < 0)
 		goto out;
-
-	/* MHD's threads inherit this mask: only main takes the signals */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
-				     (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-			     (uint16_t)port, NULL, NULL, on_request, NULL,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-			     MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads,
-			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-			     MHD_OPTION_END);
+	block_stop_signals(&sigs);
+	d = start_server(&ss, port, threads);
 	if (!d) {
 		fprintf(stderr, "percpu-httpd: cannot listen on %s:%" PRIu64 "\n", shown, port);
 		goto out;
@@ -363,16 +400,7 @@ int main(int argc, char **argv)
 		port = info->port;
 	printf("listening on %s:%" PRIu64 "\n", shown, port);
 	fflush(stdout);
-
-	do {
-		if (sigwait(&sigs, &sig) != 0)
-			break;
-	} while (sig != SIGINT && sig != SIGTERM);
-	MHD_stop_daemon(d);
-	printf("stopped: %" PRId64 " GET / answered, %" PRId64 " scrapes\n",
-	       pcpu_counter_sum(pcpu_family_get(requests, (const char *const[]){ "GET", "200",
-										 NULL })),
-	       pcpu_counter_sum(&scrapes));
+	serve_until_stopped(d, &sigs);
 	ret = 0;
 out:
 	if (latency)

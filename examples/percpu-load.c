@@ -123,24 +123,15 @@ static int send_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/*
- * One request on fd; 0 on success, -1 with w->err set. *reusable says
- * whether the connection may carry another request.
- */
-static int do_request(struct worker *w, int fd, bool *reusable)
+/* The request, sent on @fd: 0, or -1 with w->err set. */
+static int send_request(struct worker *w, int fd)
 {
-	char req[512], buf[BUF_SIZE];
-	size_t have = 0, body_have, hdr_len;
-	long long clen = -1;
-	char *eoh, *line, *next;
-	int n, status;
-	bool conn_close = opt.http10;
+	char req[512];
+	int n = snprintf(req, sizeof(req),
+			 "GET %s HTTP/1.%c\r\nHost: %s:%s\r\nUser-Agent: percpu-load\r\n%s\r\n",
+			 opt.path, opt.http10 ? '0' : '1', opt.host, opt.port,
+			 opt.http10 ? "" : "Connection: keep-alive\r\n");
 
-	*reusable = false;
-	n = snprintf(req, sizeof(req),
-		     "GET %s HTTP/1.%c\r\nHost: %s:%s\r\nUser-Agent: percpu-load\r\n%s\r\n",
-		     opt.path, opt.http10 ? '0' : '1', opt.host, opt.port,
-		     opt.http10 ? "" : "Connection: keep-alive\r\n");
 	if (n < 0 || (size_t)n >= sizeof(req)) {
 		fail(w, "request line too long");
 		return -1;
@@ -149,51 +140,72 @@ static int do_request(struct worker *w, int fd, bool *reusable)
 		fail(w, "send: %s", strerror(errno));
 		return -1;
 	}
-	/* the head */
+	return 0;
+}
+
+/*
+ * The response's head from @fd into @buf (BUF_SIZE bytes), cut at the
+ * blank line that ends it, and what came after it: its length with that
+ * line, the bytes read in *@have; 0 with w->err set.
+ */
+static size_t read_head(struct worker *w, int fd, char *buf, size_t *have)
+{
+	char *eoh;
+
+	*have = 0;
 	for (;;) {
 		ssize_t r;
 
-		if (have == sizeof(buf) - 1) {
+		if (*have == BUF_SIZE - 1) {
 			fail(w, "response head too long");
-			return -1;
+			return 0;
 		}
-		r = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+		r = recv(fd, buf + *have, BUF_SIZE - 1 - *have, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
 			fail(w, "connection %s before the response head",
-				 r == 0 ? "closed" : strerror(errno));
-			return -1;
+			     r == 0 ? "closed" : strerror(errno));
+			return 0;
 		}
-		have += (size_t)r;
-		buf[have] = '\0';
+		*have += (size_t)r;
+		buf[*have] = '\0';
 		eoh = strstr(buf, "\r\n\r\n");
 		if (eoh)
 			break;
 	}
-	hdr_len = (size_t)(eoh - buf) + 4;
 	*eoh = '\0';
-	if (sscanf(buf, "HTTP/1.%*c %d", &status) != 1) {
-		fail(w, "bad status line: %.60s", buf);
-		return -1;
-	}
-	line = strstr(buf, "\r\n");
+	return (size_t)(eoh - buf) + 4;
+}
+
+/*
+ * The fields of @head after its status line: Content-Length into *@clen
+ * (kept where there is none), Connection: close into *@conn_close.
+ */
+static void parse_fields(char *head, long long *clen, bool *conn_close)
+{
+	char *line = strstr(head, "\r\n"), *next;
+
 	for (; line; line = next) {
 		line += 2;
 		next = strstr(line, "\r\n");
 		if (next)
 			*next = '\0';
 		if (strncasecmp(line, "Content-Length:", 15) == 0)
-			clen = strtoll(line + 15, NULL, 10);
+			*clen = strtoll(line + 15, NULL, 10);
 		else if (strncasecmp(line, "Connection:", 11) == 0 && strcasestr(line, "close"))
-			conn_close = true;
+			*conn_close = true;
 	}
-	/* the body */
-	body_have = have - hdr_len;
-	if (clen < 0 && !conn_close) {
-		fail(w, "no Content-Length on a kept-alive connection");
-		return -1;
-	}
+}
+
+/*
+ * The rest of a body of @clen bytes (-1: until the connection closes), of
+ * which @body_have came with the head: 0, or -1 with w->err set.
+ */
+static int read_body(struct worker *w, int fd, size_t body_have, long long clen)
+{
+	char buf[BUF_SIZE];
+
 	while (clen < 0 || (long long)body_have < clen) {
 		ssize_t r = recv(fd, buf, sizeof(buf), 0);
 
@@ -215,6 +227,38 @@ static int do_request(struct worker *w, int fd, bool *reusable)
 		fail(w, "body longer than its Content-Length");
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * One request on fd; 0 on success, -1 with w->err set. *reusable says
+ * whether the connection may carry another request.
+ */
+static int do_request(struct worker *w, int fd, bool *reusable)
+{
+	char buf[BUF_SIZE];
+	size_t have, hdr_len;
+	long long clen = -1;
+	bool conn_close = opt.http10;
+	int status;
+
+	*reusable = false;
+	if (send_request(w, fd) < 0)
+		return -1;
+	hdr_len = read_head(w, fd, buf, &have);
+	if (!hdr_len)
+		return -1;
+	if (sscanf(buf, "HTTP/1.%*c %d", &status) != 1) {
+		fail(w, "bad status line: %.60s", buf);
+		return -1;
+	}
+	parse_fields(buf, &clen, &conn_close);
+	if (clen < 0 && !conn_close) {
+		fail(w, "no Content-Length on a kept-alive connection");
+		return -1;
+	}
+	if (read_body(w, fd, have - hdr_len, clen) < 0)
+		return -1;
 	if (status != opt.status) {
 		fail(w, "status %d, expected %d", status, opt.status);
 		return -1;
@@ -252,14 +296,11 @@ static void *work(void *arg)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+/* The command line into opt: -1 to run, else main's status (-h's 0, a usage error's 2). */
+static int parse_args(int argc, char **argv)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
-	struct worker *workers;
-	unsigned long ok = 0, failed = 0, i;
 	uint64_t v;
-	double t0, t;
-	int c, rc;
+	int c;
 
 	while ((c = getopt(argc, argv, "H:p:u:n:c:s:0h")) != -1) {
 		switch (c) {
@@ -296,8 +337,23 @@ int main(int argc, char **argv)
 			return example_other_option(c, usage);
 		}
 	}
-	if (optind != argc)
-		goto bad_usage;
+	if (optind == argc)
+		return -1;
+bad_usage:
+	usage(stderr);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	struct worker *workers;
+	unsigned long ok = 0, failed = 0, i;
+	double t0, t;
+	int rc = parse_args(argc, argv);
+
+	if (rc >= 0)
+		return rc;
 	rc = getaddrinfo(opt.host, opt.port, &hints, &target);
 	if (rc != 0) {
 		fprintf(stderr, "percpu-load: %s:%s: %s\n", opt.host, opt.port, gai_strerror(rc));
@@ -332,8 +388,4 @@ int main(int argc, char **argv)
 	freeaddrinfo(target);
 	free(workers);
 	return failed == 0 && ok == opt.requests ? 0 : 1;
-
-bad_usage:
-	usage(stderr);
-	return 2;
 }

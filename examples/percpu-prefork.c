@@ -108,15 +108,106 @@ static void on_stop(int sig)
 	stop = 1;
 }
 
+/*
+ * Forks @workers workers, each serving @requests into @s and writing its
+ * tally to @fd_out: 0, or -1 if a fork failed (said; those forked so far
+ * finish and exit).
+ */
+static int fork_workers(struct pcpu_shared *s, int fd_in, int fd_out, long workers,
+			long requests)
+{
+	for (long w = 0; w < workers; w++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("percpu-prefork: fork");
+			return -1;
+		}
+		if (pid == 0) {
+			struct tally mine = { { 0 }, { 0 } };
+
+			close(fd_in);
+			serve(s, requests, (unsigned int)w, &mine);
+			pcpu_shared_close(s); /* the parent keeps its own mapping */
+			/* one small write: atomic on a pipe, whatever the others do */
+			_exit(write(fd_out, &mine, sizeof(mine)) == sizeof(mine) ? 0 : 1);
+		}
+	}
+	return 0;
+}
+
+/* The workers' tallies from @fd, printed and summed into @total: false if one is missing. */
+static bool collect_tallies(int fd, long workers, struct tally *total)
+{
+	for (long w = 0; w < workers; w++) {
+		struct tally t;
+
+		if (read(fd, &t, sizeof(t)) != sizeof(t)) {
+			fprintf(stderr, "percpu-prefork: a worker died without its tally\n");
+			return false;
+		}
+		printf("worker: requests %" PRId64 " response_bytes %" PRId64 " errors %" PRId64 "\n",
+		       t.n[REQUESTS], t.n[BYTES], t.n[ERRORS]);
+		for (int i = 0; i < NR_ITEMS; i++)
+			total->n[i] += t.n[i];
+		for (int b = 0; b <= NR_BOUNDS; b++)
+			total->buckets[b] += t.buckets[b];
+	}
+	return true;
+}
+
+/*
+ * The segment's exact sums and buckets against the workers' tallies
+ * @total (whole if @ok): true if they agree.
+ */
+static bool check_totals(const struct pcpu_shared *s, const struct tally *total, bool ok)
+{
+	uint64_t buckets[NR_BOUNDS + 1];
+
+	for (int i = 0; i < NR_ITEMS; i++) {
+		int64_t exact = pcpu_shared_sum(s, (unsigned int)i);
+
+		const char *const *l = pcpu_shared_labels(s, (unsigned int)i);
+		char label[64] = "";
+
+		/* as percpu-stat names it: responses{code="200"} (one label here) */
+		if (l[0])
+			snprintf(label, sizeof(label), "{%s=\"%s\"}", l[0], l[1]);
+		printf("total %s%s %" PRId64 " (workers' tallies %" PRId64 ", read %" PRId64
+		       " \u00b1%" PRIu64 ")\n",
+		       items[i].name, label, exact, total->n[i], pcpu_shared_read(s, (unsigned int)i),
+		       pcpu_shared_error_bound(s, (unsigned int)i));
+		ok &= exact == total->n[i];
+	}
+	if (pcpu_shared_histogram(s, SIZES, buckets, NULL) != 0)
+		ok = false;
+	for (int b = 0; ok && b <= NR_BOUNDS; b++) {
+		printf("bucket %d of response_size_bytes: %" PRIu64 " (workers' tallies %" PRId64
+		       ")\n", b, buckets[b], total->buckets[b]);
+		ok &= buckets[b] == (uint64_t)total->buckets[b];
+	}
+	return ok;
+}
+
+/* -H: the segment stays for readers until SIGTERM or SIGINT. */
+static void hold_until_stopped(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	while (!stop)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	struct pcpu_shared_desc d = { .items = items, .nr_items = NR_ITEMS,
 				      .flags = PCPU_SHARED_MORE, .more = more };
 	long workers = 4, requests = 1000000;
 	struct tally total = { { 0 }, { 0 } };
-	uint64_t buckets[NR_BOUNDS + 1];
 	char name[256] = "";
-	bool hold = false, ok = true;
+	bool hold = false, ok;
 	struct pcpu_shared *s;
 	int fds[2], opt;
 
@@ -144,73 +235,17 @@ int main(int argc, char **argv)
 		perror("percpu-prefork: pipe");
 		goto fail;
 	}
-	for (long w = 0; w < workers; w++) {
-		pid_t pid = fork();
-
-		if (pid < 0) {
-			perror("percpu-prefork: fork");
-			goto fail; /* the workers forked so far finish and exit */
-		}
-		if (pid == 0) {
-			struct tally mine = { { 0 }, { 0 } };
-
-			close(fds[0]);
-			serve(s, requests, (unsigned int)w, &mine);
-			pcpu_shared_close(s); /* the parent keeps its own mapping */
-			/* one small write: atomic on a pipe, whatever the others do */
-			_exit(write(fds[1], &mine, sizeof(mine)) == sizeof(mine) ? 0 : 1);
-		}
-	}
+	if (fork_workers(s, fds[0], fds[1], workers, requests) != 0)
+		goto fail;
 	close(fds[1]);
-	for (long w = 0; w < workers; w++) {
-		struct tally t;
-
-		if (read(fds[0], &t, sizeof(t)) != sizeof(t)) {
-			fprintf(stderr, "percpu-prefork: a worker died without its tally\n");
-			ok = false;
-			break;
-		}
-		printf("worker: requests %" PRId64 " response_bytes %" PRId64 " errors %" PRId64 "\n",
-		       t.n[REQUESTS], t.n[BYTES], t.n[ERRORS]);
-		for (int i = 0; i < NR_ITEMS; i++)
-			total.n[i] += t.n[i];
-		for (int b = 0; b <= NR_BOUNDS; b++)
-			total.buckets[b] += t.buckets[b];
-	}
+	ok = collect_tallies(fds[0], workers, &total);
 	while (wait(NULL) > 0)
 		;
-	for (int i = 0; i < NR_ITEMS; i++) {
-		int64_t exact = pcpu_shared_sum(s, (unsigned int)i);
-
-		const char *const *l = pcpu_shared_labels(s, (unsigned int)i);
-		char label[64] = "";
-
-		/* as percpu-stat names it: responses{code="200"} (one label here) */
-		if (l[0])
-			snprintf(label, sizeof(label), "{%s=\"%s\"}", l[0], l[1]);
-		printf("total %s%s %" PRId64 " (workers' tallies %" PRId64 ", read %" PRId64
-		       " \u00b1%" PRIu64 ")\n",
-		       items[i].name, label, exact, total.n[i], pcpu_shared_read(s, (unsigned int)i),
-		       pcpu_shared_error_bound(s, (unsigned int)i));
-		ok &= exact == total.n[i];
-	}
-	if (pcpu_shared_histogram(s, SIZES, buckets, NULL) != 0)
-		ok = false;
-	for (int b = 0; ok && b <= NR_BOUNDS; b++) {
-		printf("bucket %d of response_size_bytes: %" PRIu64 " (workers' tallies %" PRId64
-		       ")\n", b, buckets[b], total.buckets[b]);
-		ok &= buckets[b] == (uint64_t)total.buckets[b];
-	}
+	ok = check_totals(s, &total, ok);
 	printf("%s\n", ok ? "totals agree" : "TOTALS DIFFER");
 	fflush(stdout);
-	if (hold) {
-		struct sigaction sa = { .sa_handler = on_stop };
-
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGINT, &sa, NULL);
-		while (!stop)
-			pause();
-	}
+	if (hold)
+		hold_until_stopped();
 	pcpu_shared_unlink(name);
 	pcpu_shared_close(s);
 	return ok ? 0 : 1;

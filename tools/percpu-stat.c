@@ -299,78 +299,100 @@ static int stdout_written(void)
 	return 1;
 }
 
-int main(int argc, char **argv)
+/* "/@given" (the slash once), whole however long: shm_open() says if it is too long. */
+static char *shm_name(const char *given)
 {
-	struct stat_args args;
-	struct sigaction sa = { .sa_handler = on_sigbus };
-	enum stat_format format;
-	double interval;
-	long count;
-	char *name;
-	struct pcpu_shared *s;
-	int err;
+	char *name = malloc(strlen(given) + 2);
 
-	err = percpu_stat_parse_args(argc, argv, &args, stderr);
-	if (err)
-		return err;
-	if (args.help)
-		return stdout_written();
-	format = args.format;
-	interval = args.interval;
-	count = args.count;
-	err = 0;
-	/* the name whole, however long: shm_open() says if it is too long */
-	name = malloc(strlen(args.name) + 2);
-	if (!name) {
-		perror("percpu-stat");
-		return 1;
-	}
-	sprintf(name, "%s%s", args.name[0] == '/' ? "" : "/", args.name);
-	seg_name = name;
-	if (count < 0)
-		count = interval > 0 ? 0 : 1; /* 0: for ever */
+	if (name)
+		sprintf(name, "%s%s", given[0] == '/' ? "" : "/", given);
+	return name;
+}
+
+/* A SIGBUS from now on (the segment cut short under a report) is on_sigbus()'s. */
+static void catch_sigbus(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus };
+
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
-	s = attach(name);
-	if (!s) {
-		fprintf(stderr, "percpu-stat: %s: %s\n", name, attach_error(name, errno));
-		free(name);
-		return 1;
-	}
-	if (args.listen) {
-		int status = serve(s, args.listen_addr, args.listen_port);
+}
 
-		pcpu_shared_close(s);
-		free(name);
-		return status;
-	}
+/* Sleeps @interval seconds, between two reports. */
+static void pause_for(double interval)
+{
+	struct timespec ts = { (time_t)interval,
+			       (long)((interval - (double)(time_t)interval) * 1e9) };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Report @k (from 0) of @count (0: for ever) in @format: 0 or a negative
+ * errno. Each is a whole exposition: in text, a comment says where one
+ * starts; OpenMetrics allows no comment, and its # EOF ends one.
+ */
+static int report(const struct pcpu_shared *s, enum stat_format format, long k, long count)
+{
+	if (format == STAT_PLAIN)
+		return print_plain(s);
+	if (format == STAT_PROMETHEUS && count != 1)
+		printf("# percpu-stat report %ld\n", k + 1);
+	return pcpu_shared_write(s, stdout, format == STAT_PROMETHEUS ? PCPU_METRICS_PROMETHEUS :
+									PCPU_METRICS_OPENMETRICS);
+}
+
+/*
+ * The reports that @a asks of segment @s (@name), every a->interval
+ * seconds: stops at the first error and says it. Returns the exit status.
+ */
+static int reports(const struct pcpu_shared *s, const struct stat_args *a, const char *name)
+{
+	long count = a->count >= 0 ? a->count : a->interval > 0 ? 0 : 1; /* 0: for ever */
+	int err = 0;
+
 	for (long k = 0; !err && (count == 0 || k < count); k++) {
 		if (k > 0) {
-			struct timespec ts = { (time_t)interval,
-					       (long)((interval - (double)(time_t)interval) * 1e9) };
-
-			nanosleep(&ts, NULL);
-			if (format == STAT_PLAIN)
+			pause_for(a->interval);
+			if (a->format == STAT_PLAIN)
 				putchar('\n');
 		}
-		/*
-		 * each report a whole exposition: in text, this comment says where
-		 * one starts; OpenMetrics allows no comment, and its # EOF ends one
-		 */
-		if (format == STAT_PROMETHEUS && count != 1)
-			printf("# percpu-stat report %ld\n", k + 1);
-		if (format == STAT_PLAIN)
-			err = print_plain(s);
-		else
-			err = pcpu_shared_write(s, stdout, format == STAT_PROMETHEUS ?
-							    PCPU_METRICS_PROMETHEUS :
-							    PCPU_METRICS_OPENMETRICS);
+		err = report(s, a->format, k, count);
 	}
 	if (err == -ENXIO)
 		fprintf(stderr, "percpu-stat: %s: %s\n", name, cut_short);
 	else if (err)
 		fprintf(stderr, "percpu-stat: writing: %s\n", strerror(-err));
-	pcpu_shared_close(s);
-	free(name);
 	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct stat_args args;
+	struct pcpu_shared *s;
+	char *name;
+	int status = percpu_stat_parse_args(argc, argv, &args, stderr);
+
+	if (status)
+		return status;
+	if (args.help)
+		return stdout_written();
+	name = shm_name(args.name);
+	if (!name) {
+		perror("percpu-stat");
+		return 1;
+	}
+	seg_name = name;
+	catch_sigbus();
+	s = attach(name);
+	if (!s) {
+		fprintf(stderr, "percpu-stat: %s: %s\n", name, attach_error(name, errno));
+		status = 1;
+	} else {
+		status = args.listen ? serve(s, args.listen_addr, args.listen_port) :
+				       reports(s, &args, name);
+		pcpu_shared_close(s);
+	}
+	free(name);
+	return status;
 }

@@ -99,12 +99,9 @@ static void parse_workloads(char *list)
 	copt.commit = false;
 	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
-		unsigned int w;
+		int w = bench_name_index(name, workload_names, NR_WORKLOADS);
 
-		for (w = 0; w < NR_WORKLOADS; w++)
-			if (strcmp(name, workload_names[w]) == 0)
-				break;
-		if (w < NR_WORKLOADS) {
+		if (w >= 0) {
 			copt.workloads[w] = true;
 		} else if (strcmp(name, "commit-near") == 0) {
 			copt.commit = true;
@@ -120,12 +117,9 @@ static void parse_impls(char *list)
 	copt.impls = 0;
 	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
-		unsigned int i;
+		int i = bench_name_index(name, charge_impl_names, NR_IMPLS);
 
-		for (i = 0; i < NR_IMPLS; i++)
-			if (strcmp(name, charge_impl_names[i]) == 0)
-				break;
-		if (i == NR_IMPLS) {
+		if (i < 0) {
 			fprintf(stderr, "percpu-charge-bench: unknown implementation '%s'\n", name);
 			exit(2);
 		}

@@ -27,6 +27,14 @@ const char bench_usage_outputs[] =
 	"  --plot FILE.png     plot with gnuplot (skipped with a message if absent)\n"
 	"  --help\n";
 
+int bench_name_index(const char *name, const char *const *names, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (strcmp(name, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 unsigned long long bench_parse_num(const struct bench_options *o, const char *arg,
 				   const char *what, unsigned long long max)
 {

@@ -49,6 +49,9 @@ struct bench_options {
 /* Their usage lines: the first four, then the rest. */
 extern const char bench_usage_runs[], bench_usage_outputs[];
 
+/* The index of @name among the @n @names (a --workloads or --impls list's), or -1. */
+int bench_name_index(const char *name, const char *const *names, unsigned int n);
+
 /* @arg as a number in [1, @max], or exit 2 with a message. */
 unsigned long long bench_parse_num(const struct bench_options *o, const char *arg,
 				   const char *what, unsigned long long max);

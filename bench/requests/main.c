@@ -365,6 +365,46 @@ static double run(enum impl impl, unsigned int n, unsigned int ms, uint64_t seed
 
 /* ---- exposition ---- */
 
+/* EXPO_METRICS counters @cs named in @names, registered: 0 or a negative errno (said). */
+static int register_counters(struct pcpu_counter *cs, char (*names)[32])
+{
+	for (unsigned int i = 0; i < EXPO_METRICS; i++) {
+		struct pcpu_metric_desc d = {
+			.name = names[i],
+			.help = "a benchmark counter",
+			.kind = PCPU_METRIC_COUNTER,
+		};
+		int rc;
+
+		snprintf(names[i], sizeof(names[i]), "bench_metric_%04u", i);
+		rc = pcpu_counter_init(&cs[i], 0);
+		if (rc == 0)
+			rc = pcpu_counter_register(&cs[i], &d);
+		if (rc < 0) {
+			fprintf(stderr, "counter %u: %s\n", i, strerror(-rc));
+			return rc;
+		}
+		pcpu_counter_add(&cs[i], (int64_t)i * 1000);
+	}
+	return 0;
+}
+
+/* One pcpu_metrics_write() into @f (NULL: not opened, errno), timed into *@secs; @f closed. */
+static int timed_write(FILE *f, double *secs)
+{
+	double t0;
+	int rc;
+
+	if (!f)
+		return -errno;
+	t0 = now();
+	rc = pcpu_metrics_write(f, PCPU_METRICS_PROMETHEUS);
+	fflush(f);
+	*secs = now() - t0;
+	fclose(f);
+	return rc;
+}
+
 static int bench_exposition(unsigned int runs)
 {
 	struct pcpu_counter *cs;
@@ -379,50 +419,16 @@ static int bench_exposition(unsigned int runs)
 	names = calloc(EXPO_METRICS, sizeof(*names));
 	if (!cs || !names)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < EXPO_METRICS; i++) {
-		struct pcpu_metric_desc d = {
-			.name = names[i],
-			.help = "a benchmark counter",
-			.kind = PCPU_METRIC_COUNTER,
-		};
-
-		snprintf(names[i], sizeof(names[i]), "bench_metric_%04u", i);
-		rc = pcpu_counter_init(&cs[i], 0);
-		if (rc == 0)
-			rc = pcpu_counter_register(&cs[i], &d);
-		if (rc < 0) {
-			fprintf(stderr, "counter %u: %s\n", i, strerror(-rc));
-			goto out;
-		}
-		pcpu_counter_add(&cs[i], (int64_t)i * 1000);
-	}
+	rc = register_counters(cs, names);
+	if (rc < 0)
+		goto out;
 	for (unsigned int r = 0; r < runs; r++) {
-		FILE *f = fopen("/dev/null", "w");
 		char *buf = NULL;
 		size_t len = 0;
-		double t0;
 
-		if (!f) {
-			rc = -errno;
-			goto out;
-		}
-		t0 = now();
-		rc = pcpu_metrics_write(f, PCPU_METRICS_PROMETHEUS);
-		fflush(f);
-		dn[r] = now() - t0;
-		fclose(f);
-		if (rc < 0)
-			goto out;
-		f = open_memstream(&buf, &len);
-		if (!f) {
-			rc = -errno;
-			goto out;
-		}
-		t0 = now();
-		rc = pcpu_metrics_write(f, PCPU_METRICS_PROMETHEUS);
-		fflush(f);
-		dm[r] = now() - t0;
-		fclose(f);
+		rc = timed_write(fopen("/dev/null", "w"), &dn[r]);
+		if (rc >= 0)
+			rc = timed_write(open_memstream(&buf, &len), &dm[r]);
 		bytes = len;
 		free(buf);
 		if (rc < 0)
