@@ -11,7 +11,6 @@
 
 #include "cpu_internal.h"
 #include "pair.h"
-#include "slot_owner.h"
 
 /*
  * The atomic path of pcpu_this_cpu_add_checked(): threads that believe they
