@@ -110,12 +110,14 @@ GROUPS = [
      'pcpu_metrics_collector_add pcpu_metrics_collector_remove '
      'pcpu_metrics_process_collector'),
     ('pcpu_family_create', 'create and destroy label families',
-     'pcpu_family_create pcpu_family_destroy'),
+     'pcpu_family_create pcpu_family_create_summary pcpu_family_destroy'),
     ('pcpu_family_get', 'the children of a label family',
-     'pcpu_family_get pcpu_family_get_histogram pcpu_family_remove pcpu_family_reclaim'),
+     'pcpu_family_get pcpu_family_get_histogram pcpu_family_get_summary pcpu_family_remove '
+     'pcpu_family_reclaim'),
     ('pcpu_family_curry', 'label families with some label values fixed',
      'pcpu_family_curry pcpu_family_curried_free pcpu_family_curried_get '
-     'pcpu_family_curried_get_histogram pcpu_family_curried_get_gauge'),
+     'pcpu_family_curried_get_histogram pcpu_family_curried_get_gauge '
+     'pcpu_family_curried_get_summary'),
     ('pcpu_family_count', 'the size of a label family',
      'pcpu_family_count pcpu_family_child_size'),
     ('pcpu_gauge_set', 'set, add to and read set-style gauges',
