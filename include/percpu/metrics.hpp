@@ -307,7 +307,7 @@ private:
 	struct pcpu_metrics_registry *registry_ = nullptr;
 };
 
-/** The exposition in @p f of @p r (NULL: the process's registry). */
+/* The exposition in @p f of @p r (NULL: the process's registry). */
 namespace detail {
 inline std::string exposition(struct pcpu_metrics_registry *r, enum pcpu_metrics_format f)
 {
