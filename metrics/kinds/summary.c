@@ -25,6 +25,13 @@
  * when reads come at least once per max_age (R - 1 periods). Observers
  * read the clock and write one shared word once a period (the period's
  * slot, cached); the rest is the per-CPU observe.
+ *
+ * Label families of summaries (family.c). The family holds a prototype,
+ * the sketch without storage (pcpu_summary_proto(): layout, quantiles,
+ * window), and makes each child like it (pcpu_summary_new_like()): the
+ * child shares the prototype's bounds and quantiles and owns its ring and
+ * the readers' state; its window starts at its creation. A child is not
+ * registered: the family's walk fills its samples (pcpu_summary_fill()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
