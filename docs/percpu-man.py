@@ -677,10 +677,11 @@ def cxx_page(path, version):
         sections.append(out)
     out = [th(CXX_PAGE, version), '.SH NAME',
            esc(CXX_PAGE) + ' \\- ' + esc('C++17 wrappers of libpercpu-metrics, <percpu/metrics.hpp>'),
-           '.SH SYNOPSIS', '.nf', '.B #include <percpu/metrics.hpp>', '.PP',
-           '.B namespace percpu {']
-    out += ['.BI "%s " %s ;' % (kind, name) for kind, name in names]
-    out += ['.B }', '.fi', '.PP', 'Compile and link, with a C++17 compiler, with',
+           '.SH SYNOPSIS', '.nf', '.B #include <percpu/metrics.hpp>', '.PP']
+    # using-declarations, not forward declarations: they compile only if
+    # the header has the class (check-man-pages.py compiles this)
+    out += ['.BI "using percpu::" %s ;' % name for _, name in names]
+    out += ['.fi', '.PP', 'Compile and link, with a C++17 compiler, with',
             '.IR "$(pkg\\-config \\-\\-cflags \\-\\-libs percpu-metrics)" .']
     out += ['.SH DESCRIPTION'] + doc_roff(desc)
     for sec in sections:
