@@ -30,6 +30,8 @@
 
 static struct pcpu_family *family;
 static int stop;
+/* ROUNDS and SCRAPES, a tenth of them under valgrind (PCPU_TEST_SMALL) */
+static int rounds, scrapes;
 
 struct observer {
 	int id;
@@ -40,7 +42,7 @@ static void *observer(void *arg)
 {
 	struct observer *o = arg;
 
-	for (int r = 0; r < ROUNDS; r++) {
+	for (int r = 0; r < rounds; r++) {
 		char v[8];
 		struct pcpu_summary *s;
 
@@ -98,12 +100,14 @@ int main(void)
 		&(struct pcpu_summary_desc){ .quantiles = quantiles, .nr_quantiles = 2,
 					     .max_age_ns = 10000000, .age_buckets = 2 });
 	CHECK(1, family != NULL);
+	rounds = getenv("PCPU_TEST_SMALL") ? ROUNDS / 10 : ROUNDS;
+	scrapes = getenv("PCPU_TEST_SMALL") ? SCRAPES / 10 : SCRAPES;
 	CHECK(2, pthread_create(&rm, NULL, remover, NULL) == 0);
 	for (int i = 0; i < OBSERVERS; i++) {
 		o[i].id = i;
 		CHECK(3, pthread_create(&t[i], NULL, observer, &o[i]) == 0);
 	}
-	for (int i = 0; i < SCRAPES; i++) {
+	for (int i = 0; i < scrapes; i++) {
 		char *text = NULL;
 		size_t len = 0;
 		FILE *out = open_memstream(&text, &len);
@@ -118,8 +122,8 @@ int main(void)
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(rm, NULL);
 	for (int i = 0; i < OBSERVERS; i++) {
-		memcpy(all + n, o[i].seen, sizeof(o[i].seen));
-		n += ROUNDS;
+		memcpy(all + n, o[i].seen, (size_t)rounds * sizeof(o[i].seen[0]));
+		n += (size_t)rounds;
 	}
 	qsort(all, n, sizeof(*all), compare_ptr);
 	for (size_t i = 0; i < n; i++)
@@ -127,7 +131,7 @@ int main(void)
 			CHECK(40, pcpu_summary_count(all[i], &count, NULL) == 0);
 			found += count;
 		}
-	CHECK(41, found == (uint64_t)OBSERVERS * ROUNDS);
+	CHECK(41, found == (uint64_t)OBSERVERS * (uint64_t)rounds);
 	pcpu_family_destroy(family);
 	return 0;
 }
