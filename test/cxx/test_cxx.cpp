@@ -650,6 +650,7 @@ Test(cxx, summaries_and_their_family_keep_the_guarantee_and_exact_counts)
 	assert_no_leaks();
 }
 
+#ifdef PCPU_TEST_HAVE_CURL
 namespace {
 
 // A Pushgateway stand-in on 127.0.0.1: answers one request with @status
@@ -727,6 +728,7 @@ bool starts_with(const std::string &s, const std::string &prefix)
 }
 
 } // namespace
+#endif
 
 Test(cxx, gateway_pushes_the_registrys_exposition_or_throws_the_c_calls_errno)
 {
