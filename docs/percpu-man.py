@@ -8,6 +8,8 @@ Writes into OUT-DIR (a man3 directory):
 - a page per public function, or per group of related functions (GROUPS),
   with a `.so` link for every other name of the group, so that
   `man 3 NAME` opens a page for every function and exported variable;
+- pcpu_cxx(3), the page of the C++ header <percpu/metrics.hpp>: its
+  comment, and each class with its documented members;
 - an overview page per header, named after the prefix its names share and
   the struct it is about (pcpu_counter(3) for <percpu/counter.h>,
   percpu_counter(3) for <percpu/percpu_counter.h>): the header's comment,
@@ -110,12 +112,14 @@ GROUPS = [
      'pcpu_metrics_collector_add pcpu_metrics_collector_remove '
      'pcpu_metrics_process_collector'),
     ('pcpu_family_create', 'create and destroy label families',
-     'pcpu_family_create pcpu_family_destroy'),
+     'pcpu_family_create pcpu_family_create_summary pcpu_family_destroy'),
     ('pcpu_family_get', 'the children of a label family',
-     'pcpu_family_get pcpu_family_get_histogram pcpu_family_remove pcpu_family_reclaim'),
+     'pcpu_family_get pcpu_family_get_histogram pcpu_family_get_summary pcpu_family_remove '
+     'pcpu_family_reclaim'),
     ('pcpu_family_curry', 'label families with some label values fixed',
      'pcpu_family_curry pcpu_family_curried_free pcpu_family_curried_get '
-     'pcpu_family_curried_get_histogram pcpu_family_curried_get_gauge'),
+     'pcpu_family_curried_get_histogram pcpu_family_curried_get_gauge '
+     'pcpu_family_curried_get_summary'),
     ('pcpu_family_count', 'the size of a label family',
      'pcpu_family_count pcpu_family_child_size'),
     ('pcpu_gauge_set', 'set, add to and read set-style gauges',
@@ -617,6 +621,79 @@ def overview_page(header, file_doc, decls, page_of, version):
     return '\n'.join(out) + '\n'
 
 
+# The C++ header, header-only: one overview page (pcpu_cxx(3), a name of the
+# library's prefix, as the page-name check wants) of its classes and members.
+CXX_HEADER, CXX_PAGE = 'metrics.hpp', 'pcpu_cxx'
+
+
+def cxx_decl(body):
+    """A documented C++ declaration: up to its ';' or body's '{' outside
+    parentheses, without a constructor's initialiser list."""
+    j, depth = 0, 0
+    while j < len(body) and (body[j] not in ';{' or depth):
+        depth += body[j] == '('
+        depth -= body[j] == ')'
+        j += 1
+    code = ' '.join(clean_code(body[:j]).split())
+    # "...) noexcept : member_(x)" ends before its initialiser list
+    i = code.find('(')
+    if i >= 0:
+        end = matching(code, i, '(', ')')
+        m = re.match(r'((?:\s*(?:const|noexcept))*)\s*:\s', code[end:])
+        if m:
+            return code[:end] + m.group(1)
+    return code
+
+
+def cxx_page(path, version):
+    """pcpu_cxx(3): the header's comment, then each class of namespace
+    percpu (top level, not detail) with its documented members."""
+    src = open(path, encoding='utf-8').read()
+    file_doc = comment_body(re.search(r'/\*\*.*?\*/', src, re.S).group(0))[1:]
+    desc, _, _ = split_doc(file_doc)
+    names, sections = [], []
+    # top-level comments start a line; a class's members are one tab in
+    for m in re.finditer(r'^/\*\*(?!<).*?\*/\n', src, re.M | re.S):
+        doc = comment_body(m.group(0))
+        if not doc or doc[0].startswith('@file') or '@internal' in ' '.join(doc):
+            continue
+        rest = src[m.end():]
+        cls = re.match(r'(class|struct) (\w+)', rest)
+        out = []
+        if cls:
+            names.append((cls.group(1), cls.group(2)))
+            out += ['.SS "%s percpu::%s"' % cls.groups()] + doc_roff(split_doc(doc)[0])
+            end = matching(rest, rest.index('{'), '{', '}')
+            body = rest[:end]
+            for mm in re.finditer(r'^\t/\*\*(?!<).*?\*/\n\t', body, re.M | re.S):
+                mdoc = comment_body(mm.group(0).strip())
+                if '@internal' in ' '.join(mdoc):
+                    continue
+                out += ['.TP', '.B "' + esc(cxx_decl(body[mm.end():])).replace('"', '\\(dq') + '"']
+                out += tp_body(doc_roff(split_doc(mdoc)[0]))
+        else:
+            out += ['.SS "%s"' % esc(cxx_decl(rest)).replace('"', '\\(dq')]
+            out += doc_roff(split_doc(doc)[0])
+        sections.append(out)
+    out = [th(CXX_PAGE, version), '.SH NAME',
+           esc(CXX_PAGE) + ' \\- ' + esc('C++17 wrappers of libpercpu-metrics, <percpu/metrics.hpp>'),
+           '.SH SYNOPSIS', '.nf', '.B #include <percpu/metrics.hpp>', '.PP']
+    # using-declarations, not forward declarations: they compile only if
+    # the header has the class (check-man-pages.py compiles this)
+    out += ['.BI "using percpu::" %s ;' % name for _, name in names]
+    out += ['.fi', '.PP', 'Compile and link, with a C++17 compiler, with',
+            '.IR "$(pkg\\-config \\-\\-cflags \\-\\-libs percpu-metrics)" .']
+    out += ['.SH DESCRIPTION'] + doc_roff(desc)
+    for sec in sections:
+        out += sec
+    refs = {('percpu', '7')}
+    for m in re.finditer(r'<percpu/(\w+\.h)>', src):
+        if m.group(1) in OVERVIEW:
+            refs.add((OVERVIEW[m.group(1)], '3'))
+    out += ['.SH SEE ALSO'] + see_also(refs, {CXX_PAGE})
+    return '\n'.join(out) + '\n'
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
@@ -672,6 +749,8 @@ def main():
         for d in members:
             if d.name != page:
                 write(d.name, '.so man3/%s.3\n' % page)
+    if os.path.exists(os.path.join(hdir, CXX_HEADER)):
+        write(CXX_PAGE, cxx_page(os.path.join(hdir, CXX_HEADER), version))
     for h in headers:
         write(OVERVIEW[h], overview_page(h, parsed[h][0], parsed[h][1], page_of, version))
         # `man PCPU_COUNTER_DEFINE`: a function-like macro is documented in

@@ -5,11 +5,13 @@
  * one child counter per tuple of label values, created on first use.
  *
  * A child is an ordinary struct pcpu_counter (counter and gauge families),
- * struct pcpu_histogram (histogram families) or, in a gauge family with
+ * struct pcpu_histogram (histogram families), in a gauge family with
  * PCPU_FAMILY_F_SET_GAUGE, struct pcpu_gauge of <percpu/gauge.h> (set, add,
- * get: one atomic word, since 0.4): pcpu_counter_add(),
- * pcpu_histogram_observe() and pcpu_gauge_set() on it are the inline fast
- * paths, so a caller that keeps the pointer pays nothing for the labels.
+ * get: one atomic word, since 0.4), or (since 0.5, a family made by
+ * pcpu_family_create_summary()) struct pcpu_summary of <percpu/summary.h>:
+ * pcpu_counter_add(), pcpu_histogram_observe(), pcpu_gauge_set() and
+ * pcpu_summary_observe() on it are the usual calls, so a caller that keeps
+ * the pointer pays nothing for the labels.
  * pcpu_family_get() finds a child without a lock; only the first use of a
  * tuple takes the family's lock. pcpu_family_child_size() says what a
  * child holds in memory.
@@ -58,6 +60,7 @@
 #include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
+#include <percpu/summary.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,7 +90,8 @@ struct pcpu_family_desc {
 	const char *name;                /**< as for pcpu_metric_desc */
 	const char *help;                /**< NULL or "": no HELP line */
 	const char *unit;                /**< NULL or "": none; else a suffix "_unit" of the name */
-	enum pcpu_metric_kind kind;      /**< PCPU_METRIC_COUNTER, _GAUGE or _HISTOGRAM */
+	/** PCPU_METRIC_COUNTER, _GAUGE, _HISTOGRAM, or _SUMMARY (pcpu_family_create_summary() only) */
+	enum pcpu_metric_kind kind;
 	const char *const *label_names;  /**< 1 to PCPU_FAMILY_MAX_LABELS names, NULL terminated */
 	uint32_t max_children;           /**< 0: PCPU_FAMILY_DEFAULT_MAX_CHILDREN */
 	const struct pcpu_counter_options *opts; /**< NULL: defaults; per-CPU counter children */
@@ -131,10 +135,34 @@ struct pcpu_family_desc {
  *         or longer than PCPU_FAMILY_MAX_VALUE_LEN; an unknown flag,
  *         PCPU_FAMILY_F_SET_GAUGE on a kind other than PCPU_METRIC_GAUGE
  *         or with @c opts),
- *         EEXIST (the name, or one of its samples, is registered) or ENOMEM.
+ *         EEXIST (the name, or one of its samples, is registered) or ENOMEM;
+ *         EINVAL for kind PCPU_METRIC_SUMMARY (pcpu_family_create_summary()
+ *         makes those).
  * @since 0.3
  */
 PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc *d);
+
+/**
+ * Creates and registers a family of summaries (no child yet): @p d as for
+ * pcpu_family_create(), of kind PCPU_METRIC_SUMMARY (its name, help, unit,
+ * label names, constant labels, max_children, scale and registry; no
+ * bounds, native, opts or flags), and every child a summary of the sketch
+ * of @p s: quantiles, nr_quantiles, age_buckets, alpha, min, max,
+ * max_age_ns, copied and checked as pcpu_summary_create() checks them.
+ * @p s's name, help, unit, labels and registry must be NULL (the family's
+ * are in @p d), its scale 0 or @p d's. A child is exposed as a summary,
+ * name{labels,quantile="q"}, name_sum{labels} and name_count{labels}, in
+ * every format, with the guarantee and window of <percpu/summary.h>; its
+ * window starts at its creation.
+ * @return it; NULL with errno EINVAL (NULL @p d or @p s, another kind, a
+ *         bad @p d as for pcpu_family_create() or "quantile" among its
+ *         label names, a bad sketch, a field of @p s that must be NULL
+ *         set, another scale), ERANGE (as pcpu_summary_create()), EEXIST
+ *         or ENOMEM.
+ * @since 0.5
+ */
+PCPU_EXPORT struct pcpu_family *pcpu_family_create_summary(const struct pcpu_family_desc *d,
+							   const struct pcpu_summary_desc *s);
 
 /**
  * Unregisters @p f and frees it with every child, removed or not. NULL:
@@ -189,6 +217,21 @@ PCPU_EXPORT struct pcpu_gauge *pcpu_family_get_gauge(struct pcpu_family *f,
 						     const char *const *values);
 
 /**
+ * As pcpu_family_get(), for a family made by pcpu_family_create_summary():
+ * the child is a summary (pcpu_summary_observe(),
+ * pcpu_summary_observe_double(), pcpu_summary_quantile(),
+ * pcpu_summary_count()), never to be destroyed by the caller. Overflow,
+ * refusals, removal and reclaim are as for the other kinds.
+ * @return the child; NULL with errno as pcpu_family_get(), and EINVAL for
+ *         a family of another kind (and pcpu_family_get() for a summary
+ *         family); for a non-NULL @p f of the right kind with an overflow
+ *         child, that child instead of NULL.
+ * @since 0.5
+ */
+PCPU_EXPORT struct pcpu_summary *pcpu_family_get_summary(struct pcpu_family *f,
+							 const char *const *values);
+
+/**
  * Removes the child of @p values (see "Removal" above). A counter or gauge
  * child leaves the library's registry at once (since 0.4): fork() and the
  * refresher never visit removed children, however many wait for reclaim.
@@ -237,8 +280,8 @@ PCPU_EXPORT unsigned int pcpu_family_count(const struct pcpu_family *f);
  * bytes in all holds: its heap blocks as glibc's malloc sizes them (the
  * child, and a counter's registry entry and armed-CPU set), and a counter's
  * per-CPU slots (16 bytes per possible CPU, resident once that CPU has
- * added); a set-style gauge's is heap only; 0 for NULL or a histogram
- * family. @since 0.3 (malloc's block sizes and the armed-CPU set counted
+ * added); a set-style gauge's is heap only; 0 for NULL, a histogram
+ * family or (since 0.5) a summary family. @since 0.3 (malloc's block sizes and the armed-CPU set counted
  * since 0.5: 0.4 fell short of the heap by 26 bytes or more)
  */
 PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t values_len);
@@ -303,6 +346,13 @@ pcpu_family_curried_get_histogram(struct pcpu_family_curried *cf, const char *co
  */
 PCPU_EXPORT struct pcpu_gauge *pcpu_family_curried_get_gauge(struct pcpu_family_curried *cf,
 							     const char *const *values);
+
+/**
+ * pcpu_family_get_summary() through view @p cf, as
+ * pcpu_family_curried_get(). @since 0.5
+ */
+PCPU_EXPORT struct pcpu_summary *pcpu_family_curried_get_summary(struct pcpu_family_curried *cf,
+								 const char *const *values);
 
 /**
  * Removes every child of @p f whose labels hold all of @p labels ({"name",

@@ -2,23 +2,28 @@
 /**
  * @file metrics.hpp
  * C++17 wrappers of libpercpu-metrics, for daemons that use prometheus-cpp
- * today (docs/cpp.md ports one, line by line): counters, set-style gauges,
- * histograms, label families whose label values are std::string_view,
- * registries, the exposition as a std::string, and the /metrics server.
+ * today (docs/cpp.md ports one, line by line): counters, counters and
+ * gauges of doubles, set-style gauges, histograms, summaries, label
+ * families whose label values are std::string_view, registries, the
+ * exposition as a std::string, the /metrics server, and the push to a
+ * Pushgateway.
  *
  * Header-only: every member is inline over the C API of <percpu/metrics.h>,
- * <percpu/family.h>, <percpu/gauge.h>, <percpu/histogram.h>,
- * <percpu/metrics_registry.h> and <percpu/metrics_http.h>, so the library's
- * ABI is the C one and nothing here is exported. The hot calls (add,
- * observe, set) are the C inline fast paths, through one pointer.
+ * <percpu/counter_double.h>, <percpu/family.h>, <percpu/gauge.h>,
+ * <percpu/histogram.h>, <percpu/summary.h>, <percpu/metrics_registry.h> and
+ * <percpu/metrics_http.h>, so the library's ABI is the C one and nothing
+ * here is exported. The hot calls (add, observe, set) are the C fast paths,
+ * through one pointer: inline, but a summary's observe, which is a call
+ * (pcpu_summary_observe()).
  *
- * Ownership. percpu::counter, gauge, gauge_double, histogram, the families,
- * registry and server own what their constructor created or registered, are
- * move-only, and destroy (and so unregister) it in their destructor. A
- * moved-from object owns nothing: it may be destroyed or assigned to, not
- * used. percpu::counter_ref, gauge_ref and histogram_ref are copyable
- * pointers to a metric owned elsewhere (a family's child, or an owning
- * object), as prometheus-cpp's Counter&: keep them no longer than their
+ * Ownership. percpu::counter, counter_double, gauge, gauge_double,
+ * histogram, summary, the families, registry and server own what their
+ * constructor created or registered, are move-only, and destroy (and so
+ * unregister) it in their destructor. A moved-from object owns nothing: it
+ * may be destroyed or assigned to, not used. percpu::counter_ref,
+ * gauge_ref, histogram_ref and summary_ref are copyable pointers to a
+ * metric owned elsewhere (a family's child, or an owning object), as
+ * prometheus-cpp's Counter&: keep them no longer than their
  * owner, and for a family's child, no longer than it is in the family (see
  * <percpu/family.h>, "Removal"). Destroy metrics before the registry they
  * are in: declare the registry first.
@@ -29,7 +34,8 @@
  * already, ...), and the C call's name as what(); the wrapper's own
  * allocations throw std::bad_alloc. Built without exceptions
  * (-fno-exceptions), it prints the same to stderr and aborts. Destructors,
- * the hot calls and the reads never throw.
+ * the hot calls and the reads never throw, but for a summary's reads, which
+ * may fail as the C ones do (ENOMEM; EINVAL for a quantile outside [0, 1]).
  *
  * Strings. Every std::string_view may view any bytes, not only a
  * NUL-terminated string: it is copied, NUL-terminated, for the C call. A
@@ -48,6 +54,7 @@
 #endif
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -61,12 +68,14 @@
 #include <vector>
 
 #include <percpu/counter.h>
+#include <percpu/counter_double.h>
 #include <percpu/family.h>
 #include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/metrics_http.h>
 #include <percpu/metrics_registry.h>
+#include <percpu/summary.h>
 
 namespace percpu {
 
@@ -298,7 +307,7 @@ private:
 	struct pcpu_metrics_registry *registry_ = nullptr;
 };
 
-/** The exposition in @p f of @p r (NULL: the process's registry). */
+/* The exposition in @p f of @p r (NULL: the process's registry). */
 namespace detail {
 inline std::string exposition(struct pcpu_metrics_registry *r, enum pcpu_metrics_format f)
 {
@@ -526,6 +535,90 @@ private:
 		}
 		c_ = nullptr;
 	}
+};
+
+/* ---- counters and gauges of doubles ---- */
+
+/**
+ * A per-CPU counter of doubles (<percpu/counter_double.h>) registered as a
+ * metric, as prometheus-cpp's Counter::Increment(double): each add is
+ * rounded to whole units of 1/scale (desc::scale(); 0, the default:
+ * PCPU_COUNTER_DOUBLE_SCALE, units of 10^-9) and added on this CPU's slot,
+ * lock-free. With desc::kind(PCPU_METRIC_GAUGE), a per-CPU gauge of
+ * doubles: adds of either sign. @since 0.5
+ */
+class counter_double {
+public:
+	/**
+	 * Initialises (pcpu_counter_double_init()) and registers
+	 * (pcpu_counter_double_register()) the counter @p d. Throws EINVAL,
+	 * EEXIST or ENOMEM as those calls return.
+	 */
+	explicit counter_double(const desc &d)
+	{
+		detail::metric_desc md(d, PCPU_METRIC_COUNTER);
+
+		c_ = new struct pcpu_counter_double();
+		int ret = pcpu_counter_double_init(c_, md.get()->kind, d.scale());
+		const char *what = "pcpu_counter_double_init";
+
+		if (ret == 0) {
+			ret = pcpu_counter_double_register(c_, md.get());
+			what = "pcpu_counter_double_register";
+		}
+		if (ret < 0) {
+			pcpu_counter_double_destroy(c_);
+			delete c_;
+			detail::fail(-ret, what);
+		}
+	}
+
+	counter_double(counter_double &&o) noexcept : c_(std::exchange(o.c_, nullptr)) {}
+	counter_double &operator=(counter_double &&o) noexcept
+	{
+		if (this != &o) {
+			reset();
+			c_ = std::exchange(o.c_, nullptr);
+		}
+		return *this;
+	}
+	counter_double(const counter_double &) = delete;
+	counter_double &operator=(const counter_double &) = delete;
+
+	/** Unregisters and destroys it (pcpu_counter_double_destroy()). */
+	~counter_double() { reset(); }
+
+	/**
+	 * Adds @p v (pcpu_counter_double_add(), inline); false, adding
+	 * nothing, for an amount it refuses (NaN, infinite, too large,
+	 * negative on a counter), which refused() counts.
+	 */
+	PCPU_ALWAYS_INLINE bool add(double v) const noexcept
+	{
+		return pcpu_counter_double_add(c_, v) == 0;
+	}
+	/** Adds 1, as prometheus-cpp's Increment(). */
+	PCPU_ALWAYS_INLINE void inc() const noexcept { (void)pcpu_counter_double_add(c_, 1.0); }
+	/** The exact sum divided by the scale (pcpu_counter_double_sum()). */
+	double value() const noexcept { return pcpu_counter_double_sum(c_); }
+	/** Adds refused so far (pcpu_counter_double_refused()). */
+	uint64_t refused() const noexcept { return pcpu_counter_double_refused(c_); }
+	/** The C counter. */
+	struct pcpu_counter_double *get() const noexcept { return c_; }
+	/** Whether it owns a counter (not moved from). */
+	explicit operator bool() const noexcept { return c_ != nullptr; }
+
+private:
+	void reset() noexcept
+	{
+		if (c_ != nullptr) {
+			pcpu_counter_double_destroy(c_);
+			delete c_;
+		}
+		c_ = nullptr;
+	}
+
+	struct pcpu_counter_double *c_;
 };
 
 /* ---- set-style gauges ---- */
@@ -774,6 +867,189 @@ public:
 	~histogram() { pcpu_histogram_destroy(h_); }
 };
 
+/* ---- summaries ---- */
+
+/**
+ * A summary's sketch (struct pcpu_summary_desc's fields of the same names,
+ * <percpu/summary.h>): its quantiles (objectives), window and accuracy.
+ * prometheus-cpp's Summary::Quantiles{{0.5, 0.05}, {0.9, 0.01}} gives an
+ * error per quantile; here one relative error @c alpha holds for all.
+ * @code
+ * percpu::summary_options({ 0.5, 0.9, 0.99 }).max_age(std::chrono::seconds(60)).age_buckets(5)
+ * @endcode
+ * @since 0.5
+ */
+class summary_options {
+public:
+	/** The quantiles, strictly ascending, each in (0, 1); none: only _sum and _count. */
+	summary_options(std::initializer_list<double> quantiles = {}) : quantiles_(quantiles) {}
+
+	/** The window (max_age_ns); 0, the default: 10 minutes. */
+	summary_options &max_age(std::chrono::nanoseconds a)
+	{
+		/* a negative age is no window the C call takes: EINVAL, not FOREVER */
+		max_age_ = a.count() < 0 ? INT64_MIN : static_cast<int64_t>(a.count());
+		return *this;
+	}
+	/** No window: quantiles of every observation (PCPU_SUMMARY_FOREVER). */
+	summary_options &forever()
+	{
+		max_age_ = PCPU_SUMMARY_FOREVER;
+		return *this;
+	}
+	/** Age buckets of the window; 0, the default: 5. */
+	summary_options &age_buckets(uint32_t n)
+	{
+		age_buckets_ = n;
+		return *this;
+	}
+	/** The relative accuracy; 0, the default: the finest that fits (min, max]. */
+	summary_options &alpha(double a)
+	{
+		alpha_ = a;
+		return *this;
+	}
+	/** Observations <= @p v (unscaled) are told apart no further. */
+	summary_options &min(int64_t v)
+	{
+		min_ = v;
+		return *this;
+	}
+	/** The largest observation (unscaled) with the guarantee; 0: INT64_MAX. */
+	summary_options &max(int64_t v)
+	{
+		max_ = v;
+		return *this;
+	}
+
+	/** @internal The C descriptor's sketch (pointing into this object). */
+	struct pcpu_summary_desc c_desc() const
+	{
+		struct pcpu_summary_desc sd = {};
+
+		sd.quantiles = quantiles_.empty() ? nullptr : quantiles_.data();
+		sd.nr_quantiles = static_cast<uint32_t>(quantiles_.size());
+		if (sd.nr_quantiles != quantiles_.size())
+			detail::fail(EINVAL, "pcpu_summary_create");
+		sd.age_buckets = age_buckets_;
+		sd.alpha = alpha_;
+		sd.min = min_;
+		sd.max = max_;
+		sd.max_age_ns = max_age_;
+		return sd;
+	}
+
+private:
+	std::vector<double> quantiles_;
+	int64_t max_age_ = 0;
+	uint32_t age_buckets_ = 0;
+	double alpha_ = 0;
+	int64_t min_ = 0, max_ = 0;
+};
+
+/** A summary owned elsewhere (a summary family's child, a percpu::summary). @since 0.5 */
+class summary_ref {
+public:
+	/** Refers to @p s (NULL: an empty ref). */
+	explicit summary_ref(struct pcpu_summary *s = nullptr) noexcept : s_(s) {}
+
+	/**
+	 * Records @p v, unscaled (pcpu_summary_observe(): per-CPU, no lock);
+	 * false, recording nothing, for a negative @p v.
+	 */
+	bool observe(int64_t v) const noexcept { return pcpu_summary_observe(s_, v) == 0; }
+	/**
+	 * Records @p v in exposed units (times the scale, rounded), as
+	 * prometheus-cpp's Observe(double) (pcpu_summary_observe_double());
+	 * false for a NaN, negative, infinite or too large @p v.
+	 */
+	bool observe_double(double v) const noexcept
+	{
+		return pcpu_summary_observe_double(s_, v) == 0;
+	}
+	/**
+	 * Quantile @p q of the window, in exposed units, within the guarantee
+	 * of <percpu/summary.h>; NaN for an empty window. Throws EINVAL (@p q
+	 * outside [0, 1]) or ENOMEM (pcpu_summary_quantile()).
+	 */
+	double quantile(double q) const
+	{
+		double v = 0;
+
+		detail::check(pcpu_summary_quantile(s_, q, &v), "pcpu_summary_quantile");
+		return v;
+	}
+	/** Observations since creation (pcpu_summary_count()); throws ENOMEM. */
+	uint64_t count() const
+	{
+		uint64_t n = 0;
+
+		detail::check(pcpu_summary_count(s_, &n, nullptr), "pcpu_summary_count");
+		return n;
+	}
+	/** Their sum, unscaled (pcpu_summary_count()); throws ENOMEM. */
+	int64_t sum() const
+	{
+		int64_t v = 0;
+
+		detail::check(pcpu_summary_count(s_, nullptr, &v), "pcpu_summary_count");
+		return v;
+	}
+	/** The relative accuracy it guarantees (pcpu_summary_alpha()). */
+	double alpha() const noexcept { return pcpu_summary_alpha(s_); }
+	/** The C summary. */
+	struct pcpu_summary *get() const noexcept { return s_; }
+	/** Whether it refers to a summary. */
+	explicit operator bool() const noexcept { return s_ != nullptr; }
+
+protected:
+	struct pcpu_summary *s_;
+};
+
+/**
+ * A summary registered as a metric (pcpu_summary_create()), destroyed with
+ * it, as prometheus-cpp's Summary: observations are int64 (nanoseconds,
+ * bytes), a scale in the desc exposes them divided (desc::scale(1000000000):
+ * seconds). @since 0.5
+ */
+class summary : public summary_ref {
+public:
+	/**
+	 * Creates the summary @p d with the sketch @p o. Throws EINVAL,
+	 * ERANGE, EEXIST or ENOMEM as pcpu_summary_create().
+	 */
+	explicit summary(const desc &d, const summary_options &o = {})
+	{
+		desc::c_labels l(d);
+		struct pcpu_summary_desc sd = o.c_desc();
+
+		sd.name = detail::c_str_or_null(d.name());
+		sd.help = detail::c_str_or_null(d.help());
+		sd.unit = detail::c_str_or_null(d.unit());
+		sd.labels = l.get();
+		sd.scale = d.scale();
+		sd.registry = d.c_registry();
+		if (d.kind() && d.kind() != PCPU_METRIC_SUMMARY)
+			detail::fail(EINVAL, "pcpu_summary_create");
+		s_ = detail::check_ptr(pcpu_summary_create(&sd), "pcpu_summary_create");
+	}
+
+	summary(summary &&o) noexcept : summary_ref(std::exchange(o.s_, nullptr)) {}
+	summary &operator=(summary &&o) noexcept
+	{
+		if (this != &o) {
+			pcpu_summary_destroy(s_);
+			s_ = std::exchange(o.s_, nullptr);
+		}
+		return *this;
+	}
+	summary(const summary &) = delete;
+	summary &operator=(const summary &) = delete;
+
+	/** Unregisters and frees it (pcpu_summary_destroy()). */
+	~summary() { pcpu_summary_destroy(s_); }
+};
+
 /* ---- label families ---- */
 
 namespace detail {
@@ -836,7 +1112,8 @@ protected:
 	family_base(const desc &d, std::initializer_list<std::string_view> label_names,
 		    enum pcpu_metric_kind kind, uint32_t flags, uint32_t max_children,
 		    const struct pcpu_counter_options *opts, const std::vector<int64_t> *bounds,
-		    const struct pcpu_histogram_native *native)
+		    const struct pcpu_histogram_native *native,
+		    const summary_options *sketch = nullptr)
 	{
 		detail::cstrings names(label_names.begin(), label_names.size());
 		desc::c_labels l(d);
@@ -860,6 +1137,13 @@ protected:
 		fd.flags = flags;
 		fd.native = native;
 		fd.registry = d.c_registry();
+		if (sketch != nullptr) {
+			struct pcpu_summary_desc sd = sketch->c_desc();
+
+			f_ = detail::check_ptr(pcpu_family_create_summary(&fd, &sd),
+					       "pcpu_family_create_summary");
+			return;
+		}
 		f_ = detail::check_ptr(pcpu_family_create(&fd), "pcpu_family_create");
 	}
 
@@ -985,6 +1269,37 @@ public:
 	}
 };
 
+/**
+ * A family of summaries, each of the sketch @p o
+ * (pcpu_family_create_summary()), as prometheus-cpp's Family<Summary>
+ * (whose quantiles are given per child); get() as counter_family's. Each
+ * child's window starts at its creation. @since 0.5
+ */
+class summary_family : public detail::family_base {
+public:
+	using family_base::get; /**< the C family */
+
+	/** Creates the family @p d; as counter_family's, with the children's sketch. */
+	summary_family(const desc &d, std::initializer_list<std::string_view> label_names,
+		       const summary_options &o = {}, uint32_t max_children = 0)
+		: family_base(d, label_names, PCPU_METRIC_SUMMARY, 0, max_children, nullptr, nullptr,
+			      nullptr, &o)
+	{
+	}
+
+	/** The child of @p values (pcpu_family_get_summary()); as counter_family::get(). */
+	summary_ref get(std::initializer_list<std::string_view> values) const
+	{
+		return get(values.begin(), values.size());
+	}
+
+	/** As get() above, with @p n values at @p values. */
+	summary_ref get(const std::string_view *values, std::size_t n) const
+	{
+		return summary_ref(child(pcpu_family_get_summary, values, n, "pcpu_family_get_summary"));
+	}
+};
+
 /* ---- the /metrics server ---- */
 
 /**
@@ -1039,6 +1354,108 @@ public:
 
 private:
 	struct pcpu_metrics_server *s_;
+};
+
+/* ---- push ---- */
+
+/**
+ * A Prometheus Pushgateway's group (pcpu_metrics_push()), as
+ * prometheus-cpp's Gateway: push() (PUT: the registry's metrics replace
+ * the group's), push_add() (POST: those of the same names only) and
+ * remove() (DELETE: the group). Each call blocks until the gateway answers
+ * and throws std::system_error with pcpu_metrics_push()'s errno (EBADMSG
+ * for metrics the gateway refuses, ECONNREFUSED, ETIMEDOUT, ...), what()
+ * holding the gateway's answer ("HTTP 400: ...") where there is one. As in
+ * C, the call exists whether or not the library was built with libcurl;
+ * without it, every push throws ENOTSUP. Holds copies of its strings.
+ * @since 0.5
+ */
+class gateway {
+public:
+	/**
+	 * The group @p job and @p grouping ({{"instance", "a"}}) of the
+	 * gateway at @p url ("http://127.0.0.1:9091"), pushing registry @p r
+	 * (NULL: the process's metrics). Throws EINVAL for a NUL byte in a
+	 * string; the rest is checked at each push, as the C call checks it.
+	 */
+	gateway(std::string_view url, std::string_view job, percpu::labels grouping = {},
+		const registry *r = nullptr)
+		: url_(url), job_(job), registry_(r != nullptr ? r->get() : nullptr)
+	{
+		if (detail::has_nul(url) || detail::has_nul(job))
+			detail::fail(EINVAL, "pcpu_metrics_push");
+		for (const label &kv : grouping) {
+			if (detail::has_nul(kv.first) || detail::has_nul(kv.second))
+				detail::fail(EINVAL, "pcpu_metrics_push");
+			grouping_.emplace_back(kv.first);
+			grouping_.emplace_back(kv.second);
+		}
+	}
+
+	/** HTTP basic authentication on every push. */
+	gateway &basic_auth(std::string_view user, std::string_view password)
+	{
+		if (detail::has_nul(user) || detail::has_nul(password))
+			detail::fail(EINVAL, "pcpu_metrics_push");
+		user_ = user;
+		password_ = password;
+		auth_ = true;
+		return *this;
+	}
+	/** The body's format: PCPU_METRICS_PROMETHEUS (the default) or PCPU_METRICS_PROTOBUF. */
+	gateway &format(enum pcpu_metrics_format f)
+	{
+		format_ = f;
+		return *this;
+	}
+	/** The limit of each request; 0, the default: 10 s. */
+	gateway &timeout(std::chrono::milliseconds t)
+	{
+		timeout_ms_ = t.count() <= 0 ? 0u
+			      : t.count() > 0xffffffffLL ? 0xffffffffu
+							 : static_cast<unsigned int>(t.count());
+		return *this;
+	}
+
+	/** PUT, as prometheus-cpp's Push(). */
+	void push() const { send(PCPU_METRICS_PUSH_PUT); }
+	/** POST, as prometheus-cpp's PushAdd(). */
+	void push_add() const { send(PCPU_METRICS_PUSH_POST); }
+	/** DELETE, as prometheus-cpp's Delete(). */
+	void remove() const { send(PCPU_METRICS_PUSH_DELETE); }
+
+private:
+	void send(enum pcpu_metrics_push_method m) const
+	{
+		std::vector<const char *> grouping;
+		struct pcpu_metrics_push_options o = {};
+		char message[512] = "";
+
+		for (const std::string &s : grouping_)
+			grouping.push_back(s.c_str());
+		grouping.push_back(nullptr);
+		o.size = sizeof(o);
+		o.url = url_.c_str();
+		o.job = job_.c_str();
+		o.grouping = grouping.size() > 1 ? grouping.data() : nullptr;
+		o.format = format_;
+		o.basic_auth_user = auth_ ? user_.c_str() : nullptr;
+		o.basic_auth_password = auth_ ? password_.c_str() : nullptr;
+		o.timeout_ms = timeout_ms_;
+		o.registry = registry_;
+		int ret = pcpu_metrics_push(&o, m, message, sizeof(message));
+		if (ret < 0)
+			detail::fail(-ret, (std::string("pcpu_metrics_push") +
+					    (message[0] ? std::string(": ") + message : std::string()))
+						   .c_str());
+	}
+
+	std::string url_, job_, user_, password_;
+	std::vector<std::string> grouping_;
+	struct pcpu_metrics_registry *registry_;
+	enum pcpu_metrics_format format_ = PCPU_METRICS_PROMETHEUS;
+	unsigned int timeout_ms_ = 0;
+	bool auth_ = false;
 };
 
 } // namespace percpu

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Label families (see <percpu/family.h>): one child (a per-CPU counter, a
- * histogram or a set-style gauge) per tuple of label values, in liburcu's
- * RCU lock-free hash table.
+ * histogram, a set-style gauge or a summary) per tuple of label values, in
+ * liburcu's RCU lock-free hash table.
  *
  * Invariants:
  * - A child is in the table from its creation until its removal, and the
@@ -43,8 +43,10 @@
 #include <percpu/gauge.h>
 #include <percpu/histogram.h>
 #include <percpu/stat.h>
+#include <percpu/summary.h>
 
 #include "kinds/kinds_internal.h"
+#include "kinds/summary_internal.h"
 #include "list/list_internal.h"
 
 /* Hash buckets: max_children / 2, rounded up to a power of two, within these. */
@@ -56,6 +58,7 @@ enum child_type {
 	CHILD_COUNTER,   /* counter and gauge families: per-CPU, registered with the core */
 	CHILD_HISTOGRAM,
 	CHILD_GAUGE,     /* PCPU_FAMILY_F_SET_GAUGE: one atomic word */
+	CHILD_SUMMARY,   /* pcpu_family_create_summary(): a summary of the family's sketch */
 };
 
 struct child {
@@ -63,6 +66,7 @@ struct child {
 		struct pcpu_counter counter;   /* CHILD_COUNTER */
 		struct pcpu_histogram hist;    /* CHILD_HISTOGRAM */
 		struct pcpu_gauge gauge;       /* CHILD_GAUGE */
+		struct pcpu_summary *summary;  /* CHILD_SUMMARY: opaque, so by pointer */
 	};
 	struct cds_lfht_node node;
 	struct child *next_removed;
@@ -90,6 +94,8 @@ struct pcpu_family {
 	struct pcpu_counter_options opts;
 	struct pcpu_histogram layout; /* histogram families: bounds shared by the children */
 	struct pcpu_stat *proto;      /* histogram families: the set the children's are made like */
+	/* summary families: the sketch (layout, quantiles, window) the children share */
+	struct pcpu_summary *summary_proto;
 	int64_t scale;
 	uint64_t seed;               /* of the hash: label values may come from outside */
 	struct child *removed;       /* removed children, not yet freed */
@@ -287,6 +293,10 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 		break;
 	case CHILD_GAUGE:
 		break; /* zero-filled: a gauge at 0 */
+	case CHILD_SUMMARY:
+		c->summary = pcpu_summary_new_like(f->summary_proto);
+		err = c->summary ? 0 : -errno;
+		break;
 	}
 	if (err) {
 		free(c);
@@ -317,6 +327,8 @@ static void free_child(const struct pcpu_family *f, struct child *c)
 		pcpu_exemplars_free(c->hist.exemplars);
 		pcpu_stat_destroy(c->hist.set);
 		pcpu_histogram_sum_free(&c->hist);
+	} else if (f->child == CHILD_SUMMARY) {
+		pcpu_summary_free(c->summary);
 	} else if (f->child == CHILD_COUNTER) {
 		/*
 		 * Its exemplar goes here, not through the client's forget: that
@@ -374,6 +386,7 @@ static void free_parts(struct pcpu_family *f)
 	free(f->order);
 	pcpu_histogram_layout_free(&f->layout);
 	pcpu_stat_destroy(f->proto);
+	pcpu_summary_free(f->summary_proto);
 	if (f->table)
 		cds_lfht_destroy(f->table, NULL);
 }
@@ -451,6 +464,8 @@ static int check_bounds(const struct pcpu_family_desc *d)
 		return -EINVAL;
 	if ((d->flags & PCPU_FAMILY_F_SET_GAUGE) && (d->kind != PCPU_METRIC_GAUGE || d->opts))
 		return -EINVAL;
+	if (d->kind == PCPU_METRIC_SUMMARY) /* the sketch is the summary desc's */
+		return d->bounds || d->nr_bounds || d->native || d->opts || d->flags ? -EINVAL : 0;
 	if (d->kind != PCPU_METRIC_HISTOGRAM)
 		return (d->kind == PCPU_METRIC_COUNTER || d->kind == PCPU_METRIC_GAUGE) &&
 				       !d->native ?
@@ -484,16 +499,33 @@ static int check_const_labels(const struct pcpu_family_desc *d)
 }
 
 /*
- * @d checked before anything is made, its options (the children's) by a
- * probe counter, once here and not at the first child: the number of its
- * constant labels, or -EINVAL or the options' negative errno.
+ * @sd (a summary family's sketch, else NULL) as pcpu_family_create_summary()
+ * takes it, its scale that of @d: 0 or -EINVAL.
  */
-static int check_desc(const struct pcpu_family_desc *d)
+static int check_sketch(const struct pcpu_family_desc *d, const struct pcpu_summary_desc *sd)
+{
+	if ((d->kind == PCPU_METRIC_SUMMARY) != (sd != NULL))
+		return -EINVAL;
+	if (!sd)
+		return 0;
+	if (sd->name || sd->help || sd->unit || sd->labels || sd->registry ||
+	    (sd->scale && sd->scale != d->scale))
+		return -EINVAL;
+	return pcpu_summary_check_sketch(sd);
+}
+
+/*
+ * @d (and a summary family's @sd) checked before anything is made, its
+ * options (the children's) by a probe counter, once here and not at the
+ * first child: the number of its constant labels, or -EINVAL or the
+ * options' negative errno.
+ */
+static int check_desc(const struct pcpu_family_desc *d, const struct pcpu_summary_desc *sd)
 {
 	struct pcpu_counter probe;
 	int nr_consts, err;
 
-	if (!d || d->kind == PCPU_METRIC_INFO || d->kind == PCPU_METRIC_SUMMARY ||
+	if (!d || d->kind == PCPU_METRIC_INFO || check_sketch(d, sd) != 0 ||
 	    d->max_children > PCPU_FAMILY_MAX_CHILDREN ||
 	    check_bounds(d) != 0 ||
 	    pcpu_metrics_check_name(NULL, d->name, d->unit, d->kind) != 0 ||
@@ -513,6 +545,7 @@ static void describe_family(struct pcpu_family *f, const struct pcpu_family_desc
 {
 	f->kind = d->kind;
 	f->child = d->kind == PCPU_METRIC_HISTOGRAM	      ? CHILD_HISTOGRAM
+		   : d->kind == PCPU_METRIC_SUMMARY	      ? CHILD_SUMMARY
 		   : d->flags & PCPU_FAMILY_F_SET_GAUGE ? CHILD_GAUGE
 							: CHILD_COUNTER;
 	f->scale = d->scale > 1 ? d->scale : 1;
@@ -528,13 +561,24 @@ static void describe_family(struct pcpu_family *f, const struct pcpu_family_desc
 }
 
 /*
- * What @f holds: a histogram family's layout and prototype set, the names,
- * the table and the registry entry. 0 or a negative errno; free_parts()
- * and pcpu_registry_remove() take back what was made.
+ * What @f holds: a histogram family's layout and prototype set, a summary
+ * family's prototype (the sketch of @sd at @d's scale), the names, the
+ * table and the registry entry. 0 or a negative errno; free_parts() and
+ * pcpu_registry_remove() take back what was made.
  */
-static int make_parts(struct pcpu_family *f, const struct pcpu_family_desc *d)
+static int make_parts(struct pcpu_family *f, const struct pcpu_family_desc *d,
+		      const struct pcpu_summary_desc *sd)
 {
 	int err;
+
+	if (sd) {
+		struct pcpu_summary_desc sketch = *sd;
+
+		sketch.scale = d->scale;
+		f->summary_proto = pcpu_summary_proto(&sketch);
+		if (!f->summary_proto)
+			return -errno;
+	}
 
 	if (d->kind == PCPU_METRIC_HISTOGRAM) {
 		err = pcpu_histogram_layout(&f->layout, d->bounds, d->nr_bounds, d->scale,
@@ -573,12 +617,14 @@ static int register_family(struct pcpu_family *f, const struct pcpu_family_desc 
 	return err;
 }
 
-PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc *d)
+/* pcpu_family_create(), and with @sd, pcpu_family_create_summary(). */
+static struct pcpu_family *create(const struct pcpu_family_desc *d,
+				  const struct pcpu_summary_desc *sd)
 {
 	struct pcpu_family *f;
 	int nr_consts, err;
 
-	nr_consts = err = check_desc(d);
+	nr_consts = err = check_desc(d, sd);
 	if (err < 0)
 		goto err_out;
 	err = -ENOMEM;
@@ -590,7 +636,7 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
 	if (err)
 		goto err_free;
 	describe_family(f, d, nr_consts);
-	err = make_parts(f, d);
+	err = make_parts(f, d, sd);
 	if (err)
 		goto err_parts;
 	err = register_family(f, d);
@@ -607,6 +653,21 @@ err_free:
 err_out:
 	errno = -err;
 	return NULL;
+}
+
+PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc *d)
+{
+	return create(d, NULL);
+}
+
+PCPU_EXPORT struct pcpu_family *pcpu_family_create_summary(const struct pcpu_family_desc *d,
+							   const struct pcpu_summary_desc *s)
+{
+	if (!d || !s) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return create(d, s);
 }
 
 PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f)
@@ -760,6 +821,14 @@ PCPU_EXPORT struct pcpu_gauge *pcpu_family_get_gauge(struct pcpu_family *f,
 	return c ? &c->gauge : NULL;
 }
 
+PCPU_EXPORT struct pcpu_summary *pcpu_family_get_summary(struct pcpu_family *f,
+							 const char *const *values)
+{
+	struct child *c = get_typed(f, values, CHILD_SUMMARY);
+
+	return c ? c->summary : NULL;
+}
+
 PCPU_EXPORT int pcpu_family_remove(struct pcpu_family *f, const char *const *values)
 {
 	unsigned long hash;
@@ -896,7 +965,7 @@ PCPU_EXPORT size_t pcpu_family_child_size(const struct pcpu_family *f, size_t le
 	/* its armed-CPU set (lib/base/armset.h): a summary word and a bit per CPU */
 	size_t armset = (1 + (pcpu_cpu_possible() + 63) / 64) * sizeof(uint64_t);
 
-	if (!f || f->child == CHILD_HISTOGRAM)
+	if (!f || f->child == CHILD_HISTOGRAM || f->child == CHILD_SUMMARY)
 		return 0;
 	if (f->child == CHILD_GAUGE)
 		return malloc_block(child_alloc_size(f, len + f->nr_labels));
@@ -943,6 +1012,8 @@ static int child_sample(struct pcpu_family *f, struct child *c, struct pcpu_metr
 	case CHILD_GAUGE:
 		smp->value = pcpu_gauge_get(&c->gauge);
 		return 0;
+	case CHILD_SUMMARY:
+		return pcpu_summary_fill(c->summary, smp);
 	case CHILD_COUNTER:
 		break;
 	}
@@ -972,7 +1043,8 @@ static int family_walk(void *family, struct pcpu_metric_sample *smp,
 	for_each_child(f, &iter, c) {
 		smp->labels = c->labels;
 		ret = child_sample(f, c, smp, buckets);
-		if (!ret && (f->kind == PCPU_METRIC_COUNTER || f->kind == PCPU_METRIC_HISTOGRAM)) {
+		if (!ret && (f->kind == PCPU_METRIC_COUNTER || f->kind == PCPU_METRIC_HISTOGRAM ||
+			     f->kind == PCPU_METRIC_SUMMARY)) {
 			smp->created = c->created;
 			smp->flags |= PCPU_METRIC_SAMPLE_F_CREATED;
 		}

@@ -154,6 +154,19 @@ PCPU_EXPORT struct pcpu_gauge *pcpu_family_curried_get_gauge(struct pcpu_family_
 	return pcpu_family_get_gauge(cf->f, tuple);
 }
 
+PCPU_EXPORT struct pcpu_summary *
+pcpu_family_curried_get_summary(struct pcpu_family_curried *cf, const char *const *values)
+{
+	const char *tuple[PCPU_FAMILY_MAX_LABELS + 2];
+
+	if (!cf || !values) {
+		errno = EINVAL;
+		return cf ? pcpu_family_get_summary(cf->f, NULL) : NULL;
+	}
+	whole_tuple(cf, values, tuple);
+	return pcpu_family_get_summary(cf->f, tuple);
+}
+
 PCPU_EXPORT int pcpu_family_remove_matching(struct pcpu_family *f, const char *const *labels)
 {
 	const char *by_pos[PCPU_FAMILY_MAX_LABELS];

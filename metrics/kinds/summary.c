@@ -25,11 +25,19 @@
  * when reads come at least once per max_age (R - 1 periods). Observers
  * read the clock and write one shared word once a period (the period's
  * slot, cached); the rest is the per-CPU observe.
+ *
+ * Label families of summaries (family.c). The family holds a prototype,
+ * the sketch without storage (pcpu_summary_proto(): layout, quantiles,
+ * window), and makes each child like it (pcpu_summary_new_like()): the
+ * child shares the prototype's bounds and quantiles and owns its ring and
+ * the readers' state; its window starts at its creation. A child is not
+ * registered: the family's walk fills its samples (pcpu_summary_fill()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,6 +67,11 @@ struct pcpu_summary {
 	 * to check it rather than divides.
 	 */
 	uint64_t current;
+	/*
+	 * The layout and the quantiles are a label family's prototype's
+	 * (pcpu_summary_new_like()): not freed with this summary.
+	 */
+	bool shared;
 	double alpha;                /* the schema's */
 	int64_t min, max;            /* as described (max: INT64_MAX for 0) */
 	uint32_t nr_quantiles;
@@ -110,7 +123,8 @@ static int32_t schema_for(double alpha)
 	return s;
 }
 
-static int check_desc(const struct pcpu_summary_desc *d)
+/* What pcpu_summary_create() checks but the name, help, unit, labels and registry. */
+int pcpu_summary_check_sketch(const struct pcpu_summary_desc *d)
 {
 	if (!d || d->nr_quantiles > PCPU_SUMMARY_MAX_QUANTILES ||
 	    (d->nr_quantiles && !d->quantiles) || d->age_buckets > PCPU_SUMMARY_MAX_AGE_BUCKETS ||
@@ -125,7 +139,14 @@ static int check_desc(const struct pcpu_summary_desc *d)
 			return -EINVAL;
 	if (d->alpha && schema_for(d->alpha) > PCPU_HISTOGRAM_MAX_SCHEMA)
 		return -EINVAL;
-	return pcpu_metrics_check_name(NULL, d->name, d->unit, PCPU_METRIC_SUMMARY);
+	return 0;
+}
+
+static int check_desc(const struct pcpu_summary_desc *d)
+{
+	int err = pcpu_summary_check_sketch(d);
+
+	return err ? err : pcpu_metrics_check_name(NULL, d->name, d->unit, PCPU_METRIC_SUMMARY);
 }
 
 /*
@@ -241,14 +262,10 @@ static uint64_t window_total(const struct pcpu_summary *s)
 	return n;
 }
 
-static int summary_sample(void *obj, unsigned int item, struct pcpu_metric_sample *smp,
-			  uint64_t *buckets)
+int pcpu_summary_fill(struct pcpu_summary *s, struct pcpu_metric_sample *smp)
 {
-	struct pcpu_summary *s = obj;
 	int err;
 
-	(void)item;
-	(void)buckets;
 	pthread_mutex_lock(&s->lock);
 	err = read_ring(s, true, &smp->count, &smp->sum);
 	if (!err) {
@@ -265,6 +282,14 @@ static int summary_sample(void *obj, unsigned int item, struct pcpu_metric_sampl
 	return err;
 }
 
+static int summary_sample(void *obj, unsigned int item, struct pcpu_metric_sample *smp,
+			  uint64_t *buckets)
+{
+	(void)item;
+	(void)buckets;
+	return pcpu_summary_fill(obj, smp);
+}
+
 static const struct metric_source summary_source = { .sample = summary_sample };
 
 static void free_summary(struct pcpu_summary *s)
@@ -273,10 +298,12 @@ static void free_summary(struct pcpu_summary *s)
 		pcpu_histogram_sum_free(&s->ring[j]);
 		pcpu_stat_destroy(s->ring[j].set);
 	}
-	pcpu_histogram_layout_free(&s->layout);
+	if (!s->shared) {
+		pcpu_histogram_layout_free(&s->layout);
+		free(s->quantiles);
+	}
 	pthread_mutex_destroy(&s->lock);
 	free(s->ring);
-	free(s->quantiles);
 	free(s->base_period);
 	free(s->base);
 	free(s->seen);
@@ -286,12 +313,14 @@ static void free_summary(struct pcpu_summary *s)
 	free(s);
 }
 
-/* Everything but the registration; 0 or a negative errno. */
-static int build(struct pcpu_summary *s, const struct pcpu_summary_desc *d)
+/*
+ * The sketch of @d: layout, quantiles, window; no observation storage
+ * (build_ring()). 0 or a negative errno.
+ */
+static int build_shape(struct pcpu_summary *s, const struct pcpu_summary_desc *d)
 {
 	int64_t max_age = d->max_age_ns ? d->max_age_ns : PCPU_SUMMARY_DEFAULT_MAX_AGE_NS;
 	uint32_t ages = d->age_buckets ? d->age_buckets : PCPU_SUMMARY_DEFAULT_AGE_BUCKETS;
-	size_t nb;
 	int err;
 
 	s->min = d->min;
@@ -301,25 +330,37 @@ static int build(struct pcpu_summary *s, const struct pcpu_summary_desc *d)
 	if (s->nr_ring > 1) {
 		s->clock = clock_of_new;
 		s->period = (uint64_t)max_age / ages;
-		s->t0 = s->clock();
 	}
 	err = make_layout(s, d);
 	if (err)
 		return err;
-	nb = s->nr_buckets = s->layout.nr_bounds + 1;
-	s->ring = calloc(s->nr_ring, sizeof(*s->ring));
+	s->nr_buckets = s->layout.nr_bounds + 1;
 	s->quantiles = malloc((d->nr_quantiles + 1) * sizeof(*s->quantiles));
-	s->exposed = calloc(d->nr_quantiles + 1, sizeof(*s->exposed));
+	if (!s->quantiles)
+		return -ENOMEM;
+	if (d->nr_quantiles)
+		memcpy(s->quantiles, d->quantiles, d->nr_quantiles * sizeof(*s->quantiles));
+	return 0;
+}
+
+/* The age buckets' histograms and the readers' state of @s's shape; 0 or -ENOMEM. */
+static int build_ring(struct pcpu_summary *s)
+{
+	size_t nb = s->nr_buckets;
+	int err;
+
+	if (s->clock)
+		s->t0 = s->clock();
+	s->ring = calloc(s->nr_ring, sizeof(*s->ring));
+	s->exposed = calloc(s->nr_quantiles + 1, sizeof(*s->exposed));
 	s->base_period = calloc(s->nr_ring, sizeof(*s->base_period));
 	s->base = calloc(s->nr_ring * nb, sizeof(*s->base));
 	s->seen = calloc(s->nr_ring * nb, sizeof(*s->seen));
 	s->now = calloc(nb, sizeof(*s->now));
 	s->window = calloc(nb, sizeof(*s->window));
-	if (!s->ring || !s->quantiles || !s->exposed || !s->base_period || !s->base ||
-	    !s->seen || !s->now || !s->window)
+	if (!s->ring || !s->exposed || !s->base_period || !s->base || !s->seen || !s->now ||
+	    !s->window)
 		return -ENOMEM;
-	if (d->nr_quantiles)
-		memcpy(s->quantiles, d->quantiles, d->nr_quantiles * sizeof(*s->quantiles));
 	for (uint32_t j = 0; j < s->nr_ring; j++) {
 		s->ring[j] = s->layout; /* the shared bounds; the set is each one's */
 		s->ring[j].set = pcpu_histogram_make_set(s->layout.nr_bounds);
@@ -331,6 +372,74 @@ static int build(struct pcpu_summary *s, const struct pcpu_summary_desc *d)
 		s->base_period[j] = slot_period(s, j, 0);
 	}
 	return 0;
+}
+
+/* Everything but the registration; 0 or a negative errno. */
+static int build(struct pcpu_summary *s, const struct pcpu_summary_desc *d)
+{
+	int err = build_shape(s, d);
+
+	return err ? err : build_ring(s);
+}
+
+struct pcpu_summary *pcpu_summary_proto(const struct pcpu_summary_desc *d)
+{
+	struct pcpu_summary *s;
+	int err = pcpu_summary_check_sketch(d);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	err = build_shape(s, d);
+	if (err) {
+		free_summary(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+struct pcpu_summary *pcpu_summary_new_like(const struct pcpu_summary *proto)
+{
+	struct pcpu_summary *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->shared = true;
+	s->layout = proto->layout;
+	s->quantiles = proto->quantiles;
+	s->nr_quantiles = proto->nr_quantiles;
+	s->nr_ring = proto->nr_ring;
+	s->nr_buckets = proto->nr_buckets;
+	s->clock = proto->clock;
+	s->period = proto->period;
+	s->alpha = proto->alpha;
+	s->min = proto->min;
+	s->max = proto->max;
+	err = build_ring(s);
+	if (err) {
+		free_summary(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+void pcpu_summary_free(struct pcpu_summary *s)
+{
+	if (s)
+		free_summary(s);
 }
 
 PCPU_EXPORT struct pcpu_summary *pcpu_summary_create(const struct pcpu_summary_desc *d)

@@ -16,7 +16,7 @@ symbols=$("$nm" -C "$archive" 2>/dev/null)
 
 echo "1..2"
 copies=$(echo "$symbols" | grep -E ' [tTwW] ' |
-	grep -E 'percpu::(counter|counter_ref|gauge_ref|gauge_double|histogram_ref)::(add|inc|dec|set|observe)\(')
+	grep -E 'percpu::(counter|counter_ref|counter_double|gauge_ref|gauge_double|histogram_ref)::(add|inc|dec|set|observe)\(')
 if [ -z "$copies" ]; then
 	echo "ok 1 - no out-of-line copy of a hot call"
 else

@@ -22,6 +22,17 @@ int main(int argc, char **)
 	percpu::counter_family cf{percpu::desc("strict_codes").in(r), {"code"}};
 	percpu::gauge_family gf{percpu::desc("strict_pool").in(r), {"pool"}};
 	percpu::histogram_family hf{percpu::desc("strict_size_bytes").in(r), {"route"}, { 10 }};
+	percpu::counter_double paid{percpu::desc("strict_paid").in(r)};
+	percpu::summary rpc{percpu::desc("strict_rpc_seconds").scale(1000000000).in(r),
+			    percpu::summary_options({ 0.5, 0.99 })
+				    .max_age(std::chrono::seconds(60))
+				    .age_buckets(5)
+				    .alpha(0.05)
+				    .min(0)
+				    .max(INT64_C(1) << 40)};
+	percpu::summary_family sf{percpu::desc("strict_op_bytes").in(r), {"op"},
+				  percpu::summary_options({ 0.9 }).forever()};
+	percpu::gateway push{"http://127.0.0.1:9091", "strict", { { "instance", "a" } }, &r};
 
 	c.inc();
 	c.add(2);
@@ -38,11 +49,23 @@ int main(int argc, char **)
 	percpu::histogram_ref sizes = hf.get({ "/" });
 	sizes.observe(4);
 	cf.set_overflow({ "other" });
+	paid.add(0.25);
+	paid.inc();
+	rpc.observe(1000);
+	rpc.observe_double(0.5);
+	percpu::summary_ref op = sf.get({ "get" });
+	op.observe(3);
+	push.basic_auth("u", "p").format(PCPU_METRICS_PROTOBUF).timeout(std::chrono::seconds(1));
 	bool ok = c.value() == 3 && c.read() <= 3 && up_down.value() == -1 && g.value() == 5 &&
 		  d.value() > 0.7 && h.snapshot().count() == 1 && child.value() == 1 &&
 		  gf.get({ "db" }).value() == 3 && sizes.snapshot().sum == 4 && cf.size() == 2 &&
 		  cf.refused() == 0 && cf.remove({ "200" }) && !r.exposition().empty() &&
-		  !percpu::exposition(PCPU_METRICS_OPENMETRICS).empty();
+		  !percpu::exposition(PCPU_METRICS_OPENMETRICS).empty() && paid.value() == 1.25 &&
+		  paid.refused() == 0 && rpc.count() == 2 && rpc.sum() == 500001000 &&
+		  rpc.quantile(1) > 0.45 && rpc.alpha() <= 0.05 && op.count() == 1 && sf.size() == 1;
 	cf.reclaim();
-	return ok && c && child && sizes && gf.get() && r.get() ? 0 : 1;
+	return ok && c && child && sizes && gf.get() && r.get() && paid.get() && rpc && op &&
+			       sf.get() ?
+		       0 :
+		       1;
 }

@@ -9,10 +9,12 @@
 #define TIMES8(x) x x x x x x x x
 
 void percpu_cxx_inlined(percpu::counter_ref c, percpu::counter &owned, percpu::gauge_ref g,
-			percpu::gauge_double &d, percpu::histogram_ref h, int64_t v);
+			percpu::gauge_double &d, percpu::histogram_ref h,
+			percpu::counter_double &cd, int64_t v);
 
 void percpu_cxx_inlined(percpu::counter_ref c, percpu::counter &owned, percpu::gauge_ref g,
-			percpu::gauge_double &d, percpu::histogram_ref h, int64_t v)
+			percpu::gauge_double &d, percpu::histogram_ref h,
+			percpu::counter_double &cd, int64_t v)
 {
 	TIMES8(TIMES8({
 		c.add(v);
@@ -28,5 +30,7 @@ void percpu_cxx_inlined(percpu::counter_ref c, percpu::counter &owned, percpu::g
 		d.inc();
 		d.dec();
 		h.observe(v);
+		(void)cd.add(0.25);
+		cd.inc();
 	}))
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // The C++ wrappers of <percpu/metrics.hpp>: each wrapper's exposition holds
-// the exact values after adds from several threads, label values pass
+// the exact values after adds from several threads (a summary's quantiles
+// within its alpha of the exact ones), a push sends the registry's
+// exposition to a gateway (a stand-in), label values pass
 // through string_views that are not NUL-terminated and come out escaped,
 // moves hand over ownership once (a double destroy or a leak fails under
 // valgrind or ASan), and bad input throws std::system_error with the C
@@ -12,10 +14,15 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -496,6 +503,293 @@ Test(cxx, server_serves_its_registry_until_destroyed)
 		cr_assert_eq(thrown_errno([&] { percpu::server s{"not-an-address", 0}; }), EINVAL);
 #else
 		cr_assert_eq(thrown_errno([&] { percpu::server s{"127.0.0.1", 0, &r}; }), ENOTSUP);
+#endif
+	}
+	assert_no_leaks();
+}
+
+Test(cxx, counters_and_gauges_of_doubles_are_exact_after_adds_from_several_threads)
+{
+	{
+		percpu::registry r;
+		percpu::counter_double paid{percpu::desc("cxx_paid_dollars").unit("dollars").in(r)};
+		percpu::counter_double level{percpu::desc("cxx_level").kind(PCPU_METRIC_GAUGE).in(r)};
+		const int n = iterations();
+
+		on_threads([&](int) {
+			for (int i = 0; i < n; i++) {
+				cr_assert(paid.add(0.25));
+				level.add(0.5);
+				level.add(-0.25);
+			}
+		});
+		// 0.25 is a whole number of units: the sums are exact, n is a multiple of 4
+		const int64_t want = int64_t(n) * n_threads / 4;
+		cr_assert_eq(paid.value(), double(want));
+		cr_assert_eq(level.value(), double(want));
+		const std::string text = r.exposition();
+		cr_assert(contains(text, "cxx_paid_dollars_total " + std::to_string(want) + "\n"), "%s",
+			  text.c_str());
+		cr_assert(contains(text, "cxx_level " + std::to_string(want) + "\n"), "%s",
+			  text.c_str());
+		// a counter never goes down: refused, counted, nothing added
+		cr_assert(!paid.add(-1));
+		cr_assert(!paid.add(std::nan("")));
+		cr_assert_eq(paid.refused(), 2u);
+		cr_assert(level.add(-1.5));
+		cr_assert_eq(level.refused(), 0u);
+		paid.inc();
+		cr_assert_eq(paid.value(), double(want + 1));
+		// moves hand it over once
+		percpu::counter_double moved{std::move(paid)};
+		cr_assert(!paid);
+		cr_assert(contains(r.exposition(), "cxx_paid_dollars_total " + std::to_string(want + 1)));
+		cr_assert_eq(thrown_errno([&] {
+				     percpu::counter_double c{percpu::desc("cxx_cd").scale(-1).in(r)};
+			     }),
+			     EINVAL);
+		cr_assert_eq(thrown_errno([&] {
+				     percpu::counter_double c{percpu::desc("cxx_level").in(r)};
+			     }),
+			     EEXIST);
+	}
+	assert_no_leaks();
+}
+
+Test(cxx, summaries_and_their_family_keep_the_guarantee_and_exact_counts)
+{
+	{
+		percpu::registry r;
+		percpu::summary latency{percpu::desc("cxx_rpc_seconds").unit("seconds")
+						.scale(1000000).in(r),
+					percpu::summary_options({ 0.5, 0.9, 0.99 }).forever()};
+		percpu::summary_family sizes{percpu::desc("cxx_op_bytes").in(r), {"op"},
+					     percpu::summary_options({ 0.5 }).forever()};
+		const int n = iterations(); // a multiple of 1000
+
+		on_threads([&](int t) {
+			percpu::summary_ref child = sizes.get({ t % 2 ? "get" : "put" });
+
+			for (int i = 0; i < n; i++) {
+				cr_assert(latency.observe(i % 1000 + 1)); // 1 to 1000 us, evenly
+				child.observe(7 + t % 2);
+			}
+		});
+		// the oracle: N observations, N / 1000 of each of 1 .. 1000
+		const uint64_t total = uint64_t(n) * n_threads, each = total / 1000;
+		for (double q : { 0.0, 0.01, 0.5, 0.9, 0.99, 1.0 }) {
+			uint64_t rank = std::max<uint64_t>(1, uint64_t(std::ceil(q * double(total))));
+			double x = double((rank + each - 1) / each) / 1e6, v = latency.quantile(q);
+
+			cr_assert(std::fabs(v - x) <= latency.alpha() * x * (1 + 1e-12),
+				  "q %g: %.17g is not within %g of %.17g", q, v, latency.alpha(), x);
+		}
+		cr_assert_eq(latency.count(), total);
+		cr_assert_eq(latency.sum(), int64_t(n_threads) * (n / 1000) * 500500);
+		const percpu::summary_ref put = sizes.get({ "put" });
+		cr_assert_eq(put.count(), total / 2);
+		cr_assert(std::fabs(put.quantile(0.5) - 7) <= put.alpha() * 7);
+		cr_assert(std::fabs(sizes.get({ "get" }).quantile(0.5) - 8) <= put.alpha() * 8);
+		const std::string text = r.exposition();
+		cr_assert(contains(text, "# TYPE cxx_rpc_seconds summary\n"), "%s", text.c_str());
+		cr_assert(contains(text, "cxx_rpc_seconds_count " + std::to_string(total) + "\n"), "%s",
+			  text.c_str());
+		cr_assert(contains(text, "cxx_rpc_seconds{quantile=\"0.99\"} "), "%s", text.c_str());
+		cr_assert(contains(text, "cxx_op_bytes_count{op=\"get\"} " + std::to_string(total / 2) +
+						 "\n"),
+			  "%s", text.c_str());
+		cr_assert(contains(text, "cxx_op_bytes{op=\"put\",quantile=\"0.5\"} "), "%s",
+			  text.c_str());
+		// seconds in, microseconds counted
+		cr_assert(latency.observe_double(0.5));
+		cr_assert_eq(latency.sum(), int64_t(n_threads) * (n / 1000) * 500500 + 500000);
+		cr_assert_eq(sizes.size(), 2u);
+		cr_assert(sizes.remove({ "get" }));
+		cr_assert_eq(sizes.size(), 1u);
+		sizes.reclaim();
+		cr_assert(!contains(r.exposition(), "op=\"get\""));
+		// moves hand them over once
+		percpu::summary moved{std::move(latency)};
+		cr_assert(!latency);
+		percpu::summary_family moved_family{std::move(sizes)};
+		cr_assert(contains(r.exposition(), "cxx_op_bytes_count{op=\"put\"}"));
+		cr_assert_eq(moved.count(), total + 1);
+
+		// bad input
+		cr_assert(!moved.observe(-1));
+		cr_assert(!moved.observe_double(-0.5));
+		cr_assert_eq(thrown_errno([&] { (void)moved.quantile(1.5); }), EINVAL);
+		std::string what;
+		cr_assert_eq(thrown_errno([&] {
+				     percpu::summary s{percpu::desc("cxx_s").in(r),
+						       percpu::summary_options({ 0.9, 0.5 })};
+			     },
+					  &what),
+			     EINVAL);
+		cr_assert(contains(what, "pcpu_summary_create"), "%s", what.c_str());
+		cr_assert_eq(thrown_errno([&] {
+				     percpu::summary s{percpu::desc("cxx_s").in(r),
+						       percpu::summary_options().alpha(0.01)};
+			     }),
+			     ERANGE);
+		cr_assert_eq(thrown_errno([&] {
+				     percpu::summary s{percpu::desc("cxx_s").in(r),
+						       percpu::summary_options().max_age(
+							       std::chrono::nanoseconds(-1))};
+			     }),
+			     EINVAL);
+		cr_assert_eq(thrown_errno([&] {
+				     percpu::summary_family f{percpu::desc("cxx_sf").in(r),
+							      {"quantile"}};
+			     },
+					  &what),
+			     EINVAL);
+		cr_assert(contains(what, "pcpu_family_create_summary"), "%s", what.c_str());
+		cr_assert_eq(thrown_errno([&] { (void)moved_family.get({ "a", "b" }); }), EINVAL);
+	}
+	assert_no_leaks();
+}
+
+#ifdef PCPU_TEST_HAVE_CURL
+namespace {
+
+// A Pushgateway stand-in on 127.0.0.1: answers one request with @status
+// and @body, and keeps the request (head and body) for the test.
+class fake_gateway {
+public:
+	fake_gateway(int status, std::string body) : status_(status), body_(std::move(body))
+	{
+		struct sockaddr_in a = {};
+		socklen_t len = sizeof(a);
+
+		fd_ = socket(AF_INET, SOCK_STREAM, 0);
+		cr_assert_geq(fd_, 0);
+		a.sin_family = AF_INET;
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		cr_assert_eq(bind(fd_, reinterpret_cast<struct sockaddr *>(&a), sizeof(a)), 0);
+		cr_assert_eq(listen(fd_, 1), 0);
+		cr_assert_eq(getsockname(fd_, reinterpret_cast<struct sockaddr *>(&a), &len), 0);
+		port_ = ntohs(a.sin_port);
+		thread_ = std::thread([this] { serve(); });
+	}
+	~fake_gateway()
+	{
+		if (thread_.joinable())
+			thread_.join();
+		close(fd_);
+	}
+	std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+	// The request, once answered.
+	const std::string &request()
+	{
+		thread_.join();
+		return request_;
+	}
+
+private:
+	void serve()
+	{
+		struct pollfd p = { fd_, POLLIN, 0 };
+
+		if (poll(&p, 1, 10000) != 1)
+			return; // nobody came: request() is empty
+		int c = accept(fd_, nullptr, nullptr);
+		struct timeval tv = { 10, 0 };
+		char buf[4096];
+		ssize_t n;
+
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		// the head, then Content-Length bytes of body
+		while (request_.find("\r\n\r\n") == std::string::npos &&
+		       (n = read(c, buf, sizeof(buf))) > 0)
+			request_.append(buf, size_t(n));
+		std::size_t head = request_.find("\r\n\r\n"), at = request_.find("Content-Length: ");
+		std::size_t want = at == std::string::npos ? 0 : std::stoul(request_.substr(at + 16));
+		while (head != std::string::npos && request_.size() < head + 4 + want &&
+		       (n = read(c, buf, sizeof(buf))) > 0)
+			request_.append(buf, size_t(n));
+		const std::string reply = "HTTP/1.1 " + std::to_string(status_) +
+					  " X\r\nContent-Length: " + std::to_string(body_.size()) +
+					  "\r\nConnection: close\r\n\r\n" + body_;
+		(void)!write(c, reply.data(), reply.size());
+		close(c);
+	}
+
+	int fd_;
+	unsigned int port_;
+	int status_;
+	std::string body_, request_;
+	std::thread thread_;
+};
+
+bool starts_with(const std::string &s, const std::string &prefix)
+{
+	return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+} // namespace
+#endif
+
+Test(cxx, gateway_pushes_the_registrys_exposition_or_throws_the_c_calls_errno)
+{
+	{
+		percpu::registry r;
+		percpu::counter pushed{percpu::desc("cxx_pushed").in(r)};
+
+		pushed.add(5);
+		// checked before anything is sent, with or without libcurl
+		cr_assert_eq(thrown_errno([&] { percpu::gateway("http://127.0.0.1:1", "", {}, &r).push(); }),
+			     EINVAL);
+		cr_assert_eq(thrown_errno([&] {
+				     percpu::gateway g{std::string_view("http://x\0", 9), "job"};
+			     }),
+			     EINVAL);
+#ifdef PCPU_TEST_HAVE_CURL
+		{
+			fake_gateway gw(200, "");
+			percpu::gateway g{gw.url(), "cxx_job", { { "instance", "i1" } }, &r};
+
+			g.push();
+			const std::string &req = gw.request();
+			cr_assert(starts_with(req, "PUT /metrics/job/cxx_job/instance/i1 HTTP/1.1\r\n"),
+				  "%s", req.c_str());
+			cr_assert(contains(req, "\r\n\r\n") && contains(req, "\ncxx_pushed_total 5\n"),
+				  "%s", req.c_str());
+		}
+		{
+			fake_gateway gw(202, "");
+			percpu::gateway g{gw.url(), "cxx_job", {}, &r};
+
+			g.basic_auth("u", "p").timeout(std::chrono::seconds(5)).remove();
+			const std::string &req = gw.request();
+			cr_assert(starts_with(req, "DELETE /metrics/job/cxx_job HTTP/1.1\r\n"), "%s",
+				  req.c_str());
+			cr_assert(contains(req, "Authorization: Basic dTpw\r\n"), "%s", req.c_str());
+		}
+		{
+			fake_gateway gw(400, "pushed metrics are invalid or inconsistent");
+			percpu::gateway g{gw.url(), "cxx_job", {}, &r};
+			std::string what;
+
+			cr_assert_eq(thrown_errno([&] { g.push_add(); }, &what), EBADMSG);
+			cr_assert(starts_with(gw.request(), "POST /metrics/job/cxx_job HTTP/1.1\r\n"));
+			cr_assert(contains(what, "HTTP 400") && contains(what, "inconsistent"), "%s",
+				  what.c_str());
+		}
+		{
+			// a port that nothing listens on any more
+			unsigned int port;
+			{
+				fake_gateway gw(200, "");
+				port = unsigned(std::stoul(gw.url().substr(17)));
+				percpu::gateway(gw.url(), "cxx_job", {}, &r).push(); // its one request
+			}
+			percpu::gateway g{"http://127.0.0.1:" + std::to_string(port), "cxx_job", {}, &r};
+			cr_assert_eq(thrown_errno([&] { g.push(); }), ECONNREFUSED);
+		}
+#else
+		cr_assert_eq(thrown_errno([&] { percpu::gateway("http://127.0.0.1:1", "j", {}, &r).push(); }),
+			     ENOTSUP);
 #endif
 	}
 	assert_no_leaks();

@@ -3,7 +3,7 @@
 """The section 3 man pages cover the API, and every SYNOPSIS compiles.
 
 usage: check-man-pages.py CC INCLUDE-DIR GENERATOR MAN3-DIR VERSION
-                          [--page PAGE ...] [LIBRARY.so ...]
+                          [--page PAGE ...] [--cxx CXX] [LIBRARY.so ...]
 
 MAN3-DIR holds the built pages (-Ddocs=enabled); where it does not exist,
 GENERATOR (docs/percpu-man.py) writes them into a temporary directory.
@@ -21,6 +21,8 @@ Prints a TAP report:
   <percpu/NAME.h> headers, gives the link line of its library, and its
   SYNOPSIS compiles (-std=c11 -Wall -Werror, the includes and every
   prototype: a prototype that disagrees with the header is an error);
+  the page of <percpu/metrics.hpp> (pcpu_cxx(3)) compiles with CXX,
+  -std=c++17 -Wall -Werror (skipped without --cxx);
 - every section 3 page that a page cites (these and the hand-written
   PAGEs) exists;
 - every page renders without a warning (man --warnings), where man is
@@ -35,7 +37,7 @@ import tempfile
 
 METRICS_HEADERS = {'metrics.h', 'family.h', 'gauge.h', 'histogram.h', 'metrics_http.h',
                    'metrics_registry.h', 'metrics_testutil.h',
-                   'counter_double.h', 'summary.h'}
+                   'counter_double.h', 'summary.h', 'metrics.hpp'}
 FUNCTION_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'RETURN VALUE', 'ERRORS', 'SEE ALSO']
 OVERVIEW_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'SEE ALSO']
 
@@ -178,7 +180,10 @@ def main():
     cc, inc, generator, mandir, version = sys.argv[1:6]
     args = sys.argv[6:]
     others = [args[i + 1] for i, a in enumerate(args) if a == '--page']
-    libs = [a for i, a in enumerate(args) if a != '--page' and (i == 0 or args[i - 1] != '--page')]
+    cxx = [args[i + 1] for i, a in enumerate(args) if a == '--cxx']
+    cxx = cxx[0] if cxx else None
+    libs = [a for i, a in enumerate(args)
+            if a not in ('--page', '--cxx') and (i == 0 or args[i - 1] not in ('--page', '--cxx'))]
     tmp = tempfile.mkdtemp(prefix='percpu-man-')
     try:
         if not os.path.isdir(mandir):
@@ -213,7 +218,7 @@ def main():
                 check(page_file(mandir, p) is not None, '%s(3) links to a page' % p,
                       text.strip())
                 continue
-            check_page(p, text, cc, inc, tmp)
+            check_page(p, text, cc, inc, tmp, cxx)
         want = 'percpu ' + version
         stale = []
         for path in [os.path.join(mandir, p + '.3') for p in pages] + others:
@@ -258,7 +263,7 @@ def main():
     return report()
 
 
-def check_page(p, text, cc, inc, tmp):
+def check_page(p, text, cc, inc, tmp, cxx):
     code, _ = synopsis_c(text)
     includes = re.findall(r'#include <([^>]+)>', code or '')
     overview = '.SS Functions' in text or not re.search(r'\w\(.*\);', code or '')
@@ -266,7 +271,7 @@ def check_page(p, text, cc, inc, tmp):
     have = sections(text)
     check(all(s in have for s in want), '%s(3) has the sections %s' % (p, ', '.join(want)),
           'sections: %s' % have)
-    bad = [i for i in includes if not re.match(r'percpu/\w+\.h$', i)]
+    bad = [i for i in includes if not re.match(r'percpu/\w+\.h$|percpu/metrics\.hpp$', i)]
     check(includes and not bad, '%s(3) includes <percpu/NAME.h> only' % p,
           'includes: %s' % includes)
     metrics = any(os.path.basename(i) in METRICS_HEADERS for i in includes)
@@ -275,11 +280,18 @@ def check_page(p, text, cc, inc, tmp):
     links = [l.replace('\\-', '-') for l in links]
     check(links == [want_pc], '%s(3) says to link with pkg-config %s' % (p, want_pc),
           'link lines: %s' % links)
-    src = os.path.join(tmp, p + '.c')
+    if 'percpu/metrics.hpp' in includes:
+        if not cxx:
+            results.append((None, '%s(3) SYNOPSIS compiles # SKIP no C++ compiler' % p, ''))
+            return
+        src = os.path.join(tmp, p + '.cpp')
+        cmd = [cxx, '-std=c++17', '-Wall', '-Werror', '-fsyntax-only', '-I', inc, src]
+    else:
+        src = os.path.join(tmp, p + '.c')
+        cmd = [cc, '-std=c11', '-Wall', '-Werror', '-fsyntax-only', '-I', inc, src]
     with open(src, 'w', encoding='utf-8') as f:
         f.write(code or '')
-    r = subprocess.run([cc, '-std=c11', '-Wall', '-Werror', '-fsyntax-only', '-I', inc, src],
-                       capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
     check(code is not None and r.returncode == 0, '%s(3) SYNOPSIS compiles' % p,
           (code or '') + r.stderr)
 

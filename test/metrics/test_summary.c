@@ -5,6 +5,9 @@
  * observers recorded, count and sum exact; age buckets that drop old
  * observations (a test clock); the three expositions read back by real
  * parsers (prometheus_client) and a protobuf decoder; bad input refused.
+ * Label families of summaries (pcpu_family_create_summary()): the same
+ * guarantee per child under concurrent observers and scrapes, each child's
+ * series in the three formats, currying, removal and overflow, bad input.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -148,7 +151,7 @@ PCPU_TEST(summary, a_name_registered_twice_is_eexist)
 	errno = 0;
 	cr_expect_null(pcpu_summary_create(&(struct pcpu_summary_desc){ .name = "twice_seconds" }));
 	cr_expect_eq(errno, EEXIST);
-	/* no label family of summaries (yet) */
+	/* a label family of summaries is pcpu_family_create_summary()'s */
 	errno = 0;
 	cr_expect_null(pcpu_family_create(&(struct pcpu_family_desc){
 		.name = "s", .kind = PCPU_METRIC_SUMMARY,
@@ -496,8 +499,11 @@ static unsigned int pb_field(struct pb *b, unsigned int *wire, uint64_t *v, stru
 		*v = pb_varint(b);
 		break;
 	case 1:
+		/* fixed64, little-endian on the wire whatever the host */
 		cr_assert(b->end - b->p >= 8);
-		memcpy(v, b->p, 8); /* little-endian host */
+		*v = 0;
+		for (int i = 7; i >= 0; i--)
+			*v = *v << 8 | b->p[i];
 		b->p += 8;
 		break;
 	case 2:
@@ -631,4 +637,472 @@ PCPU_TEST(summary, a_collectors_summary_is_exposed_and_a_malformed_one_refused)
 	cr_expect_null(strstr(prom, "collected_bad"));
 	free(prom);
 	cr_assert_eq(pcpu_metrics_collector_remove(summary_collector, &refused), 0);
+}
+
+/* Label families of summaries (pcpu_family_create_summary(), 0.5). */
+
+static const char *const route_names[] = { "route", NULL };
+
+static struct pcpu_family *make_family(const char *name, const char *const *label_names,
+				       int64_t scale, const struct pcpu_summary_desc *sd)
+{
+	struct pcpu_family *f = pcpu_family_create_summary(
+		&(struct pcpu_family_desc){ .name = name, .kind = PCPU_METRIC_SUMMARY,
+					    .label_names = label_names, .scale = scale },
+		sd);
+
+	cr_assert_not_null(f, "create family %s: %s", name, strerror(errno));
+	return f;
+}
+
+struct child_observer {
+	struct pcpu_family *f;
+	const char *route;
+	int64_t *values;
+	size_t n;
+	unsigned int bits;
+	uint64_t seed;
+};
+
+/* Observes into the child of its route, looking it up again every 64 observations. */
+static void *observe_child(void *arg)
+{
+	struct child_observer *o = arg;
+	const char *tuple[] = { o->route, NULL };
+	struct pcpu_summary *s = NULL;
+	uint64_t state = o->seed;
+
+	for (size_t i = 0; i < o->n; i++) {
+		if (i % 64 == 0) {
+			s = pcpu_family_get_summary(o->f, tuple);
+			cr_assert_not_null(s);
+		}
+		o->values[i] = log_uniform(&state, o->bits);
+		cr_assert_eq(pcpu_summary_observe(s, o->values[i]), 0);
+	}
+	return NULL;
+}
+
+/*
+ * 4 observers, two per child ("a", "b"), of @per values each, while this
+ * thread scrapes the family and reads quantiles; then each child's
+ * quantiles against the sorted shadow of its observations, and its count
+ * and sum exact, in the calls and in the exposition.
+ */
+static void family_concurrent_case(const char *name, const struct pcpu_summary_desc *sd,
+				   int64_t scale, size_t per, unsigned int bits)
+{
+	static const char *const routes[] = { "a", "b" };
+	struct pcpu_family *f = make_family(name, route_names, scale, sd);
+	struct child_observer obs[4];
+	pthread_t tid[4];
+	int64_t *all = malloc(4 * per * sizeof(*all));
+	char *prom;
+
+	cr_assert_not_null(all);
+	for (unsigned int t = 0; t < 4; t++) {
+		/* threads 0, 2 observe "a" into all[0, 2 per), threads 1, 3 "b" after */
+		obs[t] = (struct child_observer){ f, routes[t % 2],
+						  all + (t % 2) * 2 * per + (t / 2) * per, per,
+						  bits, 0x9e3779b97f4a7c15u * (t + 7) };
+		cr_assert_eq(pthread_create(&tid[t], NULL, observe_child, &obs[t]), 0);
+	}
+	for (int i = 0; i < 20; i++) {
+		prom = metrics_text(i % 2 ? PCPU_METRICS_OPENMETRICS : PCPU_METRICS_PROMETHEUS);
+		cr_assert_not_null(prom);
+		free(prom);
+	}
+	for (unsigned int t = 0; t < 4; t++)
+		pthread_join(tid[t], NULL);
+	prom = metrics_text(PCPU_METRICS_PROMETHEUS);
+	cr_assert_not_null(prom);
+	for (unsigned int k = 0; k < 2; k++) {
+		const char *tuple[] = { routes[k], NULL };
+		struct pcpu_summary *s = pcpu_family_get_summary(f, tuple);
+		int64_t *mine = all + k * 2 * per, got_sum;
+		uint64_t count, sum = 0;
+		char series[128];
+		long long n;
+
+		cr_assert_not_null(s);
+		for (size_t i = 0; i < 2 * per; i++)
+			sum += (uint64_t)mine[i];
+		qsort(mine, 2 * per, sizeof(*mine), cmp_i64);
+		assert_quantiles(s, mine, 2 * per, scale > 1 ? scale : 1);
+		cr_assert_eq(pcpu_summary_count(s, &count, &got_sum), 0);
+		cr_expect_eq(count, 2 * per);
+		cr_expect_eq((uint64_t)got_sum, sum);
+		snprintf(series, sizeof(series), "%s_count{route=\"%s\"}", name, routes[k]);
+		cr_expect_eq(metrics_value(prom, series, &n), 0, "no %s in\n%s", series, prom);
+		cr_expect_eq(n, (long long)(2 * per));
+	}
+	cr_expect_eq(pcpu_family_count(f), 2);
+	free(prom);
+	free(all);
+	pcpu_family_destroy(f);
+}
+
+PCPU_TEST(summary, family_children_keep_the_guarantee_and_exact_counts_under_concurrency)
+{
+	family_concurrent_case("fam_forever", &(struct pcpu_summary_desc){
+		.max_age_ns = PCPU_SUMMARY_FOREVER }, 0, 50000, 40);
+	/* a window that does not move (test clock), a scale, a finer alpha */
+	set_clock(1000);
+	pcpu_summary_debug_clock(fake_clock);
+	family_concurrent_case("fam_windowed_seconds", &(struct pcpu_summary_desc){
+		.quantiles = objectives, .nr_quantiles = NQ, .alpha = 0.022,
+		.max = INT64_C(1) << 34 }, 1000000000, 25000, 34);
+	pcpu_summary_debug_clock(NULL);
+}
+
+PCPU_TEST(summary, family_children_age_out_on_their_own_windows)
+{
+	const uint64_t sec = 1000000000;
+	struct pcpu_family *f;
+	struct pcpu_summary *a, *b;
+	double v;
+
+	set_clock(5 * sec);
+	pcpu_summary_debug_clock(fake_clock);
+	f = make_family("fam_aged", route_names, 0, &(struct pcpu_summary_desc){
+		.alpha = 0.011, .max = 1 << 19, .max_age_ns = 10 * sec, .age_buckets = 5 });
+	a = pcpu_family_get_summary(f, (const char *const[]){ "a", NULL });
+	cr_assert_not_null(a);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(pcpu_summary_observe(a, 1000), 0);
+	/* read within max_age, as scrapes do (<percpu/summary.h>, "The window") */
+	set_clock(7 * sec);
+	cr_assert_eq(pcpu_summary_quantile(a, 0.5, &v), 0);
+	cr_expect(fabs(v - 1000) <= 11, "%g", v);
+	/* 12 s later: a's 1000s have left its window; b is new, its window starts now */
+	set_clock(17 * sec);
+	b = pcpu_family_get_summary(f, (const char *const[]){ "b", NULL });
+	cr_assert_not_null(b);
+	cr_assert_eq(pcpu_summary_observe(b, 50), 0);
+	cr_assert_eq(pcpu_summary_quantile(a, 0.5, &v), 0);
+	cr_expect(isnan(v), "a's old observations are still in its window: %g", v);
+	cr_assert_eq(pcpu_summary_quantile(b, 0.5, &v), 0);
+	cr_expect(fabs(v - 50) <= 0.55, "%g", v);
+	pcpu_family_destroy(f);
+	pcpu_summary_debug_clock(NULL);
+}
+
+/* What the protobuf body says of one child of a summary family. */
+struct pb_child {
+	char route[16];
+	uint64_t count;
+	double sum;
+	unsigned int nq;
+	double q[PCPU_SUMMARY_MAX_QUANTILES], v[PCPU_SUMMARY_MAX_QUANTILES];
+};
+
+/*
+ * The Metric messages of family @name in protobuf @body: each child's
+ * "route" label and Summary, into @out (room for @max); returns how many,
+ * and the MetricType in *@type.
+ */
+static unsigned int pb_children(const char *body, size_t len, const char *name,
+				struct pb_child *out, unsigned int max, uint64_t *type)
+{
+	unsigned int nr = 0;
+
+	for (struct pb all = { (const uint8_t *)body, (const uint8_t *)body + len };
+	     all.p < all.end;) {
+		uint64_t n = pb_varint(&all), v;
+		struct pb fam = { all.p, all.p + n }, sub;
+		unsigned int wire;
+		char fname[64] = "";
+
+		all.p += n;
+		while (fam.p < fam.end) {
+			unsigned int fld = pb_field(&fam, &wire, &v, &sub);
+
+			if (fld == 1)
+				snprintf(fname, sizeof(fname), "%.*s", (int)(sub.end - sub.p), sub.p);
+			else if (fld == 3 && strcmp(fname, name) == 0)
+				*type = v;
+			if (fld != 4 || strcmp(fname, name) != 0)
+				continue;
+			cr_assert(nr < max);
+			memset(&out[nr], 0, sizeof(out[nr]));
+			for (struct pb m = sub; m.p < m.end;) {
+				struct pb part, x;
+				unsigned int g = pb_field(&m, &wire, &v, &part);
+
+				while (g == 1 && part.p < part.end) { /* LabelPair: name 1, value 2 */
+					unsigned int h = pb_field(&part, &wire, &v, &x);
+
+					if (h == 2)
+						snprintf(out[nr].route, sizeof(out[nr].route), "%.*s",
+							 (int)(x.end - x.p), x.p);
+				}
+				while (g == 4 && part.p < part.end) { /* Summary */
+					unsigned int h = pb_field(&part, &wire, &v, &x);
+
+					if (h == 1)
+						out[nr].count = v;
+					else if (h == 2)
+						out[nr].sum = as_double(v);
+					else if (h == 3) {
+						struct pb y;
+						unsigned int k = out[nr].nq++;
+
+						while (x.p < x.end) {
+							unsigned int i = pb_field(&x, &wire, &v, &y);
+
+							if (i == 1)
+								out[nr].q[k] = as_double(v);
+							else if (i == 2)
+								out[nr].v[k] = as_double(v);
+						}
+					}
+				}
+			}
+			nr++;
+		}
+	}
+	return nr;
+}
+
+PCPU_TEST(summary, family_children_are_summaries_in_every_format)
+{
+	struct pcpu_family *f = make_family("fam_rpc_seconds", route_names, 1000,
+					    &(struct pcpu_summary_desc){
+						    .quantiles = objectives, .nr_quantiles = NQ,
+						    .max_age_ns = PCPU_SUMMARY_FOREVER });
+	struct pcpu_summary *a = pcpu_family_get_summary(f, (const char *const[]){ "a", NULL });
+	struct pcpu_summary *b = pcpu_family_get_summary(f, (const char *const[]){ "b", NULL });
+	struct pb_child kids[4];
+	char *prom, *om, *body = NULL;
+	size_t len = 0;
+	FILE *out;
+	uint64_t type = 99;
+	unsigned int nr;
+
+	cr_assert_not_null(a);
+	cr_assert_not_null(b);
+	for (int64_t i = 1; i <= 100; i++)
+		cr_assert_eq(pcpu_summary_observe(a, i), 0); /* 1 ms .. 100 ms */
+	prom = metrics_text(PCPU_METRICS_PROMETHEUS);
+	om = metrics_text(PCPU_METRICS_OPENMETRICS);
+	cr_assert_not_null(prom);
+	cr_assert_not_null(om);
+	cr_expect(metrics_has_line(prom, "# TYPE fam_rpc_seconds summary"), "%s", prom);
+	cr_expect(metrics_has_line(om, "# TYPE fam_rpc_seconds summary"), "%s", om);
+	for (size_t i = 0; i < NQ; i++) {
+		char q[16], line[128];
+		double want;
+
+		snprintf(q, sizeof(q), "%g", objectives[i]);
+		cr_assert_eq(pcpu_summary_quantile(a, objectives[i], &want), 0);
+		/* the rank's observation is ceil(q 100) ms */
+		cr_expect(fabs(want - ceil(objectives[i] * 100) / 1000) <=
+				  pcpu_summary_alpha(a) * ceil(objectives[i] * 100) / 1000,
+			  "q %g: %g", objectives[i], want);
+		/* the shortest decimal that reads back: compare as doubles */
+		snprintf(line, sizeof(line), "\nfam_rpc_seconds{route=\"a\",quantile=\"%s\"} ", q);
+		cr_assert_not_null(strstr(prom, line), "no %s in\n%s", line + 1, prom);
+		cr_expect_eq(strtod(strstr(prom, line) + strlen(line), NULL), want);
+		cr_assert_not_null(strstr(om, line), "no %s in\n%s", line + 1, om);
+		cr_expect_eq(strtod(strstr(om, line) + strlen(line), NULL), want);
+		snprintf(line, sizeof(line), "fam_rpc_seconds{route=\"b\",quantile=\"%s\"} NaN", q);
+		cr_expect(metrics_has_line(prom, line), "%s", prom);
+	}
+	cr_expect(metrics_has_line(prom, "fam_rpc_seconds_sum{route=\"a\"} 5.05"), "%s", prom);
+	cr_expect(metrics_has_line(prom, "fam_rpc_seconds_count{route=\"a\"} 100"), "%s", prom);
+	cr_expect(metrics_has_line(om, "fam_rpc_seconds_count{route=\"b\"} 0"), "%s", om);
+	assert_parsers_accept(prom, om);
+	free(prom);
+	free(om);
+
+	out = open_memstream(&body, &len);
+	cr_assert_not_null(out);
+	cr_assert_eq(pcpu_metrics_write(out, PCPU_METRICS_PROTOBUF), 0);
+	fclose(out);
+	nr = pb_children(body, len, "fam_rpc_seconds", kids, 4, &type);
+	cr_expect_eq(type, 2, "MetricType SUMMARY");
+	cr_expect_eq(nr, 2);
+	for (unsigned int k = 0; k < nr; k++) {
+		struct pcpu_summary *s = strcmp(kids[k].route, "a") == 0 ? a : b;
+
+		cr_expect(strcmp(kids[k].route, "a") == 0 || strcmp(kids[k].route, "b") == 0,
+			  "route %s", kids[k].route);
+		cr_expect_eq(kids[k].count, s == a ? 100 : 0);
+		cr_expect_eq(kids[k].sum, s == a ? (double)5.05 : 0.0);
+		cr_expect_eq(kids[k].nq, NQ);
+		for (unsigned int i = 0; i < kids[k].nq && i < NQ; i++) {
+			double want;
+
+			cr_expect_eq(kids[k].q[i], objectives[i]);
+			cr_assert_eq(pcpu_summary_quantile(s, objectives[i], &want), 0);
+			if (s == a)
+				cr_expect_eq(kids[k].v[i], want);
+			else
+				cr_expect(isnan(kids[k].v[i]), "%g", kids[k].v[i]);
+		}
+	}
+	free(body);
+	pcpu_family_destroy(f);
+}
+
+PCPU_TEST(summary, family_children_curry_remove_and_overflow_as_other_kinds)
+{
+	static const char *const names[] = { "route", "code", NULL };
+	struct pcpu_family *f = make_family("fam_curry", names, 0, &(struct pcpu_summary_desc){
+		.max_age_ns = PCPU_SUMMARY_FOREVER });
+	struct pcpu_family_curried *on_a = pcpu_family_curry(f, PCPU_LABELS("route", "/a"));
+	struct pcpu_summary *s, *again, *other;
+	uint64_t count;
+	char *prom;
+
+	cr_assert_not_null(on_a);
+	/* the view's child is the family's child of the whole tuple */
+	s = pcpu_family_curried_get_summary(on_a, (const char *const[]){ "200", NULL });
+	cr_assert_not_null(s);
+	cr_expect_eq(s, pcpu_family_get_summary(f, (const char *const[]){ "/a", "200", NULL }));
+	cr_assert_eq(pcpu_summary_observe(s, 7), 0);
+	cr_assert_not_null(pcpu_family_curried_get_summary(on_a, (const char *const[]){ "500", NULL }));
+	other = pcpu_family_get_summary(f, (const char *const[]){ "/b", "200", NULL });
+	cr_assert_not_null(other);
+	cr_assert_eq(pcpu_summary_observe(other, 9), 0);
+	cr_expect_eq(pcpu_family_count(f), 3);
+	/* a wrong number of values through the view */
+	errno = 0;
+	cr_expect_null(pcpu_family_curried_get_summary(on_a, (const char *const[]){ NULL }));
+	cr_expect_eq(errno, EINVAL);
+	errno = 0;
+	cr_expect_null(pcpu_family_curried_get_summary(NULL, (const char *const[]){ "1", NULL }));
+	cr_expect_eq(errno, EINVAL);
+
+	/* partial delete: both children of /a, out of the exposition at once */
+	cr_expect_eq(pcpu_family_remove_matching(f, PCPU_LABELS("route", "/a")), 2);
+	cr_expect_eq(pcpu_family_count(f), 1);
+	prom = metrics_text(PCPU_METRICS_PROMETHEUS);
+	cr_assert_not_null(prom);
+	cr_expect_null(strstr(prom, "route=\"/a\""), "%s", prom);
+	cr_expect(metrics_has_line(prom, "fam_curry_count{code=\"200\",route=\"/b\"} 1"), "%s",
+		  prom);
+	free(prom);
+	/* the removed child stays valid until reclaim; a new get starts from 0 */
+	cr_assert_eq(pcpu_summary_observe(s, 7), 0);
+	again = pcpu_family_curried_get_summary(on_a, (const char *const[]){ "200", NULL });
+	cr_assert_not_null(again);
+	cr_assert_eq(pcpu_summary_count(again, &count, NULL), 0);
+	cr_expect_eq(count, 0);
+	pcpu_family_reclaim(f);
+	/* one by one */
+	cr_expect_eq(pcpu_family_remove(f, (const char *const[]){ "/b", "200", NULL }), 0);
+	cr_expect_eq(pcpu_family_remove(f, (const char *const[]){ "/b", "200", NULL }), -ENOENT);
+	/* overflow: a refused tuple gets the overflow summary */
+	cr_assert_eq(pcpu_family_set_overflow(f, (const char *const[]){ "other", "other", NULL }),
+		     0);
+	other = pcpu_family_get_summary(f, (const char *const[]){ "only-one", NULL });
+	cr_assert_not_null(other);
+	cr_expect_eq(errno, EINVAL);
+	cr_expect_eq(other,
+		     pcpu_family_get_summary(f, (const char *const[]){ "other", "other", NULL }));
+	/* and the short tuple through the view above */
+	cr_expect_eq(pcpu_family_refused(f), 2);
+	cr_expect_eq(pcpu_family_remove_matching(f, (const char *const[]){ NULL }), 1);
+	cr_expect_eq(pcpu_family_count(f), 1); /* the overflow child stays */
+	pcpu_family_curried_free(on_a);
+	pcpu_family_reclaim(f);
+	pcpu_family_destroy(f);
+}
+
+PCPU_TEST(summary, family_bad_input_is_refused)
+{
+	static const double unsorted[] = { 0.9, 0.5 };
+	static const char *const quantile_label[] = { "quantile", NULL };
+	const struct pcpu_family_desc good = { .name = "fam_bad", .kind = PCPU_METRIC_SUMMARY,
+					       .label_names = route_names, .max_children = 2 };
+	const struct pcpu_summary_desc sketch = { .max_age_ns = PCPU_SUMMARY_FOREVER };
+	/* outside the switch below: a compound literal there would end with it */
+	const struct pcpu_histogram_native nat = { .schema = 3 };
+	const struct pcpu_counter_options opts = { .floor = 0 };
+	struct pcpu_family_desc d;
+	struct pcpu_summary_desc sd;
+	struct pcpu_family *f;
+	int64_t bound = 10;
+
+	errno = 0;
+	cr_expect_null(pcpu_family_create_summary(NULL, &sketch));
+	cr_expect_eq(errno, EINVAL);
+	errno = 0;
+	cr_expect_null(pcpu_family_create_summary(&good, NULL));
+	cr_expect_eq(errno, EINVAL);
+	for (int i = 0; i < 14; i++) {
+		d = good;
+		sd = sketch;
+		switch (i) {
+		case 0: d.kind = PCPU_METRIC_COUNTER; break;
+		case 1: d.kind = PCPU_METRIC_HISTOGRAM; break;
+		case 2: d.label_names = quantile_label; break;
+		case 3: d.bounds = &bound; d.nr_bounds = 1; break;
+		case 4: d.native = &nat; break;
+		case 5: d.flags = PCPU_FAMILY_F_SET_GAUGE; break;
+		case 6: d.opts = &opts; break;
+		case 7: sd.name = "x"; break;
+		case 8: sd.labels = PCPU_LABELS("k", "v"); break;
+		case 9: sd.scale = 1000; break; /* not the family's */
+		case 10: sd.quantiles = unsorted; sd.nr_quantiles = 2; break;
+		case 11: sd.alpha = 1; break;
+		case 12: d.name = "fam_bad_sum"; break;
+		case 13: sd.help = "h"; break;
+		}
+		errno = 0;
+		cr_expect_null(pcpu_family_create_summary(&d, &sd), "case %d accepted", i);
+		cr_expect_eq(errno, EINVAL, "case %d: errno %d", i, errno);
+	}
+	/* 1 % over every int64: more buckets than a histogram holds */
+	sd = sketch;
+	sd.alpha = 0.01;
+	errno = 0;
+	cr_expect_null(pcpu_family_create_summary(&good, &sd));
+	cr_expect_eq(errno, ERANGE);
+	/* the family's scale, said again, is fine */
+	d = good;
+	d.scale = 1000;
+	sd = sketch;
+	sd.scale = 1000;
+	f = pcpu_family_create_summary(&d, &sd);
+	cr_assert_not_null(f, "%s", strerror(errno));
+	errno = 0;
+	cr_expect_null(pcpu_family_create_summary(&good, &sketch));
+	cr_expect_eq(errno, EEXIST);
+	/* the wrong getter, a wrong tuple, the cap */
+	errno = 0;
+	cr_expect_null(pcpu_family_get(f, (const char *const[]){ "a", NULL }));
+	cr_expect_eq(errno, EINVAL);
+	errno = 0;
+	cr_expect_null(pcpu_family_get_histogram(f, (const char *const[]){ "a", NULL }));
+	cr_expect_eq(errno, EINVAL);
+	errno = 0;
+	cr_expect_null(pcpu_family_get_summary(NULL, (const char *const[]){ "a", NULL }));
+	cr_expect_eq(errno, EINVAL);
+	errno = 0;
+	cr_expect_null(pcpu_family_get_summary(f, (const char *const[]){ "a", "b", NULL }));
+	cr_expect_eq(errno, EINVAL);
+	errno = 0;
+	cr_expect_null(pcpu_family_get_summary(f, (const char *const[]){ "\xff", NULL }));
+	cr_expect_eq(errno, EINVAL);
+	cr_assert_not_null(pcpu_family_get_summary(f, (const char *const[]){ "1", NULL }));
+	cr_assert_not_null(pcpu_family_get_summary(f, (const char *const[]){ "2", NULL }));
+	errno = 0;
+	cr_expect_null(pcpu_family_get_summary(f, (const char *const[]){ "3", NULL }));
+	cr_expect_eq(errno, E2BIG);
+	cr_expect_eq(pcpu_summary_observe(pcpu_family_get_summary(f, (const char *const[]){ "1", NULL }),
+					  -1),
+		     -EINVAL);
+	cr_expect_eq(pcpu_family_child_size(f, 8), 0);
+	pcpu_family_destroy(f);
+	/* a counter family has no summary children */
+	f = pcpu_family_create(&(struct pcpu_family_desc){ .name = "fam_counter",
+							  .kind = PCPU_METRIC_COUNTER,
+							  .label_names = route_names });
+	cr_assert_not_null(f);
+	errno = 0;
+	cr_expect_null(pcpu_family_get_summary(f, (const char *const[]){ "a", NULL }));
+	cr_expect_eq(errno, EINVAL);
+	pcpu_family_destroy(f);
 }
