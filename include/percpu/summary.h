@@ -140,6 +140,9 @@ PCPU_EXPORT int pcpu_summary_observe_double(struct pcpu_summary *s, double value
 /**
  * Quantile @p q of the window's observations, in exposed units (divided
  * by the scale), within the guarantee above; NaN when the window is empty.
+ * Reads (this and pcpu_summary_count()) take the metrics library's lock,
+ * as a scrape does: they wait for a scrape in progress, and a fork() while
+ * one is in flight leaves the child free to read (since 0.5).
  * @return 0; -EINVAL for NULL @p s or @p value, or @p q outside [0, 1]
  *         (0: the least observation's bucket); -ENOMEM.
  * @since 0.5

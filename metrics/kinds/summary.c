@@ -36,7 +36,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +75,11 @@ struct pcpu_summary {
 	int64_t min, max;            /* as described (max: INT64_MAX for 0) */
 	uint32_t nr_quantiles;
 	double *quantiles;
-	/* the readers' state, under @lock (observers never take it) */
-	pthread_mutex_t lock;
+	/*
+	 * The readers' state, under the metrics lock (observers never take
+	 * it): a scrape holds it already, and its fork handlers cover every
+	 * reader ([metrics-fork]).
+	 */
 	int64_t read_period;         /* the period of the last read */
 	int64_t *base_period;        /* per slot: the period its base is the start of */
 	uint64_t *base;              /* nr_ring x nr_buckets: each slot's counts at that start */
@@ -185,7 +187,7 @@ static int64_t slot_period(const struct pcpu_summary *s, uint32_t j, int64_t e)
 
 /*
  * Merges the window's counts into s->window (when @window) and returns the
- * count of every observation, their sum in *@sum. Under s->lock.
+ * count of every observation, their sum in *@sum. Under the metrics lock.
  */
 static int read_ring(struct pcpu_summary *s, bool window, uint64_t *count, int64_t *sum)
 {
@@ -262,19 +264,17 @@ static uint64_t window_total(const struct pcpu_summary *s)
 	return n;
 }
 
+/* Under the metrics lock: a scrape's (the summary's or its family's walk). */
 int pcpu_summary_fill(struct pcpu_summary *s, struct pcpu_metric_sample *smp)
 {
-	int err;
+	int err = read_ring(s, true, &smp->count, &smp->sum);
 
-	pthread_mutex_lock(&s->lock);
-	err = read_ring(s, true, &smp->count, &smp->sum);
 	if (!err) {
 		uint64_t n = window_total(s);
 
 		for (uint32_t i = 0; i < s->nr_quantiles; i++)
 			s->exposed[i] = window_quantile(s, s->quantiles[i], n);
 	}
-	pthread_mutex_unlock(&s->lock);
 	smp->scale = s->layout.scale;
 	smp->nr_quantiles = s->nr_quantiles;
 	smp->quantiles = s->quantiles;
@@ -302,7 +302,6 @@ static void free_summary(struct pcpu_summary *s)
 		pcpu_histogram_layout_free(&s->layout);
 		free(s->quantiles);
 	}
-	pthread_mutex_destroy(&s->lock);
 	free(s->ring);
 	free(s->base_period);
 	free(s->base);
@@ -396,7 +395,6 @@ struct pcpu_summary *pcpu_summary_proto(const struct pcpu_summary_desc *d)
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_init(&s->lock, NULL);
 	err = build_shape(s, d);
 	if (err) {
 		free_summary(s);
@@ -415,7 +413,6 @@ struct pcpu_summary *pcpu_summary_new_like(const struct pcpu_summary *proto)
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_init(&s->lock, NULL);
 	s->shared = true;
 	s->layout = proto->layout;
 	s->quantiles = proto->quantiles;
@@ -456,7 +453,6 @@ PCPU_EXPORT struct pcpu_summary *pcpu_summary_create(const struct pcpu_summary_d
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_init(&s->lock, NULL);
 	err = build(s, d);
 	if (!err)
 		err = pcpu_metrics_add(d->registry,
@@ -534,11 +530,11 @@ PCPU_EXPORT int pcpu_summary_quantile(struct pcpu_summary *s, double q, double *
 
 	if (!s || !value || !(q >= 0 && q <= 1))
 		return -EINVAL;
-	pthread_mutex_lock(&s->lock);
+	pcpu_metrics_lock();
 	err = read_ring(s, true, NULL, NULL);
 	if (!err)
 		*value = window_quantile(s, q, window_total(s));
-	pthread_mutex_unlock(&s->lock);
+	pcpu_metrics_unlock();
 	return err;
 }
 
@@ -548,9 +544,9 @@ PCPU_EXPORT int pcpu_summary_count(struct pcpu_summary *s, uint64_t *count, int6
 
 	if (!s)
 		return -EINVAL;
-	pthread_mutex_lock(&s->lock);
+	pcpu_metrics_lock();
 	err = read_ring(s, false, count, sum);
-	pthread_mutex_unlock(&s->lock);
+	pcpu_metrics_unlock();
 	return err;
 }
 
