@@ -220,9 +220,13 @@ struct pcpu_histogram_sparse {
  * count, positive and negative spans and deltas, count, sum (a double) and
  * exemplars (on a +Inf bucket and in the native list); the text formats
  * show name_bucket{le="+Inf"}, name_sum and name_count (in OpenMetrics,
- * the +Inf bucket alone once a negative observation was made, as for
- * classic histograms with negative bounds). A scrape holds the
- * histogram's lock while it reads the buckets; observations never take it.
+ * the +Inf bucket alone while it has negative buckets, as for classic
+ * histograms with negative bounds). A scrape holds the histogram's lock
+ * while it reads the buckets; observations take none, except the one that
+ * passes the limit or fills the table, which does the rebuild (and waits
+ * for the grace period) itself, under a lock of the histogram's. A child
+ * process of fork() must not observe past the limit while a thread of
+ * the parent was rebuilding.
  *
  * The observations: pcpu_histogram_observe() (the value divided by @p d's
  * scale) and pcpu_histogram_observe_double() (the value itself). NaN and

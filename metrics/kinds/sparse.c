@@ -458,36 +458,28 @@ void pcpu_sparse_observe(struct pcpu_histogram *h, double v)
 		urcu_bp_read_lock();
 		st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
 		r = add(sp, st, v);
-		if (r == ADD_DONE) {
-			urcu_bp_read_unlock();
-			return;
-		}
 		urcu_bp_read_unlock();
+		if (r == ADD_DONE)
+			return;
 		/* a rebuild waits for readers: act outside the read lock */
 		err = limit(sp);
-		if (err > 0 && r == ADD_OVER) {
+		if (r == ADD_OVER) {
+			if (err <= 0)
+				return;
 			/* as client_golang: the observation that reset stays, in the new state */
-			urcu_bp_read_lock();
-			st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
-			if (add(sp, st, v) == ADD_NO_ROOM)
-				pcpu_stat_add(st->misc, MISC_NONE, 1);
-			urcu_bp_read_unlock();
 			pthread_mutex_lock(&sp->lock);
 			sp->stats.repeated++;
 			pthread_mutex_unlock(&sp->lock);
-			return;
+			continue;
 		}
-		if (err >= 0 && r == ADD_NO_ROOM &&
-		    __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE) != st)
+		if (err >= 0 && __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE) != st)
 			continue; /* a new state (a bigger table): try there */
-		if (r == ADD_NO_ROOM) {
-			/* out of memory: counted, in no bucket */
-			urcu_bp_read_lock();
-			st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
-			pcpu_stat_add(st->misc, MISC_NONE, 1);
-			pcpu_counter_double_add(st->sum, v);
-			urcu_bp_read_unlock();
-		}
+		/* out of memory: counted, in no bucket */
+		urcu_bp_read_lock();
+		st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
+		pcpu_stat_add(st->misc, MISC_NONE, 1);
+		pcpu_counter_double_add(st->sum, v);
+		urcu_bp_read_unlock();
 		return;
 	}
 }

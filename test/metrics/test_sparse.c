@@ -24,7 +24,7 @@
 #include "pcpu_test.h"
 
 /* A model: counts by (sign, key) at the schema it was made at. */
-#define SPAN 8192 /* keys -SPAN/2 .. SPAN/2 - 1 */
+#define SPAN 16384 /* keys -SPAN/2 .. SPAN/2 - 1 */
 struct model {
 	uint64_t pos[SPAN], neg[SPAN];
 	uint64_t zero, none, count;
@@ -80,7 +80,7 @@ struct got {
 	uint32_t flags;
 	int32_t schema;
 	uint64_t count, zero, inf;
-	double sum, zero_threshold;
+	double sum, zero_threshold, created;
 	uint32_t nr_keys, nr_negative;
 	struct model m;
 };
@@ -99,6 +99,7 @@ static int grab(const struct pcpu_metric_sample *s, void *arg)
 	g->zero = s->zero_count;
 	g->sum = s->dsum;
 	g->zero_threshold = s->zero_threshold;
+	g->created = s->created;
 	g->nr_keys = s->nr_keys;
 	g->nr_negative = s->nr_negative;
 	memset(&g->m, 0, sizeof(g->m));
@@ -292,7 +293,7 @@ PCPU_TEST(sparse, min_reset_duration_reduces_first_then_resets)
 						.min_reset_ns = 200000000 });
 	struct pcpu_sparse_stats st;
 	struct got *g;
-	double v = 1;
+	double v = 1, created;
 
 	/* within 200 ms of creation: reductions */
 	for (int i = 0; i < 20; i++, v *= 1.5)
@@ -303,7 +304,7 @@ PCPU_TEST(sparse, min_reset_duration_reduces_first_then_resets)
 	cr_assert_lt(st.schema, 4);
 	g = scrape(r, "r_seconds");
 	cr_assert_eq(g->count, 20);
-	cr_assert_eq(g->flags & PCPU_METRIC_SAMPLE_F_CREATED, 0, "no reset: the registration's");
+	created = g->created; /* the registration's */
 	usleep(250000);
 	/* then one more bucket past the limit: a reset, at the initial schema */
 	int observed = 20;
@@ -320,7 +321,8 @@ PCPU_TEST(sparse, min_reset_duration_reduces_first_then_resets)
 	g = scrape(r, "r_seconds");
 	cr_assert_eq(g->count, 1, "as Go: the observation past the limit stays");
 	cr_assert_eq(g->nr_keys, 1);
-	cr_assert(g->flags & PCPU_METRIC_SAMPLE_F_CREATED, "a reset: a new created time");
+	cr_assert(g->flags & PCPU_METRIC_SAMPLE_F_CREATED);
+	cr_assert_geq(g->created, created + 0.2, "a reset: a new created time");
 	pcpu_histogram_destroy(h);
 	pcpu_metrics_registry_destroy(r);
 }
