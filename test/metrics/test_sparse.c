@@ -570,7 +570,7 @@ PCPU_TEST(sparse, text_formats_show_inf_sum_and_count)
 
 	pcpu_histogram_observe_double(h, 0.25);
 	pcpu_histogram_observe_double(h, 1.5);
-	text = metrics_registry_text(r, PCPU_METRICS_TEXT);
+	text = metrics_registry_text(r, PCPU_METRICS_PROMETHEUS);
 	cr_assert_not_null(text);
 	cr_assert(strstr(text, "# TYPE t_seconds histogram\n"), "%s", text);
 	cr_assert(strstr(text, "t_seconds_bucket{le=\"+Inf\"} 2\n"), "%s", text);
