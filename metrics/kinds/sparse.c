@@ -16,8 +16,11 @@
  *
  * Invariants.
  * - Observers find the state under urcu-bp's read lock and add to it
- *   only; they never free, merge or take a lock, except to act on a limit
- *   (after their add, outside the read lock: the rebuild lock).
+ *   only (a new chunk's stat set is created there, which waits for no
+ *   grace period); they never free (a stat set's destroy waits for one:
+ *   a chunk that lost an insertion race is kept in @spares), merge or
+ *   take a lock, except to act on a limit (after their add, outside the
+ *   read lock: the rebuild lock).
  * - A rebuild (reduce, reset, grow: rebuild()) runs under the rebuild
  *   lock: it publishes a new state and parks the old one as @retiring
  *   under @lock; waits for a grace period (no lock but the rebuild lock
@@ -71,6 +74,7 @@ struct chunk {
 	uint32_t negative; /* 1: buckets of negative observations (keys of |v|) */
 	uint32_t touched;  /* bit i: key first + i observed (atomic) */
 	struct pcpu_stat *set;
+	struct chunk *next_spare; /* in the state's @spares */
 };
 
 struct state {
@@ -84,6 +88,12 @@ struct state {
 	/* a cache line of its own, as a histogram's sum (histogram.c: i386's split locks) */
 	struct pcpu_counter_double *sum;
 	struct chunk **slots; /* atomic pointers */
+	/*
+	 * Chunks that lost an insertion race, freed with the state: a stat
+	 * set's destroy waits for a grace period, which an observer inside
+	 * the read lock must not (atomic push only).
+	 */
+	struct chunk *spares;
 };
 
 struct pcpu_sparse {
@@ -147,6 +157,13 @@ static void state_free(struct state *st)
 			free(st->slots[i]);
 		}
 	free(st->slots);
+	while (st->spares) {
+		struct chunk *c = st->spares;
+
+		st->spares = c->next_spare;
+		pcpu_stat_destroy(c->set);
+		free(c);
+	}
 	pcpu_stat_destroy(st->misc);
 	pcpu_counter_double_destroy(st->sum);
 	free(st->sum);
@@ -173,6 +190,15 @@ static struct state *state_new(const struct pcpu_sparse *sp, int32_t schema, uin
 		return NULL;
 	}
 	return st;
+}
+
+/* Keeps @c, unused, until @st is freed (see @spares). */
+static void spare(struct state *st, struct chunk *c)
+{
+	c->next_spare = __atomic_load_n(&st->spares, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&st->spares, &c->next_spare, c, true,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 }
 
 /*
@@ -217,17 +243,13 @@ static struct chunk *chunk_get(struct state *st, int32_t key, uint32_t negative,
 			/* another thread took the slot: @c is its chunk */
 		}
 		if (c->first == first && c->negative == negative) {
-			if (mine) {
-				pcpu_stat_destroy(mine->set);
-				free(mine);
-			}
+			if (mine)
+				spare(st, mine);
 			return c;
 		}
 	}
-	if (mine) {
-		pcpu_stat_destroy(mine->set);
-		free(mine);
-	}
+	if (mine)
+		spare(st, mine);
 	__atomic_store_n(&st->full, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
