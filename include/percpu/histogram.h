@@ -156,21 +156,21 @@ struct pcpu_histogram {
 /**
  * A sparse native histogram (pcpu_histogram_create_sparse()): native
  * buckets allocated as they are first used, as client_golang's, with its
- * bucket limit (NativeHistogramMaxBucketNumber), automatic resolution
+ * cap on populated buckets (NativeHistogramMaxBucketNumber), automatic resolution
  * reduction and NativeHistogramMinResetDuration. Zero-filled but for the
- * schema, it has no limit. @since 0.5
+ * schema, it has no cap. @since 0.5
  */
 struct pcpu_histogram_sparse {
 	/** The initial (finest) schema, PCPU_HISTOGRAM_MIN_SCHEMA to _MAX_SCHEMA. */
 	int32_t schema;
 	/**
-	 * 0: no limit. Else the most populated buckets (positive and
+	 * 0: no cap. Else the most populated buckets (positive and
 	 * negative, the zero bucket aside), at most
 	 * PCPU_HISTOGRAM_SPARSE_MAX_BUCKETS: an observation that populates
 	 * one more resets the histogram if @c min_reset_ns passed since its
 	 * creation or last reset, else lowers the schema by one (merging
 	 * buckets 2k - 1 and 2k into k, the Go client's rule), as many times
-	 * as it takes (down to PCPU_HISTOGRAM_MIN_SCHEMA, where the limit can
+	 * as it takes (down to PCPU_HISTOGRAM_MIN_SCHEMA, where the cap can
 	 * no longer hold).
 	 */
 	uint32_t max_buckets;
@@ -181,7 +181,7 @@ struct pcpu_histogram_sparse {
 	 */
 	double zero_threshold;
 	/**
-	 * 0: never reset. Else, in nanoseconds: past the bucket limit, a
+	 * 0: never reset. Else, in nanoseconds: past the bucket cap, a
 	 * histogram created or last reset this long ago is reset (every
 	 * bucket, count and sum back to 0, the initial schema, a new created
 	 * time) instead of reduced.
@@ -198,7 +198,7 @@ struct pcpu_histogram_sparse {
 	uint64_t reserved[4]; /**< zero */
 };
 
-/** The largest bucket limit of a sparse histogram. @since 0.5 */
+/** The largest bucket cap (max_buckets) of a sparse histogram. @since 0.5 */
 #define PCPU_HISTOGRAM_SPARSE_MAX_BUCKETS 65536
 
 /**
@@ -223,9 +223,9 @@ struct pcpu_histogram_sparse {
  * the +Inf bucket alone while it has negative buckets, as for classic
  * histograms with negative bounds). A scrape holds the histogram's lock
  * while it reads the buckets; observations take none, except the one that
- * passes the limit or fills the table, which does the rebuild (and waits
+ * passes the cap or fills the table, which does the rebuild (and waits
  * for the grace period) itself, under a lock of the histogram's. A child
- * process of fork() must not observe past the limit while a thread of
+ * process of fork() must not observe past the cap while a thread of
  * the parent was rebuilding.
  *
  * The observations: pcpu_histogram_observe() (the value divided by @p d's
@@ -242,7 +242,7 @@ struct pcpu_histogram_sparse {
  *
  * @return it; NULL with errno EINVAL (what pcpu_histogram_create() refuses;
  *         NULL @p s; bounds or native given; a schema, zero threshold,
- *         bucket limit, min_reset_ns (negative), sum_scale or reserved
+ *         bucket cap, min_reset_ns (negative), sum_scale or reserved
  *         field out of its range), EEXIST or ENOMEM.
  * @since 0.5
  */

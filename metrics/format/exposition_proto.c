@@ -186,14 +186,14 @@ struct runs {
 	int32_t offset;
 	uint64_t prev;                     /* the last bucket's count */
 	bool any;
-	unsigned int span;                 /* HIST_POSITIVE_SPAN or HIST_NEGATIVE_SPAN */
+	unsigned int field;                /* HIST_POSITIVE_SPAN or HIST_NEGATIVE_SPAN */
 };
 
 static void close_run(struct runs *s)
 {
 	put_uint(s->run, SPAN_OFFSET, zigzag(s->offset));
 	put_uint(s->run, SPAN_LENGTH, s->length);
-	put_message(s->runs, s->span ? s->span : HIST_POSITIVE_SPAN, s->run);
+	put_message(s->runs, s->field ? s->field : HIST_POSITIVE_SPAN, s->run);
 }
 
 static void put_delta(struct runs *s, uint64_t count)
@@ -367,7 +367,7 @@ static void put_sparse(struct scratch *x, const struct pcpu_metric_sample *m)
 	put_uint(&x->value, HIST_ZERO_COUNT, m->zero_count);
 	for (int negative = 1; negative >= 0; negative--) {
 		struct runs s = { .runs = &x->value, .deltas = &x->deltas, .run = &x->item,
-				  .span = negative ? HIST_NEGATIVE_SPAN : HIST_POSITIVE_SPAN };
+				  .field = negative ? HIST_NEGATIVE_SPAN : HIST_POSITIVE_SPAN };
 		uint32_t from = negative ? 0 : m->nr_negative, to = negative ? m->nr_negative :
 									       m->nr_keys;
 

@@ -104,7 +104,7 @@ struct pcpu_sparse_stats {
 	uint32_t nr_slots;  /* their table's size */
 	uint64_t reductions, resets, grows;
 	uint64_t discarded; /* observations that resets dropped */
-	uint64_t repeated;  /* of them, observed again after the reset (the one that passed the limit) */
+	uint64_t repeated;  /* of them, observed again after the reset (the one that passed the cap) */
 };
 void pcpu_sparse_stats(struct pcpu_histogram *h, struct pcpu_sparse_stats *out);
 

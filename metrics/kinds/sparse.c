@@ -2,7 +2,7 @@
 /*
  * Sparse native histograms (see pcpu_histogram_create_sparse() in
  * <percpu/histogram.h>): native buckets allocated as they are first used,
- * a bucket limit with resolution reduction, and a minimum time between
+ * a cap on populated buckets with resolution reduction, and a minimum time between
  * resets, as client_golang's, with a per-CPU, lock-free observe.
  *
  * Layout. A state holds one schema's buckets: chunks of CHUNK_KEYS
@@ -19,7 +19,7 @@
  *   only (a new chunk's stat set is created there, which waits for no
  *   grace period); they never free (a stat set's destroy waits for one:
  *   a chunk that lost an insertion race is kept in @spares), merge or
- *   take a lock, except to act on a limit (after their add, outside the
+ *   take a lock, except to act on the cap (after their add, outside the
  *   read lock: the rebuild lock).
  * - A rebuild (reduce, reset, grow: rebuild()) runs under the rebuild
  *   lock: it publishes a new state and parks the old one as @retiring
@@ -29,7 +29,7 @@
  *   clears @retiring. A scrape reads under @lock: the state and, where
  *   kept, the retiring one, so each observation counts once whichever
  *   side of a rebuild it lands on.
- * - The rebuild lock is taken by observers past a limit and never under
+ * - The rebuild lock is taken by observers past the cap and never under
  *   another lock; @lock is taken under the metrics lock (scrapes) and
  *   under the rebuild lock, and nothing that allocates a stat set (which
  *   takes the library's registry lock, which fork handlers take before the
@@ -429,13 +429,13 @@ static int rebuild(struct pcpu_sparse *sp, struct state *old, int32_t schema, ui
 }
 
 /*
- * After an add past the limit, or into a table that wants to grow: as
+ * After an add past the cap, or into a table that wants to grow: as
  * client_golang, reset if min_reset_ns passed since the last reset, else
- * lower the schema, until the state is within the limit (or at the
+ * lower the schema, until the state is within the cap (or at the
  * coarsest schema); a table past half full grows. 1 if it reset, 0, or
  * -ENOMEM.
  */
-static int limit(struct pcpu_sparse *sp)
+static int enforce_cap(struct pcpu_sparse *sp)
 {
 	int err = 0, reset = 0;
 
@@ -453,7 +453,7 @@ static int limit(struct pcpu_sparse *sp)
 			else if (__atomic_load_n(&st->full, __ATOMIC_RELAXED))
 				err = rebuild(sp, st, st->schema, st->nr_slots * 2, true);
 			else
-				break; /* the coarsest schema: the limit cannot hold, as Go's */
+				break; /* the coarsest schema: the cap cannot hold, as Go's */
 		} else if (__atomic_load_n(&st->full, __ATOMIC_RELAXED)) {
 			err = st->nr_slots <= UINT32_MAX / 4 ?
 				      rebuild(sp, st, st->schema, st->nr_slots * 2, true) :
@@ -484,7 +484,7 @@ void pcpu_sparse_observe(struct pcpu_histogram *h, double v)
 		if (r == ADD_DONE)
 			return;
 		/* a rebuild waits for readers: act outside the read lock */
-		err = limit(sp);
+		err = enforce_cap(sp);
 		if (r == ADD_OVER) {
 			if (err <= 0)
 				return;
@@ -563,7 +563,7 @@ void pcpu_sparse_free(struct pcpu_sparse *sp)
 struct bucket {
 	int32_t key;
 	uint32_t negative;
-	uint64_t count;
+	uint64_t n;
 };
 
 static int by_sign_and_key(const void *a, const void *b)
@@ -593,7 +593,7 @@ static size_t collect(struct state *st, int32_t schema, struct bucket *out, uint
 				out[n++] = (struct bucket){
 					.key = reduce_key(c->first + (int32_t)i, st->schema, schema),
 					.negative = c->negative,
-					.count = (uint64_t)counts[i]
+					.n = (uint64_t)counts[i]
 				};
 	}
 	if (!pcpu_stat_snapshot(st->misc, misc, NULL)) {
@@ -605,114 +605,146 @@ static size_t collect(struct state *st, int32_t schema, struct bucket *out, uint
 	return n;
 }
 
-int pcpu_sparse_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp, uint64_t *inf,
-		     bool keys)
+/* A scrape's reading of a histogram, before it becomes a sample. */
+struct reading {
+	struct bucket *b; /* every chunk's populated buckets, at the state's schema */
+	size_t n;
+	uint64_t zero, none, total;
+	uint32_t odd;
+	int32_t schema;
+	double sum;
+};
+
+/*
+ * Reads @sp's state, and the retiring one whose counts are still to be
+ * merged (reduced to the state's schema), under @lock: each observation
+ * once. 0 or -ENOMEM.
+ */
+static int read_states(struct pcpu_sparse *sp, struct reading *r, struct pcpu_metric_sample *smp)
 {
-	struct pcpu_sparse *sp = h->sparse;
-	struct bucket *b;
 	struct state *st, *old;
-	size_t room, n, k = 0;
-	uint64_t zero = 0, none = 0, total;
-	uint32_t odd = 0, nr_negative = 0;
-	double sum = 0;
-	int err = 0;
+	size_t room;
 
 	pthread_mutex_lock(&sp->lock);
 	st = sp->state;
 	old = sp->retiring_kept ? sp->retiring : NULL;
 	room = (size_t)st->nr_slots * CHUNK_KEYS + (old ? (size_t)old->nr_slots * CHUNK_KEYS : 0);
-	b = malloc(room * sizeof(*b));
-	if (!b) {
+	r->b = malloc(room * sizeof(*r->b));
+	if (!r->b) {
 		pthread_mutex_unlock(&sp->lock);
 		return -ENOMEM;
 	}
-	n = collect(st, st->schema, b, &zero, &none, &sum, &odd);
+	r->schema = st->schema;
+	r->n = collect(st, st->schema, r->b, &r->zero, &r->none, &r->sum, &r->odd);
 	if (old)
-		n += collect(old, st->schema, b + n, &zero, &none, &sum, &odd);
-	smp->schema = st->schema;
+		r->n += collect(old, st->schema, r->b + r->n, &r->zero, &r->none, &r->sum, &r->odd);
 	if (sp->created > 0) {
 		smp->created = sp->created;
 		smp->flags |= PCPU_METRIC_SAMPLE_F_CREATED;
 	}
 	pthread_mutex_unlock(&sp->lock);
+	r->total = r->zero + r->none;
+	for (size_t i = 0; i < r->n; i++)
+		r->total += r->b[i].n;
+	return 0;
+}
 
-	qsort(b, n, sizeof(*b), by_sign_and_key);
-	if (!keys) {
-		/* pcpu_histogram_snapshot(): no scrape's lock, so not the scrape's buffers */
-		total = zero + none;
-		for (size_t i = 0; i < n; i++)
-			total += b[i].count;
-		n = 0;
-	}
-	if (n > sp->cap) {
-		int32_t *nk = realloc(sp->keys, n * sizeof(*nk));
-		uint64_t *nc = nk ? realloc(sp->counts, n * sizeof(*nc)) : NULL;
+/*
+ * @r's buckets as @smp's keys, sorted, one per (sign, key), in @sp's
+ * buffers (the scrape's: see pcpu_sparse_fill()). 0 or -ENOMEM.
+ */
+static int put_keys(struct pcpu_sparse *sp, struct reading *r, struct pcpu_metric_sample *smp)
+{
+	size_t k = 0;
+
+	qsort(r->b, r->n, sizeof(*r->b), by_sign_and_key);
+	if (r->n > sp->cap) {
+		int32_t *nk = realloc(sp->keys, r->n * sizeof(*nk));
+		uint64_t *nc = nk ? realloc(sp->counts, r->n * sizeof(*nc)) : NULL;
 
 		if (nk)
 			sp->keys = nk;
 		if (nc)
 			sp->counts = nc;
-		if (!nk || !nc) {
-			free(b);
+		if (!nk || !nc)
 			return -ENOMEM;
-		}
-		sp->cap = n;
+		sp->cap = r->n;
 	}
-	if (keys)
-		total = zero + none;
+	smp->nr_negative = 0;
 	/* a key from two chunks (of the old state, reduced) is one bucket */
-	for (size_t i = 0; i < n; i++) {
-		total += b[i].count;
-		if (k && sp->keys[k - 1] == b[i].key && b[i - 1].negative == b[i].negative) {
-			sp->counts[k - 1] += b[i].count;
+	for (size_t i = 0; i < r->n; i++) {
+		if (k && sp->keys[k - 1] == r->b[i].key && r->b[i - 1].negative == r->b[i].negative) {
+			sp->counts[k - 1] += r->b[i].n;
 			continue;
 		}
-		nr_negative += b[i].negative;
-		sp->keys[k] = b[i].key;
-		sp->counts[k++] = b[i].count;
+		smp->nr_negative += r->b[i].negative;
+		sp->keys[k] = r->b[i].key;
+		sp->counts[k++] = r->b[i].n;
 	}
-	free(b);
-	/* 0.4's inline observe: the +Inf bucket and the sum's two items of @set */
-	{
-		int64_t legacy[3];
+	smp->nr_keys = (uint32_t)k;
+	smp->keys = sp->keys;
+	smp->key_counts = sp->counts;
+	return 0;
+}
 
-		err = pcpu_stat_snapshot(h->set, legacy, NULL);
-		if (err)
-			return err;
-		total += legacy[0] > 0 ? (uint64_t)legacy[0] : 0;
-		sum += (double)(int64_t)((uint64_t)legacy[1] +
-					 ((uint64_t)legacy[2] << PCPU_HISTOGRAM_SUM_SHIFT)) /
-		       (double)sp->scale;
-	}
-	if (odd & ODD_NAN || (odd & ODD_POS_INF && odd & ODD_NEG_INF))
-		sum = NAN;
-	else if (odd & ODD_POS_INF)
-		sum = INFINITY;
-	else if (odd & ODD_NEG_INF)
-		sum = -INFINITY;
-	*inf = total;
+/*
+ * Adds what 0.4's inline observe put in @h's set (its +Inf bucket and
+ * the sum's two items) to @r, and makes the sum what the odd observations
+ * make it. 0 or -ENOMEM.
+ */
+static int add_legacy(struct pcpu_histogram *h, struct reading *r)
+{
+	int64_t legacy[3];
+	int err = pcpu_stat_snapshot(h->set, legacy, NULL);
+
+	if (err)
+		return err;
+	r->total += legacy[0] > 0 ? (uint64_t)legacy[0] : 0;
+	r->sum += (double)(int64_t)((uint64_t)legacy[1] +
+				    ((uint64_t)legacy[2] << PCPU_HISTOGRAM_SUM_SHIFT)) /
+		  (double)h->sparse->scale;
+	if (r->odd & ODD_NAN || (r->odd & ODD_POS_INF && r->odd & ODD_NEG_INF))
+		r->sum = NAN;
+	else if (r->odd & ODD_POS_INF)
+		r->sum = INFINITY;
+	else if (r->odd & ODD_NEG_INF)
+		r->sum = -INFINITY;
+	return 0;
+}
+
+int pcpu_sparse_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp, uint64_t *inf,
+		     bool keys)
+{
+	struct pcpu_sparse *sp = h->sparse;
+	struct reading r = { 0 };
+	double raw;
+	int err = read_states(sp, &r, smp);
+
+	if (err)
+		return err;
+	/* pcpu_histogram_snapshot() has no scrape's lock: not the scrape's buffers */
+	err = keys ? put_keys(sp, &r, smp) : 0;
+	free(r.b);
+	err = err ? err : add_legacy(h, &r);
+	if (err)
+		return err;
+	*inf = r.total;
 	smp->flags |= PCPU_METRIC_SAMPLE_F_SPARSE;
+	smp->schema = r.schema;
 	smp->nr_bounds = 0;
 	smp->bounds = NULL;
 	smp->buckets = inf;
-	smp->count = total;
+	smp->count = r.total;
 	smp->scale = sp->scale;
-	smp->nr_keys = (uint32_t)k;
-	smp->nr_negative = nr_negative;
-	smp->keys = sp->keys;
-	smp->key_counts = sp->counts;
-	smp->zero_count = zero;
+	smp->zero_count = r.zero;
 	smp->zero_threshold = sp->zero_threshold;
-	smp->dsum = sum;
+	smp->dsum = r.sum;
 	/* the integer sum, unscaled, for readers of @c sum: saturated, 0 for NaN */
-	{
-		double raw = sum * (double)sp->scale;
-
-		smp->sum = raw != raw			      ? 0 :
-			   raw >= 9223372036854775807.0	      ? INT64_MAX :
-			   raw <= -9223372036854775808.0      ? INT64_MIN :
-								(int64_t)llround(raw);
-	}
+	raw = r.sum * (double)sp->scale;
+	smp->sum = raw != raw			 ? 0 :
+		   raw >= 9223372036854775807.0	 ? INT64_MAX :
+		   raw <= -9223372036854775808.0 ? INT64_MIN :
+						   (int64_t)llround(raw);
 	return 0;
 }
 
