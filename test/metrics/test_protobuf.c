@@ -19,6 +19,7 @@
 
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
+#include <percpu/metrics_registry.h>
 
 #include "format/format_internal.h"
 #include "kinds/kinds_internal.h"
@@ -998,4 +999,48 @@ Test(protobuf, a_sparse_histogram_has_negative_spans_zero_bucket_and_a_double_su
 		cr_assert_eq(m->nspans[0].offset, -3);
 		cr_assert_eq(m->nspans[1].offset, 5);
 	}
+}
+
+Test(protobuf, a_sparse_histogram_end_to_end_keys_every_observation)
+{
+	struct pcpu_metrics_registry *r = pcpu_metrics_registry_create(NULL);
+	struct pcpu_histogram *h = pcpu_histogram_create_sparse(
+		&(struct pcpu_histogram_desc){ .name = "e2e_seconds", .registry = r },
+		&(struct pcpu_histogram_sparse){ .schema = 0, .zero_threshold = 0.5 });
+	/* schema 0: key k holds (2^(k-1), 2^k]; 0.25 and -0.5 in the zero bucket */
+	static const double v[] = { 1, 3, 4, 100, -3, -0.75, 0.25, -0.5, -7 };
+	static const int32_t pkeys[] = { 0, 2, 7 }, nkeys[] = { 0, 2, 3 };
+	static const uint64_t pcounts[] = { 1, 2, 1 }, ncounts[] = { 1, 1, 1 };
+	const struct d_metric *m = &families[0].metrics[0];
+	char *body = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&body, &len);
+	double sum = 0;
+
+	cr_assert_not_null(h);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		cr_assert_eq(pcpu_histogram_observe_double(h, v[i]), 0);
+		sum += v[i];
+	}
+	cr_assert_eq(pcpu_metrics_registry_write(r, out, PCPU_METRICS_PROTOBUF), 0);
+	cr_assert_eq(fclose(out), 0);
+	cr_assert_eq(decode_body(body, len, families, 8), 1);
+	free(body);
+	cr_assert_eq(m->count, 9);
+	cr_assert_eq(m->sum, sum);
+	cr_assert_eq(m->schema, 0);
+	cr_assert_eq(m->zero_threshold, 0.5);
+	cr_assert_eq(m->zero_count, 2);
+	assert_native_buckets(m, pkeys, pcounts, 3);
+	{
+		struct d_metric neg = *m;
+
+		neg.nr_spans = m->nr_nspans;
+		memcpy(neg.spans, m->nspans, sizeof(neg.spans));
+		neg.nr_deltas = m->nr_ndeltas;
+		memcpy(neg.deltas, m->ndeltas, sizeof(neg.deltas));
+		assert_native_buckets(&neg, nkeys, ncounts, 3);
+	}
+	pcpu_histogram_destroy(h);
+	pcpu_metrics_registry_destroy(r);
 }
