@@ -21,7 +21,7 @@
  *   a chunk that lost an insertion race is kept in @spares), merge or
  *   take a lock, except to act on the cap (after their add, outside the
  *   read lock: the rebuild lock).
- * - A rebuild (reduce, reset, grow: rebuild()) runs under the rebuild
+ * - A rebuild (reduce, reset, grow: sparse_rebuild()) runs under the rebuild
  *   lock: it publishes a new state and parks the old one as @retiring
  *   under @lock; waits for a grace period (no lock but the rebuild lock
  *   held: see the lock order); then, the old state quiescent, adds its
@@ -393,8 +393,8 @@ static uint64_t state_count(struct state *st)
  * @schema and @nr_slots slots: its counts merged in when @keep, else
  * dropped (a reset). 0 or -ENOMEM (nothing changed).
  */
-static int rebuild(struct pcpu_sparse *sp, struct state *old, int32_t schema, uint32_t nr_slots,
-		   bool keep)
+static int sparse_rebuild(struct pcpu_sparse *sp, struct state *old, int32_t schema,
+			  uint32_t nr_slots, bool keep)
 {
 	struct state *new = state_new(sp, schema, nr_slots);
 
@@ -447,16 +447,16 @@ static int enforce_cap(struct pcpu_sparse *sp)
 		if (sp->max_buckets && n > sp->max_buckets) {
 			if (sp->min_reset_ns &&
 			    now_ns(CLOCK_MONOTONIC) - sp->last_reset >= sp->min_reset_ns)
-				err = rebuild(sp, st, sp->schema, MIN_SLOTS, false), reset = 1;
+				err = sparse_rebuild(sp, st, sp->schema, MIN_SLOTS, false), reset = 1;
 			else if (st->schema > PCPU_HISTOGRAM_MIN_SCHEMA)
-				err = rebuild(sp, st, st->schema - 1, st->nr_slots, true);
+				err = sparse_rebuild(sp, st, st->schema - 1, st->nr_slots, true);
 			else if (__atomic_load_n(&st->full, __ATOMIC_RELAXED))
-				err = rebuild(sp, st, st->schema, st->nr_slots * 2, true);
+				err = sparse_rebuild(sp, st, st->schema, st->nr_slots * 2, true);
 			else
 				break; /* the coarsest schema: the cap cannot hold, as Go's */
 		} else if (__atomic_load_n(&st->full, __ATOMIC_RELAXED)) {
 			err = st->nr_slots <= UINT32_MAX / 4 ?
-				      rebuild(sp, st, st->schema, st->nr_slots * 2, true) :
+				      sparse_rebuild(sp, st, st->schema, st->nr_slots * 2, true) :
 				      -ENOMEM;
 		} else {
 			break;
