@@ -100,8 +100,23 @@ void __pcpu_stat_add_slow(struct pcpu_stat *s, unsigned int item, int64_t amount
 	real_add_slow(s, item, amount);
 }
 
-enum variant { V_OLD, V_NEW, NR_VARIANTS };
-static const char *const variant_names[NR_VARIANTS] = { "0.3 layout", "library" };
+enum variant { V_OLD, V_NEW, V_NOBRANCH, NR_VARIANTS };
+static const char *const variant_names[NR_VARIANTS] = { "0.3 layout", "library",
+							 "no-sparse" };
+
+/*
+ * The library's observe before sparse histograms (0.5 up to 2026-12): the
+ * same histogram without the sparse branch, to pair against the inline one.
+ */
+static inline void nobranch_observe(struct pcpu_histogram *h, int64_t value)
+{
+	if (pcpu_unlikely(h == NULL)) {
+		pcpu_stat_add((struct pcpu_stat *)0, 0, value);
+		return;
+	}
+	pcpu_stat_add(h->set, __pcpu_histogram_bucket(h, value), 1);
+	pcpu_counter_add(h->sum, value);
+}
 
 static struct pcpu_histogram old_h, *new_h;
 
@@ -139,6 +154,8 @@ static void *work(void *arg)
 			sum += v;
 			if (w->v == V_OLD)
 				old_observe(&old_h, v);
+			else if (w->v == V_NOBRANCH)
+				nobranch_observe(new_h, v);
 			else
 				pcpu_histogram_observe(new_h, v);
 		}

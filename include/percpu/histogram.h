@@ -110,6 +110,7 @@ struct pcpu_histogram_desc {
 };
 
 struct pcpu_exemplars;
+struct pcpu_sparse;
 
 /** A histogram. The fields are private; the layout is ABI. @since 0.2 */
 struct pcpu_histogram {
@@ -141,9 +142,129 @@ struct pcpu_histogram {
 	 * bits, so that few bounds are left to pass. @since 0.4
 	 */
 	const uint16_t *index;
-	/** private: the sum of observations since 0.5 (fixed batch PCPU_HISTOGRAM_SUM_BATCH) */
+	/**
+	 * private: the sum of observations since 0.5 (fixed batch
+	 * PCPU_HISTOGRAM_SUM_BATCH); NULL for a sparse histogram, which is how
+	 * pcpu_histogram_observe() tells one
+	 */
 	struct pcpu_counter *sum;
+	/* appended in 0.5 */
+	/** private: a sparse histogram's buckets (pcpu_histogram_create_sparse()), else NULL @since 0.5 */
+	struct pcpu_sparse *sparse;
 };
+
+/**
+ * A sparse native histogram (pcpu_histogram_create_sparse()): native
+ * buckets allocated as they are first used, as client_golang's, with its
+ * cap on populated buckets (NativeHistogramMaxBucketNumber), automatic resolution
+ * reduction and NativeHistogramMinResetDuration. Zero-filled but for the
+ * schema, it has no cap. @since 0.5
+ */
+struct pcpu_histogram_sparse {
+	/** The initial (finest) schema, PCPU_HISTOGRAM_MIN_SCHEMA to _MAX_SCHEMA. */
+	int32_t schema;
+	/**
+	 * 0: no cap. Else the most populated buckets (positive and
+	 * negative, the zero bucket aside), at most
+	 * PCPU_HISTOGRAM_SPARSE_MAX_BUCKETS: an observation that populates
+	 * one more resets the histogram if @c min_reset_ns passed since its
+	 * creation or last reset, else lowers the schema by one (merging
+	 * buckets 2k - 1 and 2k into k, the Go client's rule), as many times
+	 * as it takes (down to PCPU_HISTOGRAM_MIN_SCHEMA, where the cap can
+	 * no longer hold).
+	 */
+	uint32_t max_buckets;
+	/**
+	 * >= 0, finite, in exposed units (observations divided by the scale):
+	 * observations whose absolute value is <= it are counted in the zero
+	 * bucket. 0: 2^-128, as the Go client's default.
+	 */
+	double zero_threshold;
+	/**
+	 * 0: never reset. Else, in nanoseconds: past the bucket cap, a
+	 * histogram created or last reset this long ago is reset (every
+	 * bucket, count and sum back to 0, the initial schema, a new created
+	 * time) instead of reduced.
+	 */
+	int64_t min_reset_ns;
+	/**
+	 * The sum's resolution: it is kept per-CPU in units of 1/sum_scale of
+	 * an exposed unit (a struct pcpu_counter_double), up to 2^63 - 1
+	 * units; 0: the descriptor's scale if above 1 (integer observations
+	 * summed exactly), else PCPU_COUNTER_DOUBLE_SCALE (10^-9, up to
+	 * 9.2e9). At most 2^53.
+	 */
+	int64_t sum_scale;
+	uint64_t reserved[4]; /**< zero */
+};
+
+/** The largest bucket cap (max_buckets) of a sparse histogram. @since 0.5 */
+#define PCPU_HISTOGRAM_SPARSE_MAX_BUCKETS 65536
+
+/**
+ * Creates and registers a sparse native histogram (struct
+ * pcpu_histogram_sparse), as pcpu_histogram_create() a histogram: the same
+ * struct pcpu_histogram, with the same calls (destroy, observe, exemplars,
+ * snapshot). Its buckets are native only: @p d's bounds must be none and
+ * its native NULL. Its memory follows the buckets used: per-CPU stat sets
+ * (<percpu/stat.h>) of 16 consecutive keys, allocated on the first
+ * observation in their range, found through a table that grows (by
+ * doubling) with them; an observation is a lock-free lookup, one per-CPU
+ * stat add and one per-CPU add of the sum, inside liburcu's read lock
+ * (urcu-bp). Lowering the schema, a reset or a growth of the table
+ * publishes a new set of buckets, waits for a grace period, then merges
+ * the old counts in (or, for a reset, drops them): no observation is lost
+ * or counted twice, and a scrape in between counts both.
+ *
+ * Exposition: the protobuf format carries schema, zero threshold, zero
+ * count, positive and negative spans and deltas, count, sum (a double) and
+ * exemplars (on a +Inf bucket and in the native list); the text formats
+ * show name_bucket{le="+Inf"}, name_sum and name_count (in OpenMetrics,
+ * the +Inf bucket alone while it has negative buckets, as for classic
+ * histograms with negative bounds). A scrape holds the histogram's lock
+ * while it reads the buckets; observations take none, except the one that
+ * passes the cap or fills the table, which does the rebuild (and waits
+ * for the grace period) itself, under a lock of the histogram's. A child
+ * process of fork() must not observe past the cap while a thread of
+ * the parent was rebuilding.
+ *
+ * The observations: pcpu_histogram_observe() (the value divided by @p d's
+ * scale) and pcpu_histogram_observe_double() (the value itself). NaN and
+ * infinities are counted in the count and no bucket, and make the sum NaN
+ * or that infinity, as Prometheus reads such an observation. A program
+ * compiled against 0.4 (whose inline observe knows no sparse histogram)
+ * adds to the histogram's @c set, a single +Inf bucket: those observations
+ * count in the count and sum, in no native bucket.
+ *
+ * pcpu_histogram_nr_buckets() is 1 and pcpu_histogram_snapshot() gives
+ * the count as that one bucket and the sum times the scale, rounded.
+ * Label families (<percpu/family.h>) have no sparse children.
+ *
+ * @return it; NULL with errno EINVAL (what pcpu_histogram_create() refuses;
+ *         NULL @p s; bounds or native given; a schema, zero threshold,
+ *         bucket cap, min_reset_ns (negative), sum_scale or reserved
+ *         field out of its range), EEXIST or ENOMEM.
+ * @since 0.5
+ */
+PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create_sparse(const struct pcpu_histogram_desc *d,
+								 const struct pcpu_histogram_sparse *s);
+
+/* Internal to the header: a sparse histogram's observe. @since 0.5 */
+PCPU_EXPORT void __pcpu_histogram_observe_sparse(struct pcpu_histogram *h, int64_t value);
+
+/**
+ * Observes the double @p v, in exposed units (seconds for a histogram of
+ * nanoseconds of scale 10^9). A classic or native histogram observes @p v
+ * times its scale rounded to the nearest integer (ties away from zero), as
+ * pcpu_histogram_observe(); a sparse one (pcpu_histogram_create_sparse())
+ * counts @p v in the bucket of key pcpu_metrics_native_key(|v|, schema)
+ * (negative buckets for v < 0), or the zero bucket, and adds @p v to its
+ * sum; NaN and infinities count as that call says.
+ * @return 0; -EINVAL for a NULL @p h, or (not sparse) NaN or an infinity;
+ *         -ERANGE (not sparse) for a value whose units do not fit in an
+ *         int64: neither observed. @since 0.5
+ */
+PCPU_EXPORT int pcpu_histogram_observe_double(struct pcpu_histogram *h, double v);
 
 /**
  * Bounds from which a histogram has a search index (every native one
@@ -225,12 +346,20 @@ static inline uint32_t __pcpu_histogram_bucket(const struct pcpu_histogram *h, i
  * NULL @p h is the misuse of <percpu/stat.h> (reported as pcpu_stat_add).
  * Observations are meant to be >= 0 (durations, sizes): a negative one is
  * counted, but makes _sum go down, which Prometheus reads as a reset.
+ * A sparse histogram (since 0.5) keys @p value divided by the scale, its
+ * negative buckets taking negative values (see
+ * pcpu_histogram_create_sparse()).
  * @since 0.2
  */
 static inline void pcpu_histogram_observe(struct pcpu_histogram *h, int64_t value)
 {
 	if (pcpu_unlikely(h == NULL)) {
 		pcpu_stat_add((struct pcpu_stat *)0, 0, value);
+		return;
+	}
+	/* a sparse histogram has no sum counter: one predictable branch */
+	if (pcpu_unlikely(h->sum == NULL)) {
+		__pcpu_histogram_observe_sparse(h, value);
 		return;
 	}
 	pcpu_stat_add(h->set, __pcpu_histogram_bucket(h, value), 1);

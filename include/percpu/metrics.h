@@ -257,6 +257,21 @@ struct pcpu_metric_sample {
 	const double *quantiles;
 	/** their values, as exposed (scaled already; NaN: no observation) @since 0.5 */
 	const double *quantile_values;
+	/*
+	 * appended in 0.5: a sparse native histogram's (flag
+	 * PCPU_METRIC_SAMPLE_F_SPARSE). Read with that flag only.
+	 */
+	uint32_t nr_negative;       /**< the first nr_negative of @c keys are negative buckets @since 0.5 */
+	uint32_t nr_keys;           /**< populated buckets, negative then positive @since 0.5 */
+	/**
+	 * nr_keys keys: the negative buckets' (of |v|), ascending, then the
+	 * positive ones', ascending @since 0.5
+	 */
+	const int32_t *keys;
+	const uint64_t *key_counts; /**< their counts, each > 0 @since 0.5 */
+	uint64_t zero_count;        /**< observations in the zero bucket @since 0.5 */
+	double zero_threshold;      /**< the zero bucket's, exposed (> 0) @since 0.5 */
+	double dsum;                /**< the sum, exposed (not divided by @c scale again) @since 0.5 */
 };
 
 /**
@@ -282,6 +297,18 @@ struct pcpu_metric_sample {
  * @since 0.4
  */
 #define PCPU_METRIC_SAMPLE_F_NATIVE 2u
+
+/**
+ * Sample flag: a sparse native histogram (pcpu_histogram_create_sparse()):
+ * its native buckets are @c keys and @c key_counts (@c nr_negative
+ * negative ones first), with @c schema, @c zero_threshold and
+ * @c zero_count; @c count is every observation (NaN ones too), @c dsum the
+ * sum; @c nr_bounds is 0 and @c buckets[0] the count (the +Inf bucket).
+ * A collector may emit one: emit() refuses it (-EINVAL) unless its kind is
+ * histogram, its schema -4 to 8, its zero threshold >= 0 and its keys
+ * strictly ascending within each sign, with counts > 0. @since 0.5
+ */
+#define PCPU_METRIC_SAMPLE_F_SPARSE 8u
 
 /**
  * Sample flag: @c created holds the series' created time (samples made

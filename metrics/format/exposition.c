@@ -268,7 +268,14 @@ static void put_histogram(struct writer *w, const struct pcpu_metric_sample *m)
 	put_bucket(w, m, NULL, cumulative, inf);
 	if (w->om && !(m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) && m->nr_bounds && m->bounds[0] < 0)
 		return;
-	format_scaled(sum, sizeof(sum), m->sum, m->scale);
+	/* a sparse histogram: its +Inf bucket, and _sum (a double) unless negative buckets */
+	if (m->flags & PCPU_METRIC_SAMPLE_F_SPARSE) {
+		if (w->om && m->nr_negative)
+			return;
+		format_double(sum, sizeof(sum), m->dsum);
+	} else {
+		format_scaled(sum, sizeof(sum), m->sum, m->scale);
+	}
 	fprintf(w->out, "%s_sum", m->name);
 	put_labels(w->out, m->labels, NULL, NULL);
 	fprintf(w->out, " %s\n%s_count", sum, m->name);

@@ -13,7 +13,9 @@
  * buckets without +Inf (Prometheus makes it from sample_count); a native
  * one (PCPU_METRIC_SAMPLE_F_NATIVE) gives schema, zero bucket, its runs
  * of consecutive buckets (BucketSpan messages: positive_span) and their
- * deltas (positive_delta), and its classic buckets only where it has some.
+ * deltas (positive_delta), and its classic buckets only where it has some;
+ * a sparse one (PCPU_METRIC_SAMPLE_F_SPARSE) its negative ones too
+ * (negative_span, negative_delta) and its double sum.
  * Exemplars (Exemplar: labels, value, a Timestamp) go on a counter, on a
  * histogram's classic buckets (a +Inf bucket is written for one of its
  * own; a native histogram's classic bucket takes the latest of the fine
@@ -49,7 +51,8 @@ enum {
 	QUANTILE_QUANTILE = 1, QUANTILE_VALUE = 2,
 	VALUE_VALUE = 1, /* Gauge.value, Counter.value */
 	HIST_COUNT = 1, HIST_SUM = 2, HIST_BUCKET = 3, HIST_SCHEMA = 5, HIST_ZERO_THRESHOLD = 6,
-	HIST_ZERO_COUNT = 7, HIST_POSITIVE_SPAN = 12, HIST_POSITIVE_DELTA = 13,
+	HIST_ZERO_COUNT = 7, HIST_NEGATIVE_SPAN = 9, HIST_NEGATIVE_DELTA = 10,
+	HIST_POSITIVE_SPAN = 12, HIST_POSITIVE_DELTA = 13,
 	HIST_EXEMPLARS = 16,
 	BUCKET_CUMULATIVE = 1, BUCKET_UPPER_BOUND = 2, BUCKET_EXEMPLAR = 3,
 	SPAN_OFFSET = 1, SPAN_LENGTH = 2,
@@ -183,13 +186,14 @@ struct runs {
 	int32_t offset;
 	uint64_t prev;                     /* the last bucket's count */
 	bool any;
+	unsigned int field;                /* HIST_POSITIVE_SPAN or HIST_NEGATIVE_SPAN */
 };
 
 static void close_run(struct runs *s)
 {
 	put_uint(s->run, SPAN_OFFSET, zigzag(s->offset));
 	put_uint(s->run, SPAN_LENGTH, s->length);
-	put_message(s->runs, HIST_POSITIVE_SPAN, s->run);
+	put_message(s->runs, s->field ? s->field : HIST_POSITIVE_SPAN, s->run);
 }
 
 static void put_delta(struct runs *s, uint64_t count)
@@ -351,6 +355,35 @@ static void put_native(struct scratch *x, const struct pcpu_metric_sample *m)
 }
 
 /*
+ * A sparse histogram's native buckets (PCPU_METRIC_SAMPLE_F_SPARSE): its
+ * zero bucket, then its negative and positive buckets, each sign as runs
+ * and deltas (negative_span and negative_delta: buckets of |v|), as the
+ * Go client writes them.
+ */
+static void put_sparse(struct scratch *x, const struct pcpu_metric_sample *m)
+{
+	put_uint(&x->value, HIST_SCHEMA, zigzag(m->schema));
+	put_double(&x->value, HIST_ZERO_THRESHOLD, m->zero_threshold);
+	put_uint(&x->value, HIST_ZERO_COUNT, m->zero_count);
+	for (int negative = 1; negative >= 0; negative--) {
+		struct runs s = { .runs = &x->value, .deltas = &x->deltas, .run = &x->item,
+				  .field = negative ? HIST_NEGATIVE_SPAN : HIST_POSITIVE_SPAN };
+		uint32_t from = negative ? 0 : m->nr_negative, to = negative ? m->nr_negative :
+									       m->nr_keys;
+
+		x->deltas.len = 0;
+		x->deltas.oom = false;
+		for (uint32_t i = from; i < to; i++)
+			add_key(&s, m->keys[i], m->key_counts[i]);
+		if (s.any) {
+			close_run(&s);
+			put_message(&x->value, negative ? HIST_NEGATIVE_DELTA : HIST_POSITIVE_DELTA,
+				    &x->deltas);
+		}
+	}
+}
+
+/*
  * The classic buckets (a native histogram's classic bounds), each with its
  * exemplar; +Inf is implicit, unless an exemplar above the last classic
  * bound needs it written (a native histogram without classic bounds too,
@@ -365,7 +398,8 @@ static void put_histogram(struct scratch *x, const struct pcpu_metric_sample *m)
 	for (uint32_t i = 0; i <= m->nr_bounds; i++)
 		total += m->buckets[i];
 	put_uint(&x->value, HIST_COUNT, total);
-	put_double(&x->value, HIST_SUM, scaled(m->sum, m->scale));
+	put_double(&x->value, HIST_SUM,
+		   m->flags & PCPU_METRIC_SAMPLE_F_SPARSE ? m->dsum : scaled(m->sum, m->scale));
 	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) {
 		pcpu_native_each_classic(m, add_classic, &c);
 	} else {
@@ -381,8 +415,11 @@ static void put_histogram(struct scratch *x, const struct pcpu_metric_sample *m)
 		put_exemplar(x, &x->item, BUCKET_EXEMPLAR, inf);
 		put_message(&x->value, HIST_BUCKET, &x->item);
 	}
-	if (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) {
-		put_native(x, m);
+	if (m->flags & (PCPU_METRIC_SAMPLE_F_NATIVE | PCPU_METRIC_SAMPLE_F_SPARSE)) {
+		if (m->flags & PCPU_METRIC_SAMPLE_F_SPARSE)
+			put_sparse(x, m);
+		else
+			put_native(x, m);
 		/* a native histogram's exemplars: a list of their own */
 		for (uint32_t i = 0; i <= m->nr_bounds; i++)
 			if (exemplar_of(m, i))

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,8 +120,15 @@ static int histogram_sample(void *obj, unsigned int item, struct pcpu_metric_sam
 int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp,
 			uint64_t *buckets)
 {
-	int ret = pcpu_histogram_snapshot(h, buckets, &smp->sum);
+	int ret;
 
+	if (h->sparse) {
+		ret = pcpu_sparse_fill(h, smp, buckets, true);
+		if (!ret)
+			smp->exemplars = exemplars(h);
+		return ret;
+	}
+	ret = pcpu_histogram_snapshot(h, buckets, &smp->sum);
 	if (ret)
 		return ret;
 	smp->nr_bounds = h->nr_bounds;
@@ -226,11 +234,15 @@ void pcpu_histogram_layout_free(struct pcpu_histogram *h)
 	h->index = NULL;
 }
 
-PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histogram_desc *d)
+/* A histogram of @d, with sparse buckets per @s if not NULL. */
+static struct pcpu_histogram *create(const struct pcpu_histogram_desc *d,
+				     const struct pcpu_histogram_sparse *s)
 {
 	struct pcpu_histogram *h;
 	int err = check_desc(d);
 
+	if (!err && s && (d->nr_bounds || d->native))
+		err = -EINVAL;
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -247,7 +259,8 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 		return NULL;
 	}
 	h->set = pcpu_histogram_make_set(h->nr_bounds);
-	err = h->set ? pcpu_histogram_sum_init(h) : -errno;
+	/* a sparse histogram has no sum counter: that routes the inline observe */
+	err = !h->set ? -errno : s ? pcpu_sparse_new(h, s) : pcpu_histogram_sum_init(h);
 	err = !err ? pcpu_metrics_add(d->registry,
 					&(struct metric_spec){ .name = d->name, .help = d->help,
 							       .unit = d->unit,
@@ -258,6 +271,7 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 					1)
 		   : err;
 	if (err) {
+		pcpu_sparse_free(h->sparse);
 		pcpu_histogram_sum_free(h);
 		pcpu_stat_destroy(h->set);
 		pcpu_histogram_layout_free(h);
@@ -268,12 +282,49 @@ PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histo
 	return h;
 }
 
+PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create(const struct pcpu_histogram_desc *d)
+{
+	return create(d, NULL);
+}
+
+PCPU_EXPORT struct pcpu_histogram *pcpu_histogram_create_sparse(const struct pcpu_histogram_desc *d,
+								 const struct pcpu_histogram_sparse *s)
+{
+	if (!s) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return create(d, s);
+}
+
+PCPU_EXPORT int pcpu_histogram_observe_double(struct pcpu_histogram *h, double v)
+{
+	double units, whole;
+
+	if (!h)
+		return -EINVAL;
+	if (h->sparse) {
+		pcpu_sparse_observe(h, v);
+		return 0;
+	}
+	if (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308)
+		return -EINVAL;
+	/* nearest, ties away from zero: round() */
+	units = v * (double)h->scale;
+	whole = round(units);
+	if (!(whole < 9223372036854775808.0 && whole >= -9223372036854775808.0))
+		return -ERANGE;
+	pcpu_histogram_observe(h, (int64_t)whole);
+	return 0;
+}
+
 PCPU_EXPORT void pcpu_histogram_destroy(struct pcpu_histogram *h)
 {
 	if (!h)
 		return;
 	pcpu_metrics_forget(h);
 	pcpu_exemplars_free(h->exemplars);
+	pcpu_sparse_free(h->sparse);
 	pcpu_stat_destroy(h->set);
 	pcpu_histogram_sum_free(h);
 	pcpu_histogram_layout_free(h);
@@ -288,6 +339,15 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
 
 	if (!h || !counts)
 		return -EINVAL;
+	if (h->sparse) {
+		struct pcpu_metric_sample smp = { 0 };
+
+		/* one bucket, +Inf: the count */
+		err = pcpu_sparse_fill(h, &smp, counts, false);
+		if (!err && sum)
+			*sum = smp.sum;
+		return err;
+	}
 	n = h->nr_bounds + 3;
 	if (n > sizeof(stack) / sizeof(stack[0])) {
 		values = malloc(n * sizeof(*values));

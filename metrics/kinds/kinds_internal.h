@@ -8,6 +8,7 @@
 #ifndef PCPU_METRICS_KINDS_INTERNAL_H
 #define PCPU_METRICS_KINDS_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* the public types, by pointer only: each user includes its headers */
@@ -70,6 +71,42 @@ void pcpu_native_each_key(const struct pcpu_metric_sample *m,
  */
 void pcpu_native_each_classic(const struct pcpu_metric_sample *m,
 			      void (*fn)(void *arg, int64_t bound, uint64_t cumulative), void *arg);
+
+/* Sparse native histograms (sparse.c): struct pcpu_histogram's @c sparse. */
+
+struct pcpu_histogram_sparse;
+struct pcpu_sparse;
+
+/* Gives @h (scale set) sparse buckets per @s: 0, -EINVAL or -ENOMEM. */
+int pcpu_sparse_new(struct pcpu_histogram *h, const struct pcpu_histogram_sparse *s);
+void pcpu_sparse_free(struct pcpu_sparse *sp);
+
+/* Observes @v, in exposed units. */
+void pcpu_sparse_observe(struct pcpu_histogram *h, double v);
+
+/*
+ * @h's sample (PCPU_METRIC_SAMPLE_F_SPARSE) into @smp, its count into
+ * *@inf (the +Inf bucket), with its buckets if @keys: those stay valid
+ * until the next such call (a scrape's, which the metrics lock
+ * serializes). 0 or -ENOMEM.
+ */
+int pcpu_sparse_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp, uint64_t *inf,
+		     bool keys);
+
+/* Key @key of schema @from at schema @to <= @from: ceil(key / 2) a step, as client_golang. */
+int32_t pcpu_sparse_reduce_key(int32_t key, int32_t from, int32_t to);
+
+/* What a sparse histogram did, for tests. */
+struct pcpu_sparse_stats {
+	int32_t schema;     /* now */
+	uint32_t populated; /* populated buckets now */
+	uint32_t chunks;    /* stat sets of buckets now */
+	uint32_t nr_slots;  /* their table's size */
+	uint64_t reductions, resets, grows;
+	uint64_t discarded; /* observations that resets dropped */
+	uint64_t repeated;  /* of them, observed again after the reset (the one that passed the cap) */
+};
+void pcpu_sparse_stats(struct pcpu_histogram *h, struct pcpu_sparse_stats *out);
 
 /* Label families (family.c), for currying and partial removal (family_curry.c). */
 

@@ -349,6 +349,24 @@ static int check_native(const struct pcpu_metric_sample *m)
 }
 
 /*
+ * A sparse native sample (PCPU_METRIC_SAMPLE_F_SPARSE): a histogram of a
+ * known schema, a zero threshold >= 0, keys strictly ascending within each
+ * sign with counts > 0, and not native as well; else -EINVAL.
+ */
+static int check_sparse(const struct pcpu_metric_sample *m)
+{
+	if (m->kind != PCPU_METRIC_HISTOGRAM || (m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) ||
+	    m->schema < PCPU_HISTOGRAM_MIN_SCHEMA || m->schema > PCPU_HISTOGRAM_MAX_SCHEMA ||
+	    !(m->zero_threshold >= 0) || m->nr_negative > m->nr_keys ||
+	    !m->buckets || (m->nr_keys && (!m->keys || !m->key_counts)))
+		return -EINVAL;
+	for (uint32_t i = 0; i < m->nr_keys; i++)
+		if (!m->key_counts[i] || (i && i != m->nr_negative && m->keys[i] <= m->keys[i - 1]))
+			return -EINVAL;
+	return 0;
+}
+
+/*
  * A summary sample (fields appended in 0.5, read for this kind only): at
  * most PCPU_SUMMARY_MAX_QUANTILES quantiles, ascending in [0, 1], with
  * their values; else -EINVAL.
@@ -373,6 +391,8 @@ static int check_sample(const struct pcpu_metric_sample *m)
 	    pcpu_metrics_check_label_value(m->help, SIZE_MAX) != 0)
 		return -EINVAL;
 	if ((m->flags & PCPU_METRIC_SAMPLE_F_NATIVE) && check_native(m))
+		return -EINVAL;
+	if ((m->flags & PCPU_METRIC_SAMPLE_F_SPARSE) && check_sparse(m))
 		return -EINVAL;
 	/* a created time is a time: the formats write it as one */
 	if ((m->flags & PCPU_METRIC_SAMPLE_F_CREATED) && !(isfinite(m->created) && m->created >= 0))

@@ -112,6 +112,13 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_histogram, exemplars, 56, 8)                                    \
 	X(pcpu_histogram, index, 64, 8)                                        \
 	X(pcpu_histogram, sum, 72, 8)                                          \
+	X(pcpu_histogram, sparse, 80, 8)                                       \
+	X(pcpu_histogram_sparse, schema, 0, 4)                                 \
+	X(pcpu_histogram_sparse, max_buckets, 4, 4)                            \
+	X(pcpu_histogram_sparse, zero_threshold, 8, 8)                         \
+	X(pcpu_histogram_sparse, min_reset_ns, 16, 8)                          \
+	X(pcpu_histogram_sparse, sum_scale, 24, 8)                             \
+	X(pcpu_histogram_sparse, reserved, 32, 32)                             \
 	X(pcpu_metric_sample, name, 0, 8)                                      \
 	X(pcpu_metric_sample, help, 8, 8)                                      \
 	X(pcpu_metric_sample, unit, 16, 8)                                     \
@@ -140,6 +147,13 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_sample, nr_quantiles, 144, 4)                            \
 	X(pcpu_metric_sample, quantiles, 152, 8)                               \
 	X(pcpu_metric_sample, quantile_values, 160, 8)                         \
+	X(pcpu_metric_sample, nr_negative, 168, 4)                             \
+	X(pcpu_metric_sample, nr_keys, 172, 4)                                 \
+	X(pcpu_metric_sample, keys, 176, 8)                                    \
+	X(pcpu_metric_sample, key_counts, 184, 8)                              \
+	X(pcpu_metric_sample, zero_count, 192, 8)                              \
+	X(pcpu_metric_sample, zero_threshold, 200, 8)                          \
+	X(pcpu_metric_sample, dsum, 208, 8)                                    \
 	X(pcpu_exemplar, labels, 0, 8)                                         \
 	X(pcpu_exemplar, value, 8, 8)                                          \
 	X(pcpu_exemplar, timestamp, 16, 8)                                     \
@@ -177,10 +191,11 @@ _Static_assert(sizeof(void *) == 8 && sizeof(long) == 8, "the frozen layout is L
 	X(pcpu_metric_desc, 56, 8)                                             \
 	X(pcpu_family_desc, 112, 8)                                             \
 	X(pcpu_histogram_desc, 72, 8)                                          \
-	X(pcpu_histogram, 80, 8)                                               \
+	X(pcpu_histogram, 88, 8)                                               \
+	X(pcpu_histogram_sparse, 64, 8)                                        \
 	X(pcpu_histogram_native, 24, 8)                                        \
 	X(pcpu_exemplar, 24, 8)                                                \
-	X(pcpu_metric_sample, 168, 8)                                          \
+	X(pcpu_metric_sample, 216, 8)                                          \
 	X(pcpu_counter_double, 120, 8)                                         \
 	X(pcpu_gauge, 16, 8)                                                   \
 	X(pcpu_gauge_double, 16, 8)                                            \

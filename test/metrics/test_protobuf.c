@@ -19,6 +19,7 @@
 
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
+#include <percpu/metrics_registry.h>
 
 #include "format/format_internal.h"
 #include "kinds/kinds_internal.h"
@@ -68,6 +69,11 @@ struct d_metric {
 	struct d_span spans[8];
 	int nr_deltas;
 	int64_t deltas[32];
+	/* negative_span (9) and negative_delta (10): a sparse histogram's */
+	int nr_nspans;
+	struct d_span nspans[8];
+	int nr_ndeltas;
+	int64_t ndeltas[32];
 	/* a counter's exemplar; a native histogram's list */
 	bool has_exemplar;
 	struct d_exemplar exemplar;
@@ -270,10 +276,10 @@ static void decode_span(struct rd r, struct d_span *s)
 static void decode_histogram(struct rd r, struct d_metric *m)
 {
 	/* 1 count, 2 sum, 3 bucket, 5 schema, 6 zero_threshold, 7 zero_count,
-	 * 12 positive_span, 13 positive_delta (packed), 15 created_timestamp,
+	 * 9 negative_span, 10 negative_delta (packed), 12 positive_span, 13 positive_delta (packed), 15 created_timestamp,
 	 * 16 exemplars */
 	static const int wires[] = { NOPE, VARINT, I64, LEN, NOPE, VARINT, I64, VARINT, NOPE,
-				     NOPE, NOPE,   NOPE, LEN, LEN, NOPE, LEN,  LEN };
+				     LEN,  LEN,    NOPE, LEN, LEN, NOPE, LEN,  LEN };
 
 	while (r.p < r.end) {
 		switch (rd_tag(&r, wires, sizeof(wires) / sizeof(wires[0]))) {
@@ -305,6 +311,19 @@ static void decode_histogram(struct rd r, struct d_metric *m)
 			rd_sub(&r);
 			m->has_created = true;
 			break;
+		case 9:
+			cr_assert_lt(m->nr_nspans, 8);
+			decode_span(rd_sub(&r), &m->nspans[m->nr_nspans++]);
+			break;
+		case 10: {
+			struct rd packed = rd_sub(&r);
+
+			while (packed.p < packed.end) {
+				cr_assert_lt(m->nr_ndeltas, 32);
+				m->ndeltas[m->nr_ndeltas++] = unzigzag(rd_varint(&packed));
+			}
+			break;
+		}
 		case 12:
 			cr_assert_lt(m->nr_spans, 8);
 			decode_span(rd_sub(&r), &m->spans[m->nr_spans++]);
@@ -940,4 +959,88 @@ Test(protobuf, a_native_histograms_exemplar_reaches_a_classic_bucket_through_the
 	free(body);
 	pcpu_histogram_destroy(h);
 	pcpu_histogram_destroy(o);
+}
+
+Test(protobuf, a_sparse_histogram_has_negative_spans_zero_bucket_and_a_double_sum)
+{
+	/* negative keys -3, -2 and 4 (of |v|); positive keys -1, 0, 3 (gap of 2 bridged), 9 */
+	static const int32_t keys[] = { -3, -2, 4, -1, 0, 3, 9 };
+	static const uint64_t counts[] = { 2, 1, 5, 1, 4, 2, 7 };
+	static const int32_t nkeys[] = { -3, -2, 4 }, pkeys[] = { -1, 0, 3, 9 };
+	static const uint64_t ncounts[] = { 2, 1, 5 }, pcounts[] = { 1, 4, 2, 7 };
+	const struct pcpu_metric_sample s[] = {
+		{ .name = "sp_seconds", .help = "", .unit = "", .kind = PCPU_METRIC_HISTOGRAM,
+		  .labels = no_labels, .buckets = (const uint64_t[1]){ 25 }, .count = 25,
+		  .flags = PCPU_METRIC_SAMPLE_F_SPARSE, .schema = 2, .nr_negative = 3,
+		  .nr_keys = 7, .keys = keys, .key_counts = counts, .zero_count = 3,
+		  .zero_threshold = 0.001, .dsum = -2.75 },
+	};
+	const struct d_metric *m = &families[0].metrics[0];
+
+	cr_assert_eq(decode(s, 1), 1);
+	assert_family(&families[0], "sp_seconds", NULL, HISTOGRAM, 1);
+	cr_assert_eq(m->count, 25);
+	cr_assert_eq(m->sum, -2.75);
+	cr_assert_eq(m->schema, 2);
+	cr_assert_eq(m->zero_threshold, 0.001);
+	cr_assert_eq(m->zero_count, 3);
+	cr_assert_eq(m->nr_buckets, 0, "no classic buckets");
+	assert_native_buckets(m, pkeys, pcounts, 4);
+	/* the negative side, through the same check on a copy */
+	{
+		struct d_metric neg = *m;
+
+		neg.nr_spans = m->nr_nspans;
+		memcpy(neg.spans, m->nspans, sizeof(neg.spans));
+		neg.nr_deltas = m->nr_ndeltas;
+		memcpy(neg.deltas, m->ndeltas, sizeof(neg.deltas));
+		assert_native_buckets(&neg, nkeys, ncounts, 3);
+		cr_assert_eq(m->nr_nspans, 2, "-3, -2 then 4: a gap of 5");
+		cr_assert_eq(m->nspans[0].offset, -3);
+		cr_assert_eq(m->nspans[1].offset, 5);
+	}
+}
+
+Test(protobuf, a_sparse_histogram_end_to_end_keys_every_observation)
+{
+	struct pcpu_metrics_registry *r = pcpu_metrics_registry_create(NULL);
+	struct pcpu_histogram *h = pcpu_histogram_create_sparse(
+		&(struct pcpu_histogram_desc){ .name = "e2e_seconds", .registry = r },
+		&(struct pcpu_histogram_sparse){ .schema = 0, .zero_threshold = 0.5 });
+	/* schema 0: key k holds (2^(k-1), 2^k]; 0.25 and -0.5 in the zero bucket */
+	static const double v[] = { 1, 3, 4, 100, -3, -0.75, 0.25, -0.5, -7 };
+	static const int32_t pkeys[] = { 0, 2, 7 }, nkeys[] = { 0, 2, 3 };
+	static const uint64_t pcounts[] = { 1, 2, 1 }, ncounts[] = { 1, 1, 1 };
+	const struct d_metric *m = &families[0].metrics[0];
+	char *body = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&body, &len);
+	double sum = 0;
+
+	cr_assert_not_null(h);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		cr_assert_eq(pcpu_histogram_observe_double(h, v[i]), 0);
+		sum += v[i];
+	}
+	cr_assert_eq(pcpu_metrics_registry_write(r, out, PCPU_METRICS_PROTOBUF), 0);
+	cr_assert_eq(fclose(out), 0);
+	cr_assert_eq(decode_body(body, len, families, 8), 1);
+	free(body);
+	cr_assert_eq(m->count, 9);
+	cr_assert_eq(m->sum, sum);
+	cr_assert_eq(m->schema, 0);
+	cr_assert_eq(m->zero_threshold, 0.5);
+	cr_assert_eq(m->zero_count, 2);
+	assert_native_buckets(m, pkeys, pcounts, 3);
+	{
+		struct d_metric neg = *m;
+
+		neg.nr_spans = m->nr_nspans;
+		memcpy(neg.spans, m->nspans, sizeof(neg.spans));
+		neg.nr_deltas = m->nr_ndeltas;
+		memcpy(neg.deltas, m->ndeltas, sizeof(neg.deltas));
+		assert_native_buckets(&neg, nkeys, ncounts, 3);
+	}
+	pcpu_histogram_destroy(h);
+	pcpu_metrics_registry_destroy(r);
 }
