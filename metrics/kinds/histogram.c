@@ -110,6 +110,50 @@ static const struct pcpu_exemplar *exemplars(struct pcpu_histogram *h)
 	return st ? pcpu_exemplars_show(st, h->scale) : NULL;
 }
 
+/* Gives @h (scale set) sparse buckets per @s: 0, -EINVAL or -ENOMEM. */
+static int sparse_new(struct pcpu_histogram *h, const struct pcpu_histogram_sparse *s)
+{
+	if (s->schema < PCPU_HISTOGRAM_MIN_SCHEMA || s->schema > PCPU_HISTOGRAM_MAX_SCHEMA ||
+	    !(s->zero_threshold >= 0 && s->zero_threshold <= 1.7976931348623157e308) ||
+	    s->max_buckets > PCPU_HISTOGRAM_SPARSE_MAX_BUCKETS || s->min_reset_ns < 0 ||
+	    s->sum_scale < 0 || s->sum_scale > (INT64_C(1) << 53))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(s->reserved) / sizeof(s->reserved[0]); i++)
+		if (s->reserved[i])
+			return -EINVAL;
+	return pcpu_sparse_new(&(struct pcpu_sparse_shape){ .schema = s->schema,
+							    .max_buckets = s->max_buckets,
+							    .zero_threshold = s->zero_threshold,
+							    .min_reset_ns = s->min_reset_ns,
+							    .sum_scale = s->sum_scale,
+							    .scale = h->scale > 1 ? h->scale : 1 },
+			       &h->sparse);
+}
+
+/*
+ * The sample of sparse histogram @h (pcpu_sparse_fill()), with what 0.4's
+ * inline observe put in @h's set: its +Inf bucket and the sum's two items.
+ */
+static int sparse_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp,
+		       uint64_t *inf, bool keys)
+{
+	int64_t legacy[3];
+	int err = pcpu_stat_snapshot(h->set, legacy, NULL);
+	int64_t sum = (int64_t)((uint64_t)legacy[1] +
+				((uint64_t)legacy[2] << PCPU_HISTOGRAM_SUM_SHIFT));
+
+	if (err)
+		return err;
+	return pcpu_sparse_fill(h->sparse, legacy[0] > 0 ? (uint64_t)legacy[0] : 0,
+				(double)sum / (double)(h->scale > 1 ? h->scale : 1), smp, inf, keys);
+}
+
+PCPU_EXPORT void __pcpu_histogram_observe_sparse(struct pcpu_histogram *h, int64_t value)
+{
+	pcpu_sparse_observe(h->sparse,
+			    h->scale > 1 ? (double)value / (double)h->scale : (double)value);
+}
+
 static int histogram_sample(void *obj, unsigned int item, struct pcpu_metric_sample *smp,
 			    uint64_t *buckets)
 {
@@ -123,7 +167,7 @@ int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp
 	int ret;
 
 	if (h->sparse) {
-		ret = pcpu_sparse_fill(h, smp, buckets, true);
+		ret = sparse_fill(h, smp, buckets, true);
 		if (!ret)
 			smp->exemplars = exemplars(h);
 		return ret;
@@ -197,7 +241,10 @@ int pcpu_histogram_layout(struct pcpu_histogram *h, const int64_t *bounds, uint3
 	}
 	merged = classic;
 	if (native) {
-		err = pcpu_native_bounds(native, h->scale, classic, nr_bounds, &merged, &nr_merged);
+		err = native->reserved ? -EINVAL :
+		      pcpu_native_bounds(native->schema, native->zero_threshold,
+					 native->max ? native->max : INT64_MAX, h->scale, classic,
+					 nr_bounds, &merged, &nr_merged);
 		if (err) {
 			free(classic);
 			return err;
@@ -260,7 +307,7 @@ static struct pcpu_histogram *create(const struct pcpu_histogram_desc *d,
 	}
 	h->set = pcpu_histogram_make_set(h->nr_bounds);
 	/* a sparse histogram has no sum counter: that routes the inline observe */
-	err = !h->set ? -errno : s ? pcpu_sparse_new(h, s) : pcpu_histogram_sum_init(h);
+	err = !h->set ? -errno : s ? sparse_new(h, s) : pcpu_histogram_sum_init(h);
 	err = !err ? pcpu_metrics_add(d->registry,
 					&(struct metric_spec){ .name = d->name, .help = d->help,
 							       .unit = d->unit,
@@ -304,7 +351,7 @@ PCPU_EXPORT int pcpu_histogram_observe_double(struct pcpu_histogram *h, double v
 	if (!h)
 		return -EINVAL;
 	if (h->sparse) {
-		pcpu_sparse_observe(h, v);
+		pcpu_sparse_observe(h->sparse, v);
 		return 0;
 	}
 	if (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308)
@@ -343,7 +390,7 @@ PCPU_EXPORT int pcpu_histogram_snapshot(struct pcpu_histogram *h, uint64_t *coun
 		struct pcpu_metric_sample smp = { 0 };
 
 		/* one bucket, +Inf: the count */
-		err = pcpu_sparse_fill(h, &smp, counts, false);
+		err = sparse_fill(h, &smp, counts, false);
 		if (!err && sum)
 			*sum = smp.sum;
 		return err;

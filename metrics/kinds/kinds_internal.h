@@ -46,14 +46,15 @@ int pcpu_histogram_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp
 /* Native histograms (native.c). */
 
 /*
- * The bounds of a native histogram of @nat and @scale with classic bounds
+ * The bounds of a native histogram of @schema, @zero_threshold, @top (the
+ * descriptor's max, INT64_MAX for 0) and @scale with classic bounds
  * @classic (ascending): the zero threshold, then the native thresholds up
  * to the top's, merged with @classic, into *@bounds (malloc()ed) and
- * *@nr_bounds. Returns 0, -EINVAL (@nat or a classic bound against the
+ * *@nr_bounds. Returns 0, -EINVAL (a value or a classic bound against the
  * rules of struct pcpu_histogram_native), -ERANGE (more than
  * PCPU_HISTOGRAM_MAX_BOUNDS) or -ENOMEM.
  */
-int pcpu_native_bounds(const struct pcpu_histogram_native *nat, int64_t scale,
+int pcpu_native_bounds(int32_t schema, int64_t zero_threshold, int64_t top, int64_t scale,
 		       const int64_t *classic, uint32_t nr_classic, int64_t **bounds,
 		       uint32_t *nr_bounds);
 
@@ -74,24 +75,39 @@ void pcpu_native_each_classic(const struct pcpu_metric_sample *m,
 
 /* Sparse native histograms (sparse.c): struct pcpu_histogram's @c sparse. */
 
-struct pcpu_histogram_sparse;
 struct pcpu_sparse;
 
-/* Gives @h (scale set) sparse buckets per @s: 0, -EINVAL or -ENOMEM. */
-int pcpu_sparse_new(struct pcpu_histogram *h, const struct pcpu_histogram_sparse *s);
+/*
+ * What sparse buckets are made of: struct pcpu_histogram_sparse's fields,
+ * checked by histogram.c (which owns the public types, so that sparse.c
+ * needs none of them), and the histogram's scale (>= 1).
+ */
+struct pcpu_sparse_shape {
+	int32_t schema;
+	uint32_t max_buckets;
+	double zero_threshold;
+	int64_t min_reset_ns;
+	int64_t sum_scale;
+	int64_t scale;
+};
+
+/* Sparse buckets of @shape in *@out: 0 or -ENOMEM. */
+int pcpu_sparse_new(const struct pcpu_sparse_shape *shape, struct pcpu_sparse **out);
 void pcpu_sparse_free(struct pcpu_sparse *sp);
 
 /* Observes @v, in exposed units. */
-void pcpu_sparse_observe(struct pcpu_histogram *h, double v);
+void pcpu_sparse_observe(struct pcpu_sparse *sp, double v);
 
 /*
- * @h's sample (PCPU_METRIC_SAMPLE_F_SPARSE) into @smp, its count into
+ * @sp's sample (PCPU_METRIC_SAMPLE_F_SPARSE) into @smp, its count into
  * *@inf (the +Inf bucket), with its buckets if @keys: those stay valid
  * until the next such call (a scrape's, which the metrics lock
- * serializes). 0 or -ENOMEM.
+ * serializes). @legacy_count and @legacy_sum (exposed units): what 0.4's
+ * inline observe put in the histogram's set, counted in no bucket. 0 or
+ * -ENOMEM.
  */
-int pcpu_sparse_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp, uint64_t *inf,
-		     bool keys);
+int pcpu_sparse_fill(struct pcpu_sparse *sp, uint64_t legacy_count, double legacy_sum,
+		     struct pcpu_metric_sample *smp, uint64_t *inf, bool keys);
 
 /* Key @key of schema @from at schema @to <= @from: ceil(key / 2) a step, as client_golang. */
 int32_t pcpu_sparse_reduce_key(int32_t key, int32_t from, int32_t to);
@@ -106,7 +122,7 @@ struct pcpu_sparse_stats {
 	uint64_t discarded; /* observations that resets dropped */
 	uint64_t repeated;  /* of them, observed again after the reset (the one that passed the cap) */
 };
-void pcpu_sparse_stats(struct pcpu_histogram *h, struct pcpu_sparse_stats *out);
+void pcpu_sparse_stats(struct pcpu_sparse *sp, struct pcpu_sparse_stats *out);
 
 /* Label families (family.c), for currying and partial removal (family_curry.c). */
 

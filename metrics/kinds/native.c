@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include <percpu/histogram.h>
 #include <percpu/metrics.h>
 
 #include "kinds/kinds_internal.h"
@@ -84,26 +83,26 @@ static int64_t threshold(int32_t k, int64_t lo, int64_t scale, int32_t schema)
 	return lo;
 }
 
-int pcpu_native_bounds(const struct pcpu_histogram_native *nat, int64_t scale,
+int pcpu_native_bounds(int32_t schema, int64_t zero_threshold, int64_t top, int64_t scale,
 		       const int64_t *classic, uint32_t nr_classic, int64_t **bounds,
 		       uint32_t *nr_bounds)
 {
-	int64_t top = nat->max ? nat->max : INT64_MAX, *b;
+	int64_t *b;
 	uint32_t n = 0, c = 0, cap = PCPU_HISTOGRAM_MAX_BOUNDS;
 
-	if (nat->schema < PCPU_HISTOGRAM_MIN_SCHEMA || nat->schema > PCPU_HISTOGRAM_MAX_SCHEMA ||
-	    nat->zero_threshold < 0 || top <= nat->zero_threshold || nat->reserved)
+	if (schema < PCPU_HISTOGRAM_MIN_SCHEMA || schema > PCPU_HISTOGRAM_MAX_SCHEMA ||
+	    zero_threshold < 0 || top <= zero_threshold)
 		return -EINVAL;
 	for (uint32_t i = 0; i < nr_classic; i++)
-		if (classic[i] < nat->zero_threshold || classic[i] > top)
+		if (classic[i] < zero_threshold || classic[i] > top)
 			return -EINVAL;
 	b = malloc(cap * sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	/* the zero bucket's bound, then each native threshold up to the top's */
-	b[n++] = nat->zero_threshold;
-	for (int64_t v = nat->zero_threshold; v < top;) {
-		int64_t t = threshold(key_of(v + 1, scale, nat->schema), v + 1, scale, nat->schema);
+	b[n++] = zero_threshold;
+	for (int64_t v = zero_threshold; v < top;) {
+		int64_t t = threshold(key_of(v + 1, scale, schema), v + 1, scale, schema);
 
 		/* merge the classic bounds below, then t */
 		for (; c < nr_classic && classic[c] <= t; c++) {

@@ -48,7 +48,7 @@
 #include <urcu-bp.h>
 
 #include <percpu/counter_double.h>
-#include <percpu/histogram.h>
+#include <percpu/metrics.h>
 #include <percpu/stat.h>
 
 #include "kinds/kinds_internal.h"
@@ -468,10 +468,8 @@ static int enforce_cap(struct pcpu_sparse *sp)
 	return err ? err : reset;
 }
 
-void pcpu_sparse_observe(struct pcpu_histogram *h, double v)
+void pcpu_sparse_observe(struct pcpu_sparse *sp, double v)
 {
-	struct pcpu_sparse *sp = h->sparse;
-
 	for (;;) {
 		struct state *st;
 		enum add_result r;
@@ -506,24 +504,10 @@ void pcpu_sparse_observe(struct pcpu_histogram *h, double v)
 	}
 }
 
-PCPU_EXPORT void __pcpu_histogram_observe_sparse(struct pcpu_histogram *h, int64_t value)
+int pcpu_sparse_new(const struct pcpu_sparse_shape *s, struct pcpu_sparse **out)
 {
-	pcpu_sparse_observe(h, h->scale > 1 ? (double)value / (double)h->scale : (double)value);
-}
+	struct pcpu_sparse *sp = calloc(1, sizeof(*sp));
 
-int pcpu_sparse_new(struct pcpu_histogram *h, const struct pcpu_histogram_sparse *s)
-{
-	struct pcpu_sparse *sp;
-
-	if (s->schema < PCPU_HISTOGRAM_MIN_SCHEMA || s->schema > PCPU_HISTOGRAM_MAX_SCHEMA ||
-	    !(s->zero_threshold >= 0 && s->zero_threshold <= 1.7976931348623157e308) ||
-	    s->max_buckets > PCPU_HISTOGRAM_SPARSE_MAX_BUCKETS || s->min_reset_ns < 0 ||
-	    s->sum_scale < 0 || s->sum_scale > (INT64_C(1) << 53))
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(s->reserved) / sizeof(s->reserved[0]); i++)
-		if (s->reserved[i])
-			return -EINVAL;
-	sp = calloc(1, sizeof(*sp));
 	if (!sp)
 		return -ENOMEM;
 	pthread_mutex_init(&sp->lock, NULL);
@@ -533,17 +517,17 @@ int pcpu_sparse_new(struct pcpu_histogram *h, const struct pcpu_histogram_sparse
 	/* 2^-128 for 0, as the Go client: below any positive observation */
 	sp->zero_threshold = s->zero_threshold > 0 ? s->zero_threshold : ldexp(1, -128);
 	sp->min_reset_ns = s->min_reset_ns;
-	sp->scale = h->scale > 1 ? h->scale : 1;
-	sp->sum_scale = s->sum_scale     ? s->sum_scale :
-			h->scale > 1     ? h->scale :
-					   PCPU_COUNTER_DOUBLE_SCALE;
+	sp->scale = s->scale;
+	sp->sum_scale = s->sum_scale ? s->sum_scale :
+			s->scale > 1 ? s->scale :
+				       PCPU_COUNTER_DOUBLE_SCALE;
 	sp->last_reset = now_ns(CLOCK_MONOTONIC);
 	sp->state = state_new(sp, s->schema, MIN_SLOTS);
 	if (!sp->state) {
 		pcpu_sparse_free(sp);
 		return -ENOMEM;
 	}
-	h->sparse = sp;
+	*out = sp;
 	return 0;
 }
 
@@ -688,34 +672,25 @@ static int put_keys(struct pcpu_sparse *sp, struct reading *r, struct pcpu_metri
 }
 
 /*
- * Adds what 0.4's inline observe put in @h's set (its +Inf bucket and
- * the sum's two items) to @r, and makes the sum what the odd observations
- * make it. 0 or -ENOMEM.
+ * Adds what 0.4's inline observe put in the histogram's set (its +Inf
+ * bucket: @count; the sum, exposed: @sum) to @r, and makes the sum what the
+ * odd observations make it.
  */
-static int add_legacy(struct pcpu_histogram *h, struct reading *r)
+static void add_legacy(struct reading *r, uint64_t count, double sum)
 {
-	int64_t legacy[3];
-	int err = pcpu_stat_snapshot(h->set, legacy, NULL);
-
-	if (err)
-		return err;
-	r->total += legacy[0] > 0 ? (uint64_t)legacy[0] : 0;
-	r->sum += (double)(int64_t)((uint64_t)legacy[1] +
-				    ((uint64_t)legacy[2] << PCPU_HISTOGRAM_SUM_SHIFT)) /
-		  (double)h->sparse->scale;
+	r->total += count;
+	r->sum += sum;
 	if (r->odd & ODD_NAN || (r->odd & ODD_POS_INF && r->odd & ODD_NEG_INF))
 		r->sum = NAN;
 	else if (r->odd & ODD_POS_INF)
 		r->sum = INFINITY;
 	else if (r->odd & ODD_NEG_INF)
 		r->sum = -INFINITY;
-	return 0;
 }
 
-int pcpu_sparse_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp, uint64_t *inf,
-		     bool keys)
+int pcpu_sparse_fill(struct pcpu_sparse *sp, uint64_t legacy_count, double legacy_sum,
+		     struct pcpu_metric_sample *smp, uint64_t *inf, bool keys)
 {
-	struct pcpu_sparse *sp = h->sparse;
 	struct reading r = { 0 };
 	double raw;
 	int err = read_states(sp, &r, smp);
@@ -725,9 +700,9 @@ int pcpu_sparse_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp, u
 	/* pcpu_histogram_snapshot() has no scrape's lock: not the scrape's buffers */
 	err = keys ? put_keys(sp, &r, smp) : 0;
 	free(r.b);
-	err = err ? err : add_legacy(h, &r);
 	if (err)
 		return err;
+	add_legacy(&r, legacy_count, legacy_sum);
 	*inf = r.total;
 	smp->flags |= PCPU_METRIC_SAMPLE_F_SPARSE;
 	smp->schema = r.schema;
@@ -748,10 +723,8 @@ int pcpu_sparse_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp, u
 	return 0;
 }
 
-void pcpu_sparse_stats(struct pcpu_histogram *h, struct pcpu_sparse_stats *out)
+void pcpu_sparse_stats(struct pcpu_sparse *sp, struct pcpu_sparse_stats *out)
 {
-	struct pcpu_sparse *sp = h->sparse;
-
 	pthread_mutex_lock(&sp->lock);
 	*out = sp->stats;
 	out->schema = sp->state->schema;

@@ -53,8 +53,9 @@ types it needs and whose floor it must therefore stand on). Checked:
     what the two export;
   - no circle: no two files use each other, directly or through others
     (Tarjan's strongly connected components over the calls, the stored
-    pointers and the includes of a namesake's header), except the circles
-    that ALLOWLIST names, "FILE FILE ..." a line (the circle's files,
+    pointers and the includes of a namesake's header; a public header and
+    its namesake .c count as one file, the inline half of one unit),
+    except the circles that ALLOWLIST names, "FILE FILE ..." a line (the circle's files,
     sorted): a list that only shrinks, an entry that is no circle any more
     fails too.
 
@@ -208,6 +209,17 @@ for f in files:
         for c in namesakes.get(os.path.basename(g)[:-2], []) if g.endswith('.h') else []:
             if c != f and (g.startswith('include/') or os.path.dirname(c) == os.path.dirname(g)):
                 uses[f].setdefault(c, 'includes ' + g)
+
+# a public header and its namesake .c are one unit, split only because
+# the header's inline fast path must be compiled into programs: its calls
+# into its .c's slow path, and the .c's calls of its inline functions,
+# make no circle
+for f in files:
+    for g in list(uses[f]):
+        h, c = (f, g) if f.endswith('.h') else (g, f)
+        if (h.startswith('include/percpu/') and h.endswith('.h') and c.endswith('.c') and
+                os.path.basename(h)[:-2] == os.path.basename(c)[:-2]):
+            del uses[f][g]
 
 
 def exports(mapfile):

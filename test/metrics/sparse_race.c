@@ -79,10 +79,10 @@ int main(void)
 	pthread_join(t[OBSERVERS], NULL);
 	CHECK(7, pcpu_histogram_snapshot(reduced, counts, NULL) == 0);
 	CHECK(8, counts[0] == (uint64_t)OBSERVERS * ROUNDS);
-	pcpu_sparse_stats(reduced, &st);
+	pcpu_sparse_stats(reduced->sparse, &st);
 	CHECK(9, st.reductions > 0 && st.populated <= 20);
 	CHECK(10, pcpu_histogram_snapshot(reset, counts, NULL) == 0);
-	pcpu_sparse_stats(reset, &st);
+	pcpu_sparse_stats(reset->sparse, &st);
 	CHECK(11, st.resets > 0);
 	CHECK(12, counts[0] + st.discarded == (uint64_t)OBSERVERS * ROUNDS + st.repeated);
 	pcpu_histogram_destroy(reduced);

@@ -243,7 +243,7 @@ PCPU_TEST(sparse, the_limit_holds_after_each_observe_and_reduction_merges_as_go)
 
 		pcpu_histogram_observe_double(h, v);
 		model_add(&fine, v, ldexp(1, -128), 8);
-		pcpu_sparse_stats(h, &st);
+		pcpu_sparse_stats(h->sparse, &st);
 		cr_assert_leq(st.populated, 24, "observe %d: %u buckets", i, st.populated);
 		cr_assert_leq(st.schema, schema, "the schema only goes down");
 		schema = st.schema;
@@ -298,7 +298,7 @@ PCPU_TEST(sparse, min_reset_duration_reduces_first_then_resets)
 	/* within 200 ms of creation: reductions */
 	for (int i = 0; i < 20; i++, v *= 1.5)
 		pcpu_histogram_observe_double(h, v);
-	pcpu_sparse_stats(h, &st);
+	pcpu_sparse_stats(h->sparse, &st);
 	cr_assert_gt(st.reductions, 0);
 	cr_assert_eq(st.resets, 0);
 	cr_assert_lt(st.schema, 4);
@@ -312,7 +312,7 @@ PCPU_TEST(sparse, min_reset_duration_reduces_first_then_resets)
 	for (int i = 0; i < 20 && st.resets == 0; i++, v *= 1.5) {
 		pcpu_histogram_observe_double(h, v);
 		observed++;
-		pcpu_sparse_stats(h, &st);
+		pcpu_sparse_stats(h->sparse, &st);
 	}
 	cr_assert_eq(st.resets, 1);
 	cr_assert_eq(st.schema, 4);
@@ -396,7 +396,7 @@ PCPU_TEST(sparse, concurrent_observers_are_exact_across_reductions, .timeout = 1
 	struct got *g;
 
 	run_workers(h, 8, 50000, &total, &sum);
-	pcpu_sparse_stats(h, &st);
+	pcpu_sparse_stats(h->sparse, &st);
 	cr_log_info("reductions %llu, grows %llu, schema %d, populated %u",
 		    (unsigned long long)st.reductions, (unsigned long long)st.grows, st.schema,
 		    st.populated);
@@ -429,7 +429,7 @@ PCPU_TEST(sparse, concurrent_observers_across_resets_lose_nothing_else, .timeout
 	struct got *g;
 
 	run_workers(h, 3, 10000, &total, &sum);
-	pcpu_sparse_stats(h, &st);
+	pcpu_sparse_stats(h->sparse, &st);
 	cr_log_info("resets %llu, discarded %llu", (unsigned long long)st.resets,
 		    (unsigned long long)st.discarded);
 	cr_assert_gt(st.resets, 0);
