@@ -394,8 +394,6 @@ int main(int argc, char **argv)
 			cfg.duration_ms = 50;
 		} else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
 			cfg.runs = std::atoi(argv[++i]);
-		} else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
-			only = argv[++i];
 		} else if (!std::strcmp(argv[i], "--duration-ms") && i + 1 < argc) {
 			cfg.duration_ms = std::atoi(argv[++i]);
 		} else {
