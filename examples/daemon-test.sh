@@ -84,6 +84,9 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/percpu-daemon-test.XXXXXX")
 DAEMON_PID= PROM_PID= GW_PID=
 TEST_NAME=daemon-test CLEANUP_PIDS="PROM_PID DAEMON_PID GW_PID"
 PUSH_JOB=percpu-daemon-push PUSH_INSTANCE=percpu-daemon-test
+# loopback servers only: a proxy of the environment (libcurl's push, python's
+# urllib) must not get their requests
+export no_proxy="127.0.0.1${no_proxy:+,$no_proxy}" NO_PROXY="127.0.0.1${NO_PROXY:+,$NO_PROXY}"
 . "$(dirname "$0")/test-helpers.sh"
 
 # pychecks WHAT SCRIPT [ARGS...]: runs the python checks in SCRIPT (a file),

@@ -6,7 +6,8 @@ Reads the comments of the tree's sources (.c, .h, .cpp, .py, .sh, meson.build:
 every file git tracks with those names), every installed or generated
 header (they are sources too), README.md, the current section of NEWS.md
 (up to its second "## " heading), docs/*.md and the hand-written man pages
-(docs/*.1, docs/*.7), and takes from them:
+(docs/*.1, docs/*.7 and their templates docs/*.1.in, docs/*.7.in), and
+takes from them:
 
   - a path: a word with a slash whose first part is a folder of the tree
     (lib/, metrics/, include/, test/, docs/, tools/, debian/, examples/,
@@ -48,7 +49,8 @@ PATH = re.compile(r'(?<![\w./<>@:-])((?:%s)/(?:[\w.+-]+/)*(?:[\w+-]+\.%s(?![\w/-
                   % ('|'.join(TOP), EXT))
 BARE = re.compile(r'(?<![\w./<>@:-])([\w-]+\.[ch])(?![\w/-])')
 BASES = ('', 'lib', 'metrics', 'include', 'include/percpu')
-INSTALLED = re.compile(r'(/usr/share/doc/libpercpu-dev|PREFIX/share/doc/percpu)/([\w.-]*\w)')
+# roff writes a hyphen as \- (the man page templates)
+INSTALLED = re.compile(r'(/usr/share/doc/libpercpu\\?-dev|PREFIX/share/doc/percpu)/([\w.-]*\w)')
 
 
 def tracked():
@@ -100,7 +102,7 @@ def readable(f):
         heads = [m.start() for m in re.finditer(r'^## ', text, re.M)]
         end = heads[1] if len(heads) > 1 else len(text)
         return [(1, text[:end])]
-    if f == 'README.md' or re.match(r'docs/[^/]+\.(md|[137])$', f):
+    if f == 'README.md' or re.match(r'docs/[^/]+\.(md|[137])(\.in)?$', f):
         return [(1, text)]
     return None
 
