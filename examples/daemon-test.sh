@@ -526,6 +526,19 @@ fi
 
 # ---- shutdown ----
 
+# gateway_metrics: the Pushgateway's own exposition, into $TMP/gateway.metrics
+gateway_metrics()
+{
+	"$PY" -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+		"http://127.0.0.1:$GPORT/metrics" >"$TMP/gateway.metrics" 2>&1 || true
+}
+if [ "$PROMETHEUS" = 1 ]; then
+	gateway_metrics
+	check "pushgateway: holds the group of job $PUSH_JOB before the daemon stops" \
+		grep -q "job=\"$PUSH_JOB\"" "$TMP/gateway.metrics"
+fi
+
 check "percpu-daemon: exits 0 on SIGTERM" stop "$DAEMON_PID"
 DAEMON_PID=
 check "percpu-daemon: says it stopped" grep -q '^stopped$' "$TMP/daemon.out"
@@ -533,9 +546,7 @@ if [ "$PROMETHEUS" = 1 ]; then
 	check "percpu-daemon: deleted its group at shutdown (pcpu_metrics_push DELETE)" \
 		grep -q '^deleted$' "$TMP/daemon.out"
 	# the gateway's own exposition: no series of the group is left
-	"$PY" -c 'import sys, urllib.request
-print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
-		"http://127.0.0.1:$GPORT/metrics" >"$TMP/gateway.metrics" 2>&1 || true
+	gateway_metrics
 	check "pushgateway: answers /metrics after the delete" grep -q '^# TYPE' "$TMP/gateway.metrics"
 	check "pushgateway: no series of job $PUSH_JOB left" \
 		eval '! grep -q "job=\"$PUSH_JOB\"" "$TMP/gateway.metrics"'
