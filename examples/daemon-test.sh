@@ -17,6 +17,9 @@
 #   daemon_busy_seconds_total per worker to the decimal (a scaled counter);
 #   daemon_queue_depth per worker (set-style gauges);
 #   daemon_workers_done (a collector's) == 4, and the process_* metrics;
+#   the summary daemon_response_size_bytes: _count and _sum exact, each
+#   quantile within the summary's alpha of the exact one (the observation
+#   of that rank, which the daemon prints with the alpha);
 #   the same counts in OpenMetrics, which ends with # EOF;
 #   no credentials or a wrong password: 401 with a Basic challenge;
 #   another path with credentials: 404; plain HTTP: no exposition.
@@ -35,9 +38,22 @@
 # --enable-feature=exemplar-storage too, the histogram's exemplars (one
 # request in 100 is observed with its trace_id) are queried back through
 # /api/v1/query_exemplars, each one the daemon recorded with its value;
-# OpenMetrics scrapes show them on the classic buckets.
+# OpenMetrics scrapes show them on the classic buckets. The summary is
+# stored too: its quantile series within alpha, _sum and _count exact.
 #
-# Skipped (exit 77) without openssl or python3. Whatever happens, everything
+# A pushed group, with --prometheus: a real Pushgateway
+# (prometheus-pushgateway, started here first on another free loopback
+# port) to which the daemon pushes every metric once its workers are done
+# (-g, pcpu_metrics_push() PUT, job percpu-daemon-push, grouping labels
+# instance and path, the path's '/' sent in base64). Prometheus scrapes
+# the gateway too (honor_labels: true) and must store each pushed series
+# with exactly the tally's labels plus job, instance and path: the
+# requests, the classic histogram (text has no native buckets) and the
+# summary's _sum and _count. At SIGTERM the daemon deletes the group
+# (DELETE), which must then be gone from the gateway's /metrics.
+#
+# Skipped (exit 77) without openssl or python3; with --prometheus, it fails
+# without prometheus or prometheus-pushgateway. Whatever happens, everything
 # it started is killed and waited for. Prints one "ok"/"not ok" line per
 # check and "daemon-test: N passed, N failed"; exit status 0 when every
 # check passed.
@@ -65,8 +81,12 @@ for tool in openssl "$PY"; do
 done
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/percpu-daemon-test.XXXXXX")
-DAEMON_PID= PROM_PID=
-TEST_NAME=daemon-test CLEANUP_PIDS="PROM_PID DAEMON_PID"
+DAEMON_PID= PROM_PID= GW_PID=
+TEST_NAME=daemon-test CLEANUP_PIDS="PROM_PID DAEMON_PID GW_PID"
+PUSH_JOB=percpu-daemon-push PUSH_INSTANCE=percpu-daemon-test
+# loopback servers only: a proxy of the environment (libcurl's push, python's
+# urllib) must not get their requests
+export no_proxy="127.0.0.1${no_proxy:+,$no_proxy}" NO_PROXY="127.0.0.1${NO_PROXY:+,$NO_PROXY}"
 . "$(dirname "$0")/test-helpers.sh"
 
 # pychecks WHAT SCRIPT [ARGS...]: runs the python checks in SCRIPT (a file),
@@ -99,6 +119,37 @@ if ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
 fi
 printf 'pw-%s-%s\n' "$$" "$RANDOM" >"$TMP/password"
 
+# ---- the Pushgateway (--prometheus) ----
+
+# up when it accepts a connection; another port if this one was taken
+PUSH_ARGS=()
+if [ "$PROMETHEUS" = 1 ]; then
+	GW=$(command -v prometheus-pushgateway || command -v pushgateway || true)
+	for try in 1 2 3; do
+		[ -n "$GW" ] || break
+		GPORT=$(free_port)
+		"$GW" --web.listen-address="127.0.0.1:$GPORT" --persistence.file= --log.level=warn \
+			>"$TMP/gateway.log" 2>&1 &
+		GW_PID=$!
+		for i in $(seq 100); do
+			kill -0 "$GW_PID" 2>/dev/null || break
+			(exec 3<>"/dev/tcp/127.0.0.1/$GPORT") 2>/dev/null && break 2
+			sleep 0.1
+		done
+		stop "$GW_PID" >/dev/null 2>&1 || true
+		GW_PID=
+	done
+	if [ -z "$GW_PID" ]; then
+		echo "not ok - prometheus-pushgateway: installed and started on a loopback port"
+		[ -f "$TMP/gateway.log" ] && sed 's/^/# /' "$TMP/gateway.log" | tail -n 5
+		FAILED=$((FAILED + 1))
+		finish
+	fi
+	echo "# $("$GW" --version 2>&1 | head -n 1) on 127.0.0.1:$GPORT (pid $GW_PID)"
+	PUSH_ARGS=(-g "http://127.0.0.1:$GPORT" -J "$PUSH_JOB" -G "instance=$PUSH_INSTANCE"
+		-G "path=$METRICS_PATH")
+fi
+
 # ---- the daemon ----
 
 # the background job opens its output file when it gets to run: make the
@@ -106,7 +157,7 @@ printf 'pw-%s-%s\n' "$$" "$RANDOM" >"$TMP/password"
 : >"$TMP/daemon.out"
 "$DAEMON" -w "$WORKERS" -n "$N" -s 42 -a 127.0.0.1 -p 0 -m "$METRICS_PATH" \
 	-c "$TMP/cert.pem" -k "$TMP/key.pem" -u "$USER_NAME" -P "$TMP/password" \
-	>>"$TMP/daemon.out" 2>&1 &
+	${PUSH_ARGS[@]+"${PUSH_ARGS[@]}"} >>"$TMP/daemon.out" 2>&1 &
 DAEMON_PID=$!
 PORT=
 for i in $(seq 600); do
@@ -124,6 +175,8 @@ fi
 sed -n 's/^tally //p' "$TMP/daemon.out" >"$TMP/tallies"
 sed -n 's/^quantile //p' "$TMP/daemon.out" >"$TMP/quantiles"
 sed -n 's/^exemplar //p' "$TMP/daemon.out" >"$TMP/exemplars"
+sed -n 's/^size-quantile //p' "$TMP/daemon.out" >"$TMP/size-quantiles"
+sed -n 's/^size-alpha //p' "$TMP/daemon.out" >"$TMP/size-alpha"
 echo "# percpu-daemon on https://127.0.0.1:$PORT$METRICS_PATH (pid $DAEMON_PID)," \
 	"$(wc -l <"$TMP/tallies") tallies"
 
@@ -168,6 +221,19 @@ def parse_tallies(path):
 def exact(text, value, scale):
     # the exposed decimal is value / scale to the last digit
     return decimal.Decimal(text) == decimal.Decimal(value) / decimal.Decimal(scale)
+
+S = "daemon_response_size_bytes"
+
+def summary_wrong(got, tmp):
+    # got: {quantile string: value}; each within the summary's alpha of the
+    # exact quantile (the observation of that rank) that the daemon printed
+    alpha = float(open(tmp + "/size-alpha").read())
+    want = {float(q): x for q, x in (line.split() for line in open(tmp + "/size-quantiles"))}
+    got = {float(q): v for q, v in got.items()}  # "0.5" and "0.50" are one quantile
+    wrong = [(q, got.get(q), x) for q, x in want.items()
+             if q not in got or not abs(float(got[q]) - int(x)) <= alpha * int(x) * (1 + 1e-12)]
+    wrong += [(q, "not asked") for q in got if q not in want]
+    return alpha, want, wrong
 
 def report(ok, what, detail=""):
     print(("ok - " if ok else "not ok - ") + what)
@@ -244,6 +310,12 @@ report(len(family(body, "daemon_busy_seconds_total")) == workers,
        f"daemon_busy_seconds_total: one series per worker ({workers})")
 compare("daemon_queue_depth: every worker's set gauge exact", ["daemon_queue_depth"])
 compare(f"daemon_workers_done (a collector's gauge) is {workers}", ["daemon_workers_done"])
+compare("summary: daemon_response_size_bytes_count and _sum exact",
+        [S + "_count", S + "_sum"])
+alpha, want, wrong = summary_wrong({dict(k[1])["quantile"]: v for k, v in body.items()
+                                    if k[0] == S}, tmp)
+report(want and not wrong, "summary: %d quantiles each within alpha %.3g %% of the exact one"
+       % (len(want), 100 * alpha), wrong)
 report(all(any(k[0] == n for k in body) for n in
            ("process_cpu_seconds_total", "process_open_fds", "process_resident_memory_bytes")),
        "process collector: process_cpu_seconds_total, _open_fds, _resident_memory_bytes")
@@ -300,6 +372,11 @@ scrape_configs:
       server_name: localhost
     static_configs:
       - targets: ['127.0.0.1:$PORT']
+  # the pushed group: its own job and grouping labels, not the gateway's
+  - job_name: pushgateway
+    honor_labels: true
+    static_configs:
+      - targets: ['127.0.0.1:$GPORT']
 EOF
 	prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
 		--web.listen-address="127.0.0.1:$PPORT" --enable-feature=native-histograms,exemplar-storage \
@@ -314,27 +391,38 @@ EOF
 		sleep 1
 	done
 	echo "# prometheus: sum(daemon_requests_total) returned $GOT (after about $i s)"
+	PUSHED=none
+	for i in $(seq 30); do
+		kill -0 "$PROM_PID" 2>/dev/null || break
+		PUSHED=$(pquery "sum(daemon_requests_total{job=\"$PUSH_JOB\"})")
+		[ "$PUSHED" = "$N" ] && break
+		sleep 1
+	done
+	echo "# prometheus: the pushed group's sum(daemon_requests_total) returned $PUSHED (after about $i s more)"
 	if [ "$GOT" != "$N" ]; then
 		echo "# up: $(pquery 'up{job="percpu-daemon"}')"
 		sed 's/^/# /' "$TMP/prometheus.log" | tail -n 20
 	fi
 	check "prometheus: sum(daemon_requests_total) is exactly $N" [ "$GOT" = "$N" ]
+	check "prometheus: the pushed group's sum(daemon_requests_total) is exactly $N" \
+		[ "$PUSHED" = "$N" ]
 	cat >"$TMP/prom.py" <<'EOF'
 import json, sys, urllib.parse, urllib.request
 sys.path.insert(0, sys.argv[1])
 from common import *
 
 tmp, api, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
+push_job, push_instance, push_path = sys.argv[4], sys.argv[5], sys.argv[6]
 tallies = parse_tallies(tmp + "/tallies")
 
-def query(expr):
+def query(expr, drop=("__name__", "job", "instance")):
     q = urllib.parse.urlencode({"query": expr})
     with urllib.request.urlopen(api + "?" + q, timeout=5) as r:
         res = json.load(r)["data"]["result"]
     # job and instance are Prometheus's; the rest is the daemon's
     return {(s["metric"].get("__name__", ""),
              frozenset((k, repr(float(v)) if k == "le" else v) for k, v in s["metric"].items()
-                       if k not in ("__name__", "job", "instance"))): s["value"][1]
+                       if k not in drop)): s["value"][1]
             for s in res}
 
 def stored(what, name):
@@ -404,15 +492,65 @@ wrong = [e for e in got if e[0] not in recorded or float(e[1]) != recorded[e[0]]
 report(recorded and got and not wrong,
        "prometheus: %d exemplars of the native histogram stored (query_exemplars), "
        "each a recorded trace and value" % len(got), wrong[:5])
+# the summary, scraped as protobuf: the quantile series, _sum and _count
+stored("prometheus: the summary's _count exact", S + "_count")
+stored("prometheus: the summary's _sum exact", S + "_sum")
+alpha, want, wrong = summary_wrong({dict(k[1])["quantile"]: v for k, v in
+                                    query(S + '{job="percpu-daemon"}').items()}, tmp)
+report(want and not wrong, "prometheus: the summary's %d quantile series each within "
+       "alpha %.3g %% of the exact one" % (len(want), 100 * alpha), wrong)
+# the pushed group, scraped from the Pushgateway with honor_labels: each
+# series exactly the tally, with the group's job and grouping labels
+group = {("job", push_job), ("instance", push_instance), ("path", push_path)}
+for name in ("daemon_requests_total", "daemon_request_duration_seconds_bucket",
+             "daemon_request_duration_seconds_count", "daemon_request_duration_seconds_sum",
+             S + "_count", S + "_sum", "daemon_workers_done"):
+    want = {(n, ls | group): v for (n, ls), v in tallies.items() if n == name}
+    got = query('%s{job="%s"}' % (name, push_job), drop=("__name__",))
+    wrong = [(k, got.get(k), v) for k, v in want.items()
+             if k not in got or float(got[k]) != v[0] / v[1]]
+    extra = [k for k in got if k not in want]
+    report(want and not wrong and not extra,
+           "prometheus: pushed %s, every series exactly the tally with job=%s, "
+           "instance=%s, path=%s" % (name, push_job, push_instance, push_path),
+           (wrong[:3], extra[:3]))
+alpha, want, wrong = summary_wrong({dict(k[1])["quantile"]: v for k, v in
+                                    query(S + '{job="%s"}' % push_job).items()}, tmp)
+report(want and not wrong, "prometheus: the pushed summary's quantiles within alpha", wrong)
 EOF
-	pychecks "prometheus" "$TMP/prom.py" "$TMP" "http://127.0.0.1:$PPORT/api/v1/query" "$WORKERS"
+	pychecks "prometheus" "$TMP/prom.py" "$TMP" "http://127.0.0.1:$PPORT/api/v1/query" "$WORKERS" \
+		"$PUSH_JOB" "$PUSH_INSTANCE" "$METRICS_PATH"
 	check "prometheus: stopped cleanly" stop "$PROM_PID"
 	PROM_PID=
 fi
 
 # ---- shutdown ----
 
+# gateway_metrics: the Pushgateway's own exposition, into $TMP/gateway.metrics
+gateway_metrics()
+{
+	"$PY" -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+		"http://127.0.0.1:$GPORT/metrics" >"$TMP/gateway.metrics" 2>&1 || true
+}
+if [ "$PROMETHEUS" = 1 ]; then
+	gateway_metrics
+	check "pushgateway: holds the group of job $PUSH_JOB before the daemon stops" \
+		grep -q "job=\"$PUSH_JOB\"" "$TMP/gateway.metrics"
+fi
+
 check "percpu-daemon: exits 0 on SIGTERM" stop "$DAEMON_PID"
 DAEMON_PID=
 check "percpu-daemon: says it stopped" grep -q '^stopped$' "$TMP/daemon.out"
+if [ "$PROMETHEUS" = 1 ]; then
+	check "percpu-daemon: deleted its group at shutdown (pcpu_metrics_push DELETE)" \
+		grep -q '^deleted$' "$TMP/daemon.out"
+	# the gateway's own exposition: no series of the group is left
+	gateway_metrics
+	check "pushgateway: answers /metrics after the delete" grep -q '^# TYPE' "$TMP/gateway.metrics"
+	check "pushgateway: no series of job $PUSH_JOB left" \
+		eval '! grep -q "job=\"$PUSH_JOB\"" "$TMP/gateway.metrics"'
+	check "pushgateway: stopped cleanly" stop "$GW_PID"
+	GW_PID=
+fi
 finish

@@ -26,7 +26,16 @@
  *  - daemon_workers_done: a collector's gauge, computed at scrape time,
  *    added with PCPU_METRICS_COLLECTOR_F_CONTINUE (a failing collector
  *    costs the scrape its own samples only).
+ *  - daemon_response_size_bytes: a summary (<percpu/summary.h>) of the
+ *    responses' sizes, quantiles 0.5, 0.9 and 0.99 within a relative error
+ *    alpha (2 % asked; pcpu_summary_alpha() says what it guarantees), over
+ *    the default ten-minute window, with _sum and _count.
  *  - the standard process_* metrics (pcpu_metrics_process_collector()).
+ *
+ * With -g URL it is also a batch job's shape: once the workers are done it
+ * pushes every metric above to the Pushgateway at URL (pcpu_metrics_push(),
+ * PUT) as the group of job -J and the grouping labels -G NAME=VALUE, and
+ * at shutdown deletes that group (DELETE).
  *
  * Output on stdout, one line each, for a script to read:
  *   listening on ADDRESS:PORT           (at start; the port picked for -p 0)
@@ -39,10 +48,17 @@
  *                                        ceil(Q x count), in ns)
  *   exemplar TRACE_ID NS                (each observation recorded with
  *                                        an exemplar, trace_id=TRACE_ID)
+ *   size-quantile Q BYTES               (the exact Q-quantile of the
+ *                                        response sizes, rank as above)
+ *   size-alpha ALPHA                    (the summary's guaranteed alpha)
+ *   pushed                              (with -g: the group was pushed)
  *   tallies done                        (after the last tally and quantile)
+ *   deleted                             (with -g: at shutdown, the group
+ *                                        was deleted)
  *
  * Exit status: 0 after a clean shutdown (SIGINT, SIGTERM), 1 on an error
- * (a file that cannot be read, a server that cannot start), 2 on bad usage.
+ * (a file that cannot be read, a server that cannot start, a push or
+ * delete that fails), 2 on bad usage.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -62,12 +78,14 @@
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/metrics_http.h>
+#include <percpu/summary.h>
 
 #include "example.h"
 
 #define MAX_WORKERS 256
 #define MAX_FILE_BYTES (1 << 20)
 #define NS_PER_SEC INT64_C(1000000000)
+#define MAX_GROUPING 8
 
 /* ---- what a request can be ---- */
 
@@ -100,13 +118,45 @@ static const struct pcpu_histogram_native latency_native = {
 	.max = 60 * NS_PER_SEC,
 };
 
+/*
+ * response sizes: 100 B to 500 kB. At alpha 2 % the summary takes schema
+ * 5 (1.1 %), whose buckets cover (0, 2^19] within a histogram's limit.
+ */
+#define MIN_RESPONSE_BYTES 100
+#define RESPONSE_SPREAD_BYTES 500000
+#define MAX_RESPONSE_BYTES (INT64_C(1) << 19)
+static const double size_objectives[] = { 0.5, 0.9, 0.99 }; /* percents[] below */
+#define NR_OBJECTIVES (sizeof(size_objectives) / sizeof(size_objectives[0]))
+
 /* ---- the metrics ---- */
 
 static struct pcpu_family *requests;  /* counter family {method, route, code} */
 static struct pcpu_family *latency;   /* histogram family {route} */
 static struct pcpu_family *busy;      /* scaled counter family {worker} */
 static struct pcpu_family *queue;     /* set-gauge family {worker} */
+static struct pcpu_summary *sizes;    /* response sizes */
 static atomic_uint workers_done;      /* what the collector reports */
+
+/* The summary of response sizes: 0, or -1 (said). */
+static int create_sizes(void)
+{
+	const struct pcpu_summary_desc sd = {
+		.name = "daemon_response_size_bytes",
+		.help = "Size of the responses sent",
+		.unit = "bytes",
+		.quantiles = size_objectives,
+		.nr_quantiles = NR_OBJECTIVES,
+		.alpha = 0.02,
+		.max = MAX_RESPONSE_BYTES,
+	};
+
+	sizes = pcpu_summary_create(&sd);
+	if (!sizes) {
+		perror("percpu-daemon: pcpu_summary_create");
+		return -1;
+	}
+	return 0;
+}
 
 static int create_metrics(void)
 {
@@ -157,7 +207,7 @@ static int create_metrics(void)
 		perror("percpu-daemon: pcpu_family_create");
 		return -1;
 	}
-	return 0;
+	return create_sizes();
 }
 
 static void destroy_metrics(void)
@@ -166,6 +216,7 @@ static void destroy_metrics(void)
 	pcpu_family_destroy(latency);
 	pcpu_family_destroy(busy);
 	pcpu_family_destroy(queue);
+	pcpu_summary_destroy(sizes);
 }
 
 /*
@@ -208,6 +259,7 @@ struct tally {
 	int64_t sum_ns[NR_ROUTES];
 	int64_t busy_ns;
 	int64_t queue_depth;
+	int64_t size_bytes; /* the sum of the response sizes */
 };
 
 struct worker {
@@ -218,8 +270,27 @@ struct worker {
 	struct tally t;
 	int64_t *latency_ns[NR_ROUTES]; /* every observation, for exact quantiles */
 	size_t nr_latency[NR_ROUTES];
+	int64_t *size;           /* every response size, for exact quantiles */
+	size_t nr_size;
 	int err;
 };
+
+/* The worker's own count of a request, the oracle the metrics are checked against. */
+static void tally_request(struct worker *w, unsigned int m, unsigned int r, unsigned int c,
+			  int64_t ns, int64_t bytes)
+{
+	unsigned int b = 0;
+
+	w->t.requests[m][r][c]++;
+	while (b < NR_BOUNDS && ns > latency_bounds[b])
+		b++;
+	w->t.buckets[r][b]++;
+	w->t.sum_ns[r] += ns;
+	w->t.busy_ns += ns;
+	w->latency_ns[r][w->nr_latency[r]++] = ns;
+	w->t.size_bytes += bytes;
+	w->size[w->nr_size++] = bytes;
+}
 
 static int work(struct worker *w)
 {
@@ -236,7 +307,7 @@ static int work(struct worker *w)
 		/* 90 % 200, 7 % 404, 3 % 500 */
 		unsigned int c = (x >> 16) % 100 < 90 ? 0 : (x >> 16) % 100 < 97 ? 1 : 2;
 		int64_t ns = 1000 + (int64_t)((x >> 24) % (uint64_t)route_spread_ns[r]);
-		unsigned int b = 0;
+		int64_t bytes = MIN_RESPONSE_BYTES + (int64_t)(mix(x) % RESPONSE_SPREAD_BYTES);
 
 		/*
 		 * Label values known at run time: a lock-free lookup, then the
@@ -265,16 +336,10 @@ static int work(struct worker *w)
 			pcpu_histogram_observe(lat, ns);
 		}
 		pcpu_counter_add(busy_child, ns);
+		pcpu_summary_observe(sizes, bytes);
 		w->t.queue_depth = (int64_t)((x >> 40) % 64);
 		pcpu_gauge_set(depth, w->t.queue_depth);
-
-		w->t.requests[m][r][c]++;
-		while (b < NR_BOUNDS && ns > latency_bounds[b])
-			b++;
-		w->t.buckets[r][b]++;
-		w->t.sum_ns[r] += ns;
-		w->t.busy_ns += ns;
-		w->latency_ns[r][w->nr_latency[r]++] = ns;
+		tally_request(w, m, r, c, ns, bytes);
 	}
 	atomic_fetch_add(&workers_done, 1);
 	return 0;
@@ -289,6 +354,19 @@ static void *worker_main(void *arg)
 }
 
 /* ---- the tallies on stdout ---- */
+
+static void print_size_tallies(const struct worker *ws, unsigned int nr)
+{
+	uint64_t count = 0;
+	int64_t sum = 0;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		count += ws[i].nr_size;
+		sum += ws[i].t.size_bytes;
+	}
+	printf("tally daemon_response_size_bytes_count %" PRIu64 " 1\n", count);
+	printf("tally daemon_response_size_bytes_sum %" PRId64 " 1\n", sum);
+}
 
 static void print_tallies(const struct worker *ws, unsigned int nr)
 {
@@ -346,6 +424,7 @@ static void print_tallies(const struct worker *ws, unsigned int nr)
 		       routes[r], all.sum_ns[r], NS_PER_SEC);
 	}
 	printf("tally daemon_workers_done %u 1\n", nr);
+	print_size_tallies(ws, nr);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -355,18 +434,37 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* the quantiles printed: the daemon's objectives, in percent */
+static const unsigned int percents[] = { 50, 90, 99 };
+
+/*
+ * Sorts @all (@count values) and prints "@prefix 0.PP VALUE" for each
+ * percent above: the observation at rank ceil(count x percent / 100).
+ */
+static void print_exact(const char *prefix, int64_t *all, size_t count)
+{
+	qsort(all, count, sizeof(*all), cmp_i64);
+	for (size_t q = 0; q < sizeof(percents) / sizeof(percents[0]); q++) {
+		size_t rank = (count * percents[q] + 99) / 100;
+
+		printf("%s 0.%02u %" PRId64 "\n", prefix, percents[q], all[rank ? rank - 1 : 0]);
+	}
+}
+
 /*
  * The exact quantiles of each route's latencies, which the native
- * buckets let Prometheus estimate within a bucket's width (9 %).
+ * buckets let Prometheus estimate within a bucket's width (9 %), and of
+ * the response sizes, which the summary reports within its alpha.
  */
 static int print_quantiles(const struct worker *ws, unsigned int nr)
 {
-	static const unsigned int percents[] = { 50, 90, 99 };
+	size_t count = 0, at = 0;
+	int64_t *all;
+	char prefix[64];
 
 	for (unsigned int r = 0; r < NR_ROUTES; r++) {
-		size_t count = 0, at = 0;
-		int64_t *all;
-
+		count = 0;
+		at = 0;
 		for (unsigned int i = 0; i < nr; i++)
 			count += ws[i].nr_latency[r];
 		if (!count)
@@ -378,14 +476,24 @@ static int print_quantiles(const struct worker *ws, unsigned int nr)
 			memcpy(all + at, ws[i].latency_ns[r], ws[i].nr_latency[r] * sizeof(*all));
 			at += ws[i].nr_latency[r];
 		}
-		qsort(all, count, sizeof(*all), cmp_i64);
-		for (size_t q = 0; q < sizeof(percents) / sizeof(percents[0]); q++) {
-			/* ceil(count x percent / 100), at least 1 */
-			size_t rank = (count * percents[q] + 99) / 100;
-
-			printf("quantile %s 0.%02u %" PRId64 "\n", routes[r], percents[q],
-			       all[rank ? rank - 1 : 0]);
+		snprintf(prefix, sizeof(prefix), "quantile %s", routes[r]);
+		print_exact(prefix, all, count);
+		free(all);
+	}
+	printf("size-alpha %.17g\n", pcpu_summary_alpha(sizes));
+	count = 0;
+	at = 0;
+	for (unsigned int i = 0; i < nr; i++)
+		count += ws[i].nr_size;
+	if (count) {
+		all = malloc(count * sizeof(*all));
+		if (!all)
+			return -1;
+		for (unsigned int i = 0; i < nr; i++) {
+			memcpy(all + at, ws[i].size, ws[i].nr_size * sizeof(*all));
+			at += ws[i].nr_size;
 		}
+		print_exact("size-quantile", all, count);
 		free(all);
 	}
 	fflush(stdout);
@@ -399,6 +507,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: percpu-daemon [-w WORKERS] [-n REQUESTS] [-s SEED] [-a ADDRESS] [-p PORT]\n"
 		"                     [-m PATH] [-c CERT -k KEY] [-u USER -P PASSWORD_FILE]\n"
+		"                     [-g URL -J JOB [-G NAME=VALUE]...]\n"
 		"  -w  worker threads, 1 to %d (default 4)\n"
 		"  -n  requests to simulate in all (default 100000)\n"
 		"  -s  the generator's seed (default 1)\n"
@@ -407,8 +516,11 @@ static void usage(FILE *f)
 		"  -m  path of the metrics (default /metrics)\n"
 		"  -c, -k  PEM certificate and unencrypted key files: serve HTTPS\n"
 		"  -u, -P  basic authentication: user, and a file holding the password\n"
-		"          (its first line)\n",
-		MAX_WORKERS);
+		"          (its first line)\n"
+		"  -g, -J  push the metrics to the Pushgateway at URL as job JOB once the\n"
+		"          workers are done, and delete the group at shutdown\n"
+		"  -G  a grouping label of the pushed group (at most %d)\n",
+		MAX_WORKERS, MAX_GROUPING);
 }
 
 /* The whole of file @path, NUL terminated, in *@out; false with a message. */
@@ -442,19 +554,69 @@ fail:
 	return false;
 }
 
+/*
+ * -g: pushes (PUT) or deletes the group of @o; false with a message. The
+ * gateway's reason, where it refused, is in the library's message.
+ */
+static bool push(const struct pcpu_metrics_push_options *o, enum pcpu_metrics_push_method m)
+{
+	char message[512];
+	int err = pcpu_metrics_push(o, m, message, sizeof(message));
+
+	if (err == 0)
+		return true;
+	fprintf(stderr, "percpu-daemon: %s %s: %s: %s\n",
+		m == PCPU_METRICS_PUSH_DELETE ? "delete the group at" : "push to", o->url,
+		strerror(-err), message);
+	return false;
+}
+
+/* -G NAME=VALUE into @grouping (NAME, VALUE, ..., NULL), split in place */
+static bool add_grouping(const char **grouping, unsigned int *nr, char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || *nr >= MAX_GROUPING)
+		return false;
+	*eq = '\0';
+	grouping[2 * *nr] = arg;
+	grouping[2 * *nr + 1] = eq + 1;
+	(*nr)++;
+	return true;
+}
+
 struct daemon_args {
 	uint64_t nr_workers, n, seed, port;
 	const char *cert_file, *key_file, *pass_file;
 	char *cert, *key, *pass; /* what those files hold (read_secrets()) */
 	struct pcpu_metrics_server_options o;
+	/* -g, -J, -G: the gateway, the job and the grouping labels */
+	struct pcpu_metrics_push_options po;
+	const char *grouping[2 * MAX_GROUPING + 1];
+	unsigned int nr_grouping;
 };
+
+/* -g URL, -J JOB, -G NAME=VALUE into @a: false for a bad one. */
+static bool parse_push_option(int opt, struct daemon_args *a)
+{
+	switch (opt) {
+	case 'g':
+		a->po.url = optarg;
+		return true;
+	case 'J':
+		a->po.job = optarg;
+		return true;
+	default:
+		return add_grouping(a->grouping, &a->nr_grouping, optarg);
+	}
+}
 
 /* The command line into @a: -1 to run, else main's status (-h's 0, a usage error's 2). */
 static int parse_args(int argc, char **argv, struct daemon_args *a)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "w:n:s:a:p:m:c:k:u:P:h")) != -1) {
+	while ((opt = getopt(argc, argv, "w:n:s:a:p:m:c:k:u:P:g:J:G:h")) != -1) {
 		switch (opt) {
 		case 'w':
 			if (!example_parse_u64(optarg, 1, MAX_WORKERS, &a->nr_workers))
@@ -490,11 +652,18 @@ static int parse_args(int argc, char **argv, struct daemon_args *a)
 		case 'P':
 			a->pass_file = optarg;
 			break;
+		case 'g':
+		case 'J':
+		case 'G':
+			if (!parse_push_option(opt, a))
+				goto bad_usage;
+			break;
 		default:
 			return example_other_option(opt, usage);
 		}
 	}
-	if (optind != argc || !a->cert_file != !a->key_file || !a->o.basic_auth_user != !a->pass_file)
+	if (optind != argc || !a->cert_file != !a->key_file || !a->o.basic_auth_user != !a->pass_file ||
+	    !a->po.url != !a->po.job || (a->nr_grouping && !a->po.url))
 		goto bad_usage;
 	a->o.port = (unsigned int)a->port;
 	return -1;
@@ -554,6 +723,11 @@ static bool run_workers(struct worker *ws, const struct daemon_args *a)
 		w->stride = a->nr_workers;
 		w->n = a->n;
 		w->seed = a->seed;
+		w->size = malloc((a->n / a->nr_workers + 1) * sizeof(int64_t));
+		if (!w->size) {
+			fprintf(stderr, "percpu-daemon: out of memory\n");
+			ok = false;
+		}
 		for (unsigned int r = 0; ok && r < NR_ROUTES; r++) {
 			w->latency_ns[r] = malloc((a->n / a->nr_workers + 1) * sizeof(int64_t));
 			if (!w->latency_ns[r]) {
@@ -600,6 +774,31 @@ static void wait_for_stop(const sigset_t *sigs)
 	} while (sig != SIGINT && sig != SIGTERM);
 }
 
+/*
+ * The tallies are out: pushes the final values to the gateway (-g), stays
+ * up until told to stop, so that a scraper reads them, then deletes the
+ * pushed group. False if a push failed (said).
+ */
+static bool push_and_wait(const struct daemon_args *a, const sigset_t *sigs)
+{
+	/* a batch job's ending: its final values to the gateway */
+	if (a->po.url) {
+		if (!push(&a->po, PCPU_METRICS_PUSH_PUT))
+			return false;
+		printf("pushed\n");
+	}
+	printf("tallies done\n");
+	fflush(stdout);
+	wait_for_stop(sigs);
+	/* the group would outlive the daemon on the gateway: delete it */
+	if (a->po.url) {
+		if (!push(&a->po, PCPU_METRICS_PUSH_DELETE))
+			return false;
+		printf("deleted\n");
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_args a = {
@@ -610,8 +809,10 @@ int main(int argc, char **argv)
 	struct pcpu_metrics_server *srv = NULL;
 	struct worker *ws = NULL;
 	sigset_t sigs;
-	int ret = parse_args(argc, argv, &a);
+	int ret;
 
+	a.po = (struct pcpu_metrics_push_options){ .size = sizeof(a.po), .grouping = a.grouping };
+	ret = parse_args(argc, argv, &a);
 	if (ret >= 0)
 		return ret;
 	ret = 1;
@@ -633,10 +834,8 @@ int main(int argc, char **argv)
 	print_tallies(ws, (unsigned int)a.nr_workers);
 	if (print_quantiles(ws, (unsigned int)a.nr_workers) != 0)
 		goto out;
-	printf("tallies done\n");
-	fflush(stdout);
-	/* up until told to stop, so that a scraper reads the final values */
-	wait_for_stop(&sigs);
+	if (!push_and_wait(&a, &sigs))
+		goto out;
 	printf("stopped\n");
 	ret = 0;
 out:
@@ -644,9 +843,11 @@ out:
 	pcpu_metrics_collector_remove(pcpu_metrics_process_collector, NULL);
 	pcpu_metrics_collector_remove(workers_collector, NULL);
 	destroy_metrics();
-	for (unsigned int i = 0; ws && i < a.nr_workers; i++)
+	for (unsigned int i = 0; ws && i < a.nr_workers; i++) {
 		for (unsigned int r = 0; r < NR_ROUTES; r++)
 			free(ws[i].latency_ns[r]);
+		free(ws[i].size);
+	}
 	free(ws);
 	free(a.cert);
 	free(a.key);

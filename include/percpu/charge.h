@@ -32,7 +32,10 @@
  * handler must not longjmp() out of a take it interrupted. fork() is safe,
  * but not from a handler that interrupted this thread's slow path.
  *
- * Link: pkg-config percpu. Proof: lib/charge/charge.c (a take).
+ * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound], path
+ * 2 (installed as /usr/share/doc/libpercpu-dev/internals.md by Debian's
+ * libpercpu-dev, PREFIX/share/doc/percpu/internals.md by meson install);
+ * a take's, in lib/charge/charge.c's opening comment (the source only).
  */
 #ifndef PERCPU_CHARGE_H
 #define PERCPU_CHARGE_H

@@ -31,7 +31,9 @@
 
 /*
  * The inline fast paths (adds and tries, and what they call) are always
- * inlined, even where gcc's own inlining gives up (docs/rationale.md);
+ * inlined, even where gcc's own inlining gives up (docs/rationale.md,
+ * installed as /usr/share/doc/libpercpu-dev/rationale.md by Debian's
+ * libpercpu-dev, PREFIX/share/doc/percpu/rationale.md by meson install);
  * their slow paths stay out of line.
  */
 #define PCPU_INLINE static inline PCPU_ALWAYS_INLINE
@@ -75,7 +77,8 @@ static inline int __pcpu_within(int64_t delta, uint64_t threshold)
  * delta of about 2^63, which fails every check: its CPU's first add takes
  * the slow path, which records the CPU among the counter's armed ones
  * before it arms the slot, so that walks and the error bound need visit
- * only those (docs/internals.md [armed]). Unarmed layouts pass 0.
+ * only those (docs/internals.md [armed], installed beside rationale.md
+ * above). Unarmed layouts pass 0.
  */
 #define PCPU_SLOT_ARMED (UINT64_C(1) << 63)
 

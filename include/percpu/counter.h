@@ -41,7 +41,9 @@
  * Destroy reads (does not write) every possible CPU's copy.
  *
  * Link: pkg-config percpu. Proofs: docs/internals.md [armed],
- * [pending-bound], [publish-order], [monotone-read], [exact-sum].
+ * [pending-bound], [publish-order], [monotone-read], [exact-sum]
+ * (installed as /usr/share/doc/libpercpu-dev/internals.md by Debian's
+ * libpercpu-dev, PREFIX/share/doc/percpu/internals.md by meson install).
  */
 #ifndef PERCPU_COUNTER_H
 #define PERCPU_COUNTER_H

@@ -17,7 +17,9 @@
  * that record.
  *
  * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound] (one
- * argument per path).
+ * argument per path)
+ * (installed as /usr/share/doc/libpercpu-dev/internals.md by Debian's
+ * libpercpu-dev, PREFIX/share/doc/percpu/internals.md by meson install).
  */
 #ifndef PERCPU_CPU_H
 #define PERCPU_CPU_H

@@ -30,7 +30,9 @@
  * unless PERCPU_COUNTER_HAVE_KERNEL_TYPES is defined before the include.
  *
  * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
- * [exact-sum].
+ * [exact-sum]
+ * (installed as /usr/share/doc/libpercpu-dev/internals.md by Debian's
+ * libpercpu-dev, PREFIX/share/doc/percpu/internals.md by meson install).
  */
 #ifndef PERCPU_PERCPU_COUNTER_H
 #define PERCPU_PERCPU_COUNTER_H

@@ -33,7 +33,9 @@
  * async-signal-safe).
  *
  * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
- * [exact-sum], [segment-recovery], [armed-segment].
+ * [exact-sum], [segment-recovery], [armed-segment]
+ * (installed as /usr/share/doc/libpercpu-dev/internals.md by Debian's
+ * libpercpu-dev, PREFIX/share/doc/percpu/internals.md by meson install).
  */
 #ifndef PERCPU_SHARED_H
 #define PERCPU_SHARED_H

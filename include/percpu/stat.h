@@ -30,7 +30,9 @@
  * thread, except destroy. Only pcpu_stat_add() is async-signal-safe.
  *
  * Link: pkg-config percpu. Proofs: docs/internals.md [pending-bound],
- * [publish-order], [monotone-read], [exact-sum].
+ * [publish-order], [monotone-read], [exact-sum]
+ * (installed as /usr/share/doc/libpercpu-dev/internals.md by Debian's
+ * libpercpu-dev, PREFIX/share/doc/percpu/internals.md by meson install).
  */
 #ifndef PERCPU_STAT_H
 #define PERCPU_STAT_H

@@ -6,7 +6,8 @@ Reads the comments of the tree's sources (.c, .h, .cpp, .py, .sh, meson.build:
 every file git tracks with those names), every installed or generated
 header (they are sources too), README.md, the current section of NEWS.md
 (up to its second "## " heading), docs/*.md and the hand-written man pages
-(docs/*.1, docs/*.7), and takes from them:
+(docs/*.1, docs/*.7 and their templates docs/*.1.in, docs/*.7.in), and
+takes from them:
 
   - a path: a word with a slash whose first part is a folder of the tree
     (lib/, metrics/, include/, test/, docs/, tools/, debian/, examples/,
@@ -14,6 +15,14 @@ header (they are sources too), README.md, the current section of NEWS.md
     metrics/ (list/, kinds/, ...) or of include/percpu/ (arch/, static/,
     percpu/), ending in a file's extension or in a slash;
   - a bare file name with a C extension (metric_names.c).
+
+Installed paths: a document cited where it is installed,
+/usr/share/doc/libpercpu-dev/NAME (Debian's libpercpu-dev) or
+PREFIX/share/doc/percpu/NAME (meson install), must be docs/NAME, installed
+by docs/meson.build's install_data into DATADIR/doc/percpu, and moved by
+debian/libpercpu-dev.install from usr/share/doc/percpu/NAME to
+usr/share/doc/libpercpu-dev/, where debian/rules keeps it uncompressed
+(dh_compress -XNAME): the path a reader is sent to is the file's.
 
 A path must name a tracked file or folder, read from the tree's root, from
 lib/, metrics/, include/, include/percpu/ or the citing file's folder; a bare
@@ -40,6 +49,8 @@ PATH = re.compile(r'(?<![\w./<>@:-])((?:%s)/(?:[\w.+-]+/)*(?:[\w+-]+\.%s(?![\w/-
                   % ('|'.join(TOP), EXT))
 BARE = re.compile(r'(?<![\w./<>@:-])([\w-]+\.[ch])(?![\w/-])')
 BASES = ('', 'lib', 'metrics', 'include', 'include/percpu')
+# roff writes a hyphen as \- (the man page templates)
+INSTALLED = re.compile(r'(/usr/share/doc/libpercpu\\?-dev|PREFIX/share/doc/percpu)/([\w.-]*\w)')
 
 
 def tracked():
@@ -91,7 +102,7 @@ def readable(f):
         heads = [m.start() for m in re.finditer(r'^## ', text, re.M)]
         end = heads[1] if len(heads) > 1 else len(text)
         return [(1, text[:end])]
-    if f == 'README.md' or re.match(r'docs/[^/]+\.(md|[137])$', f):
+    if f == 'README.md' or re.match(r'docs/[^/]+\.(md|[137])(\.in)?$', f):
         return [(1, text)]
     return None
 
@@ -111,12 +122,53 @@ for line in open(allowlist, encoding='utf-8'):
     if len(line) == 2:
         allowed.add(tuple(line))
 
-dead, used = [], set()
+def read(f):
+    try:
+        return open(os.path.join(root, f), encoding='utf-8').read()
+    except OSError:
+        return ''
+
+
+def calls(text, fn):
+    """The arguments of each call of @fn in the meson file @text."""
+    out = []
+    for m in re.finditer(r'\b%s\(' % fn, text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {'(': 1, ')': -1}.get(text[i], 0)
+            i += 1
+        out.append(text[m.end():i - 1])
+    return out
+
+
+def not_installed(where, name):
+    """Why the document @name cited as installed in @where is not; '' if it is."""
+    if 'docs/' + name not in known:
+        return 'no docs/' + name
+    if not any("'%s'" % name in call and "'doc' / 'percpu'" in call
+               for call in calls(read('docs/meson.build'), 'install_data')):
+        return "docs/meson.build does not install_data() it into DATADIR/doc/percpu"
+    if where.startswith('/usr') and 'debian/rules' in known:
+        lines = [l.split() for l in read('debian/libpercpu-dev.install').splitlines()]
+        if ['usr/share/doc/percpu/' + name, 'usr/share/doc/libpercpu-dev/'] not in lines:
+            return 'debian/libpercpu-dev.install does not move it to usr/share/doc/libpercpu-dev/'
+        if not re.search(r'dh_compress\b[^\n]*-X%s\b' % re.escape(name), read('debian/rules')):
+            return 'debian/rules compresses it (dh_compress without -X%s)' % name
+    return ''
+
+
+dead, used, uninstalled, claims = [], set(), [], 0
 for f in files:
     pieces = readable(f)
     if pieces is None:
         continue
     for first, text in pieces:
+        for m in INSTALLED.finditer(text):
+            claims += 1
+            why = not_installed(m.group(1), m.group(2))
+            if why:
+                line = first + text.count('\n', 0, m.start())
+                uninstalled.append('%s:%d: %s: %s' % (f, line, m.group(0), why))
         for pat in (PATH, BARE):
             for m in pat.finditer(text):
                 cited = m.group(1)
@@ -133,6 +185,9 @@ results = [
     (not dead, 'every repository path cited exists', dead),
     (used == allowed, 'every allowlist entry still occurs (the list only shrinks)',
      ['%s %s' % e for e in sorted(allowed - used)]),
+    (claims > 0 and not uninstalled,
+     'every installed path cited (%d) is where meson and debian/ install it' % claims,
+     uninstalled or ([] if claims else ['no installed path cited'])),
 ]
 print('1..%d' % len(results))
 for i, (ok, what, diag) in enumerate(results, 1):

@@ -8,13 +8,16 @@
 # packages got wrong, as far as debian/ alone shows it (.ci/run's chroot
 # step checks the installed result):
 # 4. libpercpu-dev depends on no package of the metrics library's (HTTP,
-#    TLS, zlib), and libpercpu-metrics-dev exists for them, with
+#    TLS, zlib, curl), and libpercpu-metrics-dev exists for them, with
 #    libunistring-dev, which a static link needs (gnutls.pc names
-#    -lunistring);
+#    -lunistring), and libcurl's private libraries' -dev packages (curl.pc's
+#    Libs.private), which libcurl's -dev package only suggests;
 # 5. Build-Depends has no doxygen (the man pages need python3 only);
 # 6. no lintian override of initial-upload-closes-no-bugs once the
 #    changelog has more than one entry (it cannot fire);
-# 7. percpu-tools is Multi-Arch: foreign (a program, no library).
+# 7. percpu-tools is Multi-Arch: foreign (a program, no library);
+# 8. the packages are built with libcurl (-Dcurl=enabled, Build-Depends
+#    libcurl4-gnutls-dev): pcpu_metrics_push() is not -ENOTSUP there.
 #
 # usage: check-debian.sh SOURCE-ROOT PROJECT-VERSION
 # Prints a TAP report.
@@ -23,9 +26,9 @@ set -u
 src=$1
 version=$2
 
-echo "1..7"
+echo "1..8"
 if [ ! -f "$src/debian/changelog" ]; then
-	for i in 1 2 3 4 5 6 7; do
+	for i in 1 2 3 4 5 6 7 8; do
 		echo "ok $i # SKIP no debian/ in this tree"
 	done
 	exit 0
@@ -93,12 +96,17 @@ field()
 
 core=$(field libpercpu-dev Depends | tr -s ' \t' ' ')
 metrics=$(field libpercpu-metrics-dev Depends | tr -s ' \t' ' ')
-bad=$(echo "$core" | tr ',' '\n' | grep -E 'libmicrohttpd|zlib1g|gnutls|nettle|libpercpu-metrics' || true)
-if [ -z "$bad" ] && echo "$metrics" | grep -q 'libmicrohttpd-dev' &&
-	echo "$metrics" | grep -q 'libunistring-dev'; then
-	echo "ok 4 - libpercpu-dev needs no metrics package; libpercpu-metrics-dev has libunistring-dev"
+bad=$(echo "$core" | tr ',' '\n' | grep -E 'libmicrohttpd|zlib1g|gnutls|nettle|curl|libpercpu-metrics' || true)
+lacks=
+for dev in libmicrohttpd-dev libunistring-dev libcurl4-gnutls-dev libnghttp2-dev librtmp-dev \
+	libssh2-1-dev libpsl-dev libkrb5-dev libldap-dev libzstd-dev libbrotli-dev; do
+	echo "$metrics" | grep -q "$dev" || lacks="$lacks $dev"
+done
+if [ -z "$bad" ] && [ -z "$lacks" ]; then
+	echo "ok 4 - libpercpu-dev needs no metrics package; libpercpu-metrics-dev has what a static link names"
 else
 	echo "not ok 4 - libpercpu-dev Depends: $core; libpercpu-metrics-dev Depends: ${metrics:-(none)}"
+	[ -z "$lacks" ] || echo "# libpercpu-metrics-dev lacks:$lacks"
 	failed=1
 fi
 
@@ -124,6 +132,13 @@ if [ "$ma" = foreign ]; then
 	echo "ok 7 - percpu-tools is Multi-Arch: foreign"
 else
 	echo "not ok 7 - percpu-tools is Multi-Arch: '$ma', not foreign"
+	failed=1
+fi
+if grep -q -- '-Dcurl=enabled' "$src/debian/rules" &&
+	field - Build-Depends | grep -q 'libcurl4-gnutls-dev'; then
+	echo "ok 8 - the packages are built with libcurl (pcpu_metrics_push())"
+else
+	echo "not ok 8 - debian/rules lacks -Dcurl=enabled or Build-Depends lacks libcurl4-gnutls-dev"
 	failed=1
 fi
 exit ${failed:-0}
