@@ -96,16 +96,26 @@ field()
 
 core=$(field libpercpu-dev Depends | tr -s ' \t' ' ')
 metrics=$(field libpercpu-metrics-dev Depends | tr -s ' \t' ' ')
+suggests=$(field libpercpu-metrics-dev Suggests | tr -s ' \t' ' ')
+tests=$(tr -s ' \t\n' ' ' < "$src/debian/tests/control")
 bad=$(echo "$core" | tr ',' '\n' | grep -E 'libmicrohttpd|zlib1g|gnutls|nettle|curl|libpercpu-metrics' || true)
 lacks=
-for dev in libmicrohttpd-dev libunistring-dev libcurl4-gnutls-dev libnghttp2-dev librtmp-dev \
-	libssh2-1-dev libpsl-dev libkrb5-dev libldap-dev libzstd-dev libbrotli-dev; do
+# what pkg-config needs to answer at all: Depends
+for dev in libmicrohttpd-dev libunistring-dev libcurl4-gnutls-dev zlib1g-dev; do
 	echo "$metrics" | grep -q "$dev" || lacks="$lacks $dev"
 done
+# what a static link adds: suggested, and installed by the static test
+for dev in libnghttp2-dev librtmp-dev libssh2-1-dev libpsl-dev libkrb5-dev libldap-dev \
+	libzstd-dev libbrotli-dev; do
+	echo "$suggests" | grep -q "$dev" || lacks="$lacks $dev(Suggests)"
+	echo "$tests" | grep -q "Tests: build-metrics-consumer Depends:.*$dev" ||
+		lacks="$lacks $dev(build-metrics-consumer)"
+	echo "$metrics" | grep -q "$dev" && lacks="$lacks $dev(not in Depends)"
+done
 if [ -z "$bad" ] && [ -z "$lacks" ]; then
-	echo "ok 4 - libpercpu-dev needs no metrics package; libpercpu-metrics-dev has what a static link names"
+	echo "ok 4 - libpercpu-dev needs no metrics package; libpercpu-metrics-dev has what pkg-config needs and suggests what a static link adds"
 else
-	echo "not ok 4 - libpercpu-dev Depends: $core; libpercpu-metrics-dev Depends: ${metrics:-(none)}"
+	echo "not ok 4 - libpercpu-dev Depends: $core; libpercpu-metrics-dev Depends: ${metrics:-(none)}; Suggests: ${suggests:-(none)}"
 	[ -z "$lacks" ] || echo "# libpercpu-metrics-dev lacks:$lacks"
 	failed=1
 fi
