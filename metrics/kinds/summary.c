@@ -381,27 +381,31 @@ static int build(struct pcpu_summary *s, const struct pcpu_summary_desc *d)
 	return err ? err : build_ring(s);
 }
 
-struct pcpu_summary *pcpu_summary_proto(const struct pcpu_summary_desc *d)
+/*
+ * A summary of @d, made by @make after the check @err (0, or a negative
+ * errno that it returns as NULL with errno), or NULL with errno.
+ */
+static struct pcpu_summary *made(const struct pcpu_summary_desc *d, int err,
+				 int (*make)(struct pcpu_summary *s, const struct pcpu_summary_desc *d))
 {
-	struct pcpu_summary *s;
-	int err = pcpu_summary_check_sketch(d);
+	struct pcpu_summary *s = err ? NULL : calloc(1, sizeof(*s));
 
+	if (!err && !s)
+		err = -ENOMEM;
+	if (!err)
+		err = make(s, d);
 	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	err = build_shape(s, d);
-	if (err) {
-		free_summary(s);
+		if (s)
+			free_summary(s);
 		errno = -err;
 		return NULL;
 	}
 	return s;
+}
+
+struct pcpu_summary *pcpu_summary_proto(const struct pcpu_summary_desc *d)
+{
+	return made(d, pcpu_summary_check_sketch(d), build_shape);
 }
 
 struct pcpu_summary *pcpu_summary_new_like(const struct pcpu_summary *proto)
@@ -441,27 +445,17 @@ void pcpu_summary_free(struct pcpu_summary *s)
 
 PCPU_EXPORT struct pcpu_summary *pcpu_summary_create(const struct pcpu_summary_desc *d)
 {
-	struct pcpu_summary *s;
-	int err = check_desc(d);
+	struct pcpu_summary *s = made(d, check_desc(d), build);
+	int err;
 
-	if (err) {
-		errno = -err;
+	if (!s)
 		return NULL;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	err = build(s, d);
-	if (!err)
-		err = pcpu_metrics_add(d->registry,
-				       &(struct metric_spec){ .name = d->name, .help = d->help,
-							      .unit = d->unit,
-							      .kind = PCPU_METRIC_SUMMARY,
-							      .labels = d->labels,
-							      .source = &summary_source, .obj = s },
-				       1);
+	err = pcpu_metrics_add(d->registry,
+			       &(struct metric_spec){ .name = d->name, .help = d->help,
+						      .unit = d->unit, .kind = PCPU_METRIC_SUMMARY,
+						      .labels = d->labels, .source = &summary_source,
+						      .obj = s },
+			       1);
 	if (err) {
 		free_summary(s);
 		errno = -err;
