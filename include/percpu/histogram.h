@@ -224,9 +224,11 @@ struct pcpu_histogram_sparse {
  * histograms with negative bounds). A scrape holds the histogram's lock
  * while it reads the buckets; observations take none, except the one that
  * passes the cap or fills the table, which does the rebuild (and waits
- * for the grace period) itself, under a lock of the histogram's. A child
- * process of fork() must not observe past the cap while a thread of
- * the parent was rebuilding.
+ * for the grace period) itself, under a lock of the histogram's. Those
+ * locks are not the fork handlers': a child process of fork() must not
+ * observe past the cap, nor read the histogram (a scrape, a snapshot), if
+ * a thread of the parent was rebuilding it at the fork (its first
+ * observation past the cap, or past half its table, since the last).
  *
  * The observations: pcpu_histogram_observe() (the value divided by @p d's
  * scale) and pcpu_histogram_observe_double() (the value itself). NaN and
