@@ -227,8 +227,8 @@ struct pcpu_histogram_sparse {
  * for the grace period) itself, under a lock of the histogram's. Those
  * locks are not the fork handlers': a child process of fork() must not
  * observe past the cap, nor read the histogram (a scrape, a snapshot), if
- * a thread of the parent was rebuilding it at the fork (its first
- * observation past the cap, or past half its table, since the last).
+ * a thread of the parent was rebuilding it at the fork (lowering its
+ * schema, resetting it or growing its table).
  *
  * The observations: pcpu_histogram_observe() (the value divided by @p d's
  * scale) and pcpu_histogram_observe_double() (the value itself). NaN and
