@@ -262,6 +262,23 @@ static size_t child_alloc_size(const struct pcpu_family *f, size_t len)
 	return sizeof(struct child) + (2 * f->nr_all + 1) * sizeof(char *) + len;
 }
 
+/* A histogram child @h of @f at 0: 0 or a negative errno, nothing left to free. */
+static int init_histogram(const struct pcpu_family *f, struct pcpu_histogram *h)
+{
+	int err;
+
+	*h = f->layout;
+	/* the items' descriptions are the prototype's, not copies */
+	h->set = pcpu_stat_create_like(f->proto);
+	/* sparse: no sum counter, which routes the inline observe (histogram.h) */
+	err = !h->set	 ? -errno :
+	      f->sparse ? pcpu_histogram_sparse_init(h, &f->sparse_desc) :
+			  pcpu_histogram_sum_init(h);
+	if (err)
+		pcpu_stat_destroy(h->set);
+	return err;
+}
+
 /* A new child of @values at 0, not in the table; NULL with errno. */
 static struct child *new_child(struct pcpu_family *f, const char *const *values,
 			       unsigned long hash)
@@ -276,15 +293,7 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 	}
 	switch (f->child) {
 	case CHILD_HISTOGRAM:
-		c->hist = f->layout;
-		/* the items' descriptions are the prototype's, not copies */
-		c->hist.set = pcpu_stat_create_like(f->proto);
-		/* sparse: no sum counter, which routes the inline observe (histogram.h) */
-		err = !c->hist.set ? -errno :
-		      f->sparse    ? pcpu_histogram_sparse_init(&c->hist, &f->sparse_desc) :
-				     pcpu_histogram_sum_init(&c->hist);
-		if (err)
-			pcpu_stat_destroy(c->hist.set);
+		err = init_histogram(f, &c->hist);
 		break;
 	case CHILD_COUNTER:
 		err = pcpu_counter_init_opts(&c->counter, 0, f->has_opts ? &f->opts : NULL);
