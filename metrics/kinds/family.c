@@ -270,9 +270,10 @@ static int init_histogram(const struct pcpu_family *f, struct pcpu_histogram *h)
 	*h = f->layout;
 	/* the items' descriptions are the prototype's, not copies */
 	h->set = pcpu_stat_create_like(f->proto);
+	if (!h->set)
+		return -errno;
 	/* sparse: no sum counter, which routes the inline observe (histogram.h) */
-	err = !h->set	 ? -errno :
-	      f->sparse ? pcpu_histogram_sparse_init(h, &f->sparse_desc) :
+	err = f->sparse ? pcpu_histogram_sparse_init(h, &f->sparse_desc) :
 			  pcpu_histogram_sum_init(h);
 	if (err)
 		pcpu_stat_destroy(h->set);

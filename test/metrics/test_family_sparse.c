@@ -4,7 +4,8 @@
  * each child a sparse histogram of its own, exact per child (count, sum,
  * every bucket) against a shadow tally with 4 threads observing into 3
  * children across schema reductions; the text formats with the child's
- * labels; exemplars and snapshots on a child; removal, partial delete,
+ * labels; exemplars and snapshots on a child; a child's reset and its
+ * created time; removal, partial delete,
  * currying, overflow and reclaim; bad input.
  */
 #define _GNU_SOURCE
@@ -12,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <percpu/family.h>
 #include <percpu/histogram.h>
@@ -266,6 +268,52 @@ PCPU_TEST(family_sparse, text_formats_show_each_child_with_its_labels)
 			   "%s", om);
 	free(prom);
 	free(om);
+	pcpu_family_destroy(f);
+	pcpu_metrics_registry_destroy(r);
+}
+
+/* The created time of child "a" of @r's one family. */
+static int grab_created(const struct pcpu_metric_sample *s, void *arg)
+{
+	if (strcmp(s->labels[1], "a") == 0) {
+		cr_assert(s->flags & PCPU_METRIC_SAMPLE_F_CREATED);
+		*(double *)arg = s->created;
+	}
+	return 0;
+}
+
+PCPU_TEST(family_sparse, a_childs_reset_empties_it_alone_with_a_new_created_time)
+{
+	struct pcpu_metrics_registry *r = pcpu_metrics_registry_create(NULL);
+	struct pcpu_family *f = make(r, "fs_reset_seconds", route_names, 0,
+				     &(struct pcpu_histogram_sparse){ .schema = 0, .max_buckets = 2,
+								      .min_reset_ns = 1 });
+	struct pcpu_histogram *a = pcpu_family_get_histogram(f, (const char *const[]){ "a", NULL });
+	struct pcpu_histogram *b = pcpu_family_get_histogram(f, (const char *const[]){ "b", NULL });
+	struct timespec ts;
+	double made = 0, after, before_reset;
+	uint64_t count;
+
+	cr_assert_not_null(a);
+	cr_assert_not_null(b);
+	cr_assert_eq(pcpu_metrics_registry_foreach(r, grab_created, &made), 0);
+	cr_assert_gt(made, 0);
+	nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	before_reset = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	pcpu_histogram_observe(b, 1);
+	/* schema 0: 1, 4 and 16 populate three buckets, past the cap of 2: a reset */
+	pcpu_histogram_observe(a, 1);
+	pcpu_histogram_observe(a, 4);
+	pcpu_histogram_observe(a, 16);
+	cr_assert_eq(pcpu_histogram_snapshot(a, &count, NULL), 0);
+	cr_expect_lt(count, 3, "a reset dropped what came before: %llu",
+		     (unsigned long long)count);
+	cr_assert_eq(pcpu_histogram_snapshot(b, &count, NULL), 0);
+	cr_expect_eq(count, 1, "the other child keeps its observation");
+	cr_assert_eq(pcpu_metrics_registry_foreach(r, grab_created, &after), 0);
+	cr_expect_geq(after, before_reset - 0.001, "created %.6f, reset after %.6f (made %.6f)",
+		      after, before_reset, made);
 	pcpu_family_destroy(f);
 	pcpu_metrics_registry_destroy(r);
 }
