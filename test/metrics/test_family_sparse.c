@@ -138,7 +138,7 @@ static void *observe_many(void *arg)
 	}
 	for (int i = 0; i < PER_THREAD; i++) {
 		int c = rand_r(&w->seed) % NR_CHILDREN;
-		/* multiples of 2^-20 over 2^-12 .. 2^12, either sign: exact sums (sum_scale 2^20) */
+		/* multiples of 2^-20, 2^-12 .. 2^12, either sign: exact sums (sum_scale 2^20) */
 		double v = ldexp(round(ldexp(ldexp(1.0 + rand_r(&w->seed) / (double)RAND_MAX,
 						   rand_r(&w->seed) % 24 - 12),
 					     20)),
@@ -264,7 +264,8 @@ PCPU_TEST(family_sparse, text_formats_show_each_child_with_its_labels)
 		  "%s", om);
 	cr_expect(metrics_has_line(om, "fs_text_seconds_count{route=\"a\"} 3"), "%s", om);
 	/* the child's exemplar, on its one bucket */
-	cr_expect_not_null(strstr(om, "fs_text_seconds_bucket{route=\"b\",le=\"+Inf\"} 1 # {trace_id=\"fs42\"} 4"),
+	cr_expect_not_null(strstr(om, "fs_text_seconds_bucket{route=\"b\",le=\"+Inf\"} 1 "
+				      "# {trace_id=\"fs42\"} 4"),
 			   "%s", om);
 	free(prom);
 	free(om);
@@ -386,7 +387,8 @@ PCPU_TEST(family_sparse, remove_partial_delete_curry_and_overflow_as_other_kinds
 	errno = 0;
 	ov = pcpu_family_get_histogram(f, (const char *const[]){ "/d", "1", NULL });
 	cr_expect_eq(errno, E2BIG);
-	cr_assert_eq(ov, pcpu_family_get_histogram(f, (const char *const[]){ "other", "other", NULL }));
+	cr_assert_eq(ov, pcpu_family_get_histogram(
+				 f, (const char *const[]){ "other", "other", NULL }));
 	pcpu_histogram_observe(ov, 1);
 	cr_expect_eq(pcpu_family_refused(f), 1);
 	prom = metrics_registry_text(r, PCPU_METRICS_PROMETHEUS);
@@ -395,7 +397,8 @@ PCPU_TEST(family_sparse, remove_partial_delete_curry_and_overflow_as_other_kinds
 				   "fs_rm_seconds_count{code=\"other\",route=\"other\"} 1"),
 		  "%s", prom);
 	free(prom);
-	cr_expect_eq(pcpu_family_remove(f, (const char *const[]){ "other", "other", NULL }), -EBUSY);
+	cr_expect_eq(pcpu_family_remove(f, (const char *const[]){ "other", "other", NULL }),
+		     -EBUSY);
 	pcpu_family_curried_free(on_a);
 	pcpu_family_destroy(f);
 	pcpu_metrics_registry_destroy(r);
