@@ -112,7 +112,8 @@ GROUPS = [
      'pcpu_metrics_collector_add pcpu_metrics_collector_remove '
      'pcpu_metrics_process_collector'),
     ('pcpu_family_create', 'create and destroy label families',
-     'pcpu_family_create pcpu_family_create_summary pcpu_family_destroy'),
+     'pcpu_family_create pcpu_family_create_summary pcpu_family_create_sparse '
+     'pcpu_family_destroy'),
     ('pcpu_family_get', 'the children of a label family',
      'pcpu_family_get pcpu_family_get_histogram pcpu_family_get_summary pcpu_family_remove '
      'pcpu_family_reclaim'),

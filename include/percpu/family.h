@@ -5,7 +5,8 @@
  * one child counter per tuple of label values, created on first use.
  *
  * A child is an ordinary struct pcpu_counter (counter and gauge families),
- * struct pcpu_histogram (histogram families), in a gauge family with
+ * struct pcpu_histogram (histogram families; since 0.5 sparse ones from
+ * pcpu_family_create_sparse()), in a gauge family with
  * PCPU_FAMILY_F_SET_GAUGE, struct pcpu_gauge of <percpu/gauge.h> (set, add,
  * get: one atomic word, since 0.4), or (since 0.5, a family made by
  * pcpu_family_create_summary()) struct pcpu_summary of <percpu/summary.h>:
@@ -163,6 +164,32 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc
  */
 PCPU_EXPORT struct pcpu_family *pcpu_family_create_summary(const struct pcpu_family_desc *d,
 							   const struct pcpu_summary_desc *s);
+
+/**
+ * Creates and registers a family of sparse native histograms (no child
+ * yet): @p d as for pcpu_family_create(), of kind PCPU_METRIC_HISTOGRAM
+ * with no bounds (NULL, nr_bounds 0) and no native, and every child a
+ * sparse histogram of @p s (schema, max_buckets, zero_threshold,
+ * min_reset_ns, sum_scale; copied and checked as
+ * pcpu_histogram_create_sparse() checks them) at @p d's scale, each with
+ * buckets, bucket cap, schema reduction and resets of its own.
+ * pcpu_family_get_histogram() and pcpu_family_curried_get_histogram()
+ * return the children: pcpu_histogram_observe(),
+ * pcpu_histogram_observe_double(), pcpu_histogram_observe_exemplar() and
+ * pcpu_histogram_snapshot() work on them as on a histogram of
+ * pcpu_histogram_create_sparse(). A child is exposed as such a histogram,
+ * with its labels: sparse buckets in protobuf, name_bucket{labels,le="+Inf"},
+ * name_sum{labels} and name_count{labels} in text and OpenMetrics.
+ * Overflow, refusals, removal (also partial) and reclaim are as for the
+ * other kinds; pcpu_family_child_size() is 0, as for histogram families.
+ * @return it; NULL with errno EINVAL (NULL @p d or @p s, another kind,
+ *         bounds or native given, a bad @p d as for pcpu_family_create(),
+ *         a field of @p s out of its range or a reserved one not 0),
+ *         EEXIST or ENOMEM.
+ * @since 0.5
+ */
+PCPU_EXPORT struct pcpu_family *pcpu_family_create_sparse(const struct pcpu_family_desc *d,
+							  const struct pcpu_histogram_sparse *s);
 
 /**
  * Unregisters @p f and frees it with every child, removed or not. NULL:

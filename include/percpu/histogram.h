@@ -240,7 +240,8 @@ struct pcpu_histogram_sparse {
  *
  * pcpu_histogram_nr_buckets() is 1 and pcpu_histogram_snapshot() gives
  * the count as that one bucket and the sum times the scale, rounded.
- * Label families (<percpu/family.h>) have no sparse children.
+ * Label families of sparse histograms: pcpu_family_create_sparse() of
+ * <percpu/family.h> (since 0.5).
  *
  * @return it; NULL with errno EINVAL (what pcpu_histogram_create() refuses;
  *         NULL @p s; bounds or native given; a schema, zero threshold,

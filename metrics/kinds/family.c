@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Label families (see <percpu/family.h>): one child (a per-CPU counter, a
- * histogram, a set-style gauge or a summary) per tuple of label values, in
+ * histogram, dense or sparse, a set-style gauge or a summary) per tuple of label values, in
  * liburcu's RCU lock-free hash table.
  *
  * Invariants:
@@ -56,7 +56,7 @@
 /* What a family's children are: new_child(), free_child(), child_sample() switch on it. */
 enum child_type {
 	CHILD_COUNTER,   /* counter and gauge families: per-CPU, registered with the core */
-	CHILD_HISTOGRAM,
+	CHILD_HISTOGRAM, /* dense, or sparse (pcpu_family_create_sparse()): @c sparse */
 	CHILD_GAUGE,     /* PCPU_FAMILY_F_SET_GAUGE: one atomic word */
 	CHILD_SUMMARY,   /* pcpu_family_create_summary(): a summary of the family's sketch */
 };
@@ -96,6 +96,9 @@ struct pcpu_family {
 	struct pcpu_stat *proto;      /* histogram families: the set the children's are made like */
 	/* summary families: the sketch (layout, quantiles, window) the children share */
 	struct pcpu_summary *summary_proto;
+	/* sparse histogram families: every child's buckets are of this */
+	bool sparse;
+	struct pcpu_histogram_sparse sparse_desc;
 	int64_t scale;
 	uint64_t seed;               /* of the hash: label values may come from outside */
 	struct child *removed;       /* removed children, not yet freed */
@@ -259,6 +262,24 @@ static size_t child_alloc_size(const struct pcpu_family *f, size_t len)
 	return sizeof(struct child) + (2 * f->nr_all + 1) * sizeof(char *) + len;
 }
 
+/* A histogram child @h of @f at 0: 0 or a negative errno, nothing left to free. */
+static int init_histogram(const struct pcpu_family *f, struct pcpu_histogram *h)
+{
+	int err;
+
+	*h = f->layout;
+	/* the items' descriptions are the prototype's, not copies */
+	h->set = pcpu_stat_create_like(f->proto);
+	if (!h->set)
+		return -errno;
+	/* sparse: no sum counter, which routes the inline observe (histogram.h) */
+	err = f->sparse ? pcpu_histogram_sparse_init(h, &f->sparse_desc) :
+			  pcpu_histogram_sum_init(h);
+	if (err)
+		pcpu_stat_destroy(h->set);
+	return err;
+}
+
 /* A new child of @values at 0, not in the table; NULL with errno. */
 static struct child *new_child(struct pcpu_family *f, const char *const *values,
 			       unsigned long hash)
@@ -273,12 +294,7 @@ static struct child *new_child(struct pcpu_family *f, const char *const *values,
 	}
 	switch (f->child) {
 	case CHILD_HISTOGRAM:
-		c->hist = f->layout;
-		/* the items' descriptions are the prototype's, not copies */
-		c->hist.set = pcpu_stat_create_like(f->proto);
-		err = c->hist.set ? pcpu_histogram_sum_init(&c->hist) : -errno;
-		if (err)
-			pcpu_stat_destroy(c->hist.set);
+		err = init_histogram(f, &c->hist);
 		break;
 	case CHILD_COUNTER:
 		err = pcpu_counter_init_opts(&c->counter, 0, f->has_opts ? &f->opts : NULL);
@@ -325,6 +341,7 @@ static void free_child(const struct pcpu_family *f, struct child *c)
 {
 	if (f->child == CHILD_HISTOGRAM) {
 		pcpu_exemplars_free(c->hist.exemplars);
+		pcpu_sparse_free(c->hist.sparse);
 		pcpu_stat_destroy(c->hist.set);
 		pcpu_histogram_sum_free(&c->hist);
 	} else if (f->child == CHILD_SUMMARY) {
@@ -515,17 +532,32 @@ static int check_sketch(const struct pcpu_family_desc *d, const struct pcpu_summ
 }
 
 /*
- * @d (and a summary family's @sd) checked before anything is made, its
+ * @hs (a sparse histogram family's buckets, else NULL) as
+ * pcpu_family_create_sparse() takes it with @d: 0 or -EINVAL.
+ */
+static int check_sparse(const struct pcpu_family_desc *d, const struct pcpu_histogram_sparse *hs)
+{
+	if (!hs)
+		return 0;
+	if (d->kind != PCPU_METRIC_HISTOGRAM || d->bounds || d->nr_bounds || d->native)
+		return -EINVAL;
+	return pcpu_histogram_sparse_check(hs);
+}
+
+/*
+ * @d (and a summary family's @sd, a sparse one's @hs) checked before anything is made, its
  * options (the children's) by a probe counter, once here and not at the
  * first child: the number of its constant labels, or -EINVAL or the
  * options' negative errno.
  */
-static int check_desc(const struct pcpu_family_desc *d, const struct pcpu_summary_desc *sd)
+static int check_desc(const struct pcpu_family_desc *d, const struct pcpu_summary_desc *sd,
+		      const struct pcpu_histogram_sparse *hs)
 {
 	struct pcpu_counter probe;
 	int nr_consts, err;
 
 	if (!d || d->kind == PCPU_METRIC_INFO || check_sketch(d, sd) != 0 ||
+	    check_sparse(d, hs) != 0 ||
 	    d->max_children > PCPU_FAMILY_MAX_CHILDREN ||
 	    check_bounds(d) != 0 ||
 	    pcpu_metrics_check_name(NULL, d->name, d->unit, d->kind) != 0 ||
@@ -617,14 +649,18 @@ static int register_family(struct pcpu_family *f, const struct pcpu_family_desc 
 	return err;
 }
 
-/* pcpu_family_create(), and with @sd, pcpu_family_create_summary(). */
+/*
+ * pcpu_family_create(); with @sd, pcpu_family_create_summary(); with @hs,
+ * pcpu_family_create_sparse().
+ */
 static struct pcpu_family *create(const struct pcpu_family_desc *d,
-				  const struct pcpu_summary_desc *sd)
+				  const struct pcpu_summary_desc *sd,
+				  const struct pcpu_histogram_sparse *hs)
 {
 	struct pcpu_family *f;
 	int nr_consts, err;
 
-	nr_consts = err = check_desc(d, sd);
+	nr_consts = err = check_desc(d, sd, hs);
 	if (err < 0)
 		goto err_out;
 	err = -ENOMEM;
@@ -636,6 +672,10 @@ static struct pcpu_family *create(const struct pcpu_family_desc *d,
 	if (err)
 		goto err_free;
 	describe_family(f, d, nr_consts);
+	if (hs) {
+		f->sparse = true;
+		f->sparse_desc = *hs;
+	}
 	err = make_parts(f, d, sd);
 	if (err)
 		goto err_parts;
@@ -657,7 +697,7 @@ err_out:
 
 PCPU_EXPORT struct pcpu_family *pcpu_family_create(const struct pcpu_family_desc *d)
 {
-	return create(d, NULL);
+	return create(d, NULL, NULL);
 }
 
 PCPU_EXPORT struct pcpu_family *pcpu_family_create_summary(const struct pcpu_family_desc *d,
@@ -667,7 +707,17 @@ PCPU_EXPORT struct pcpu_family *pcpu_family_create_summary(const struct pcpu_fam
 		errno = EINVAL;
 		return NULL;
 	}
-	return create(d, s);
+	return create(d, s, NULL);
+}
+
+PCPU_EXPORT struct pcpu_family *pcpu_family_create_sparse(const struct pcpu_family_desc *d,
+							  const struct pcpu_histogram_sparse *s)
+{
+	if (!d || !s) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return create(d, NULL, s);
 }
 
 PCPU_EXPORT void pcpu_family_destroy(struct pcpu_family *f)
@@ -1042,9 +1092,12 @@ static int family_walk(void *family, struct pcpu_metric_sample *smp,
 	urcu_bp_read_lock();
 	for_each_child(f, &iter, c) {
 		smp->labels = c->labels;
+		smp->flags &= ~PCPU_METRIC_SAMPLE_F_CREATED;
 		ret = child_sample(f, c, smp, buckets);
-		if (!ret && (f->kind == PCPU_METRIC_COUNTER || f->kind == PCPU_METRIC_HISTOGRAM ||
-			     f->kind == PCPU_METRIC_SUMMARY)) {
+		/* a sparse child's reset (min_reset_ns) sets its own created time */
+		if (!ret && !(smp->flags & PCPU_METRIC_SAMPLE_F_CREATED) &&
+		    (f->kind == PCPU_METRIC_COUNTER || f->kind == PCPU_METRIC_HISTOGRAM ||
+		     f->kind == PCPU_METRIC_SUMMARY)) {
 			smp->created = c->created;
 			smp->flags |= PCPU_METRIC_SAMPLE_F_CREATED;
 		}

@@ -110,8 +110,7 @@ static const struct pcpu_exemplar *exemplars(struct pcpu_histogram *h)
 	return st ? pcpu_exemplars_show(st, h->scale) : NULL;
 }
 
-/* Gives @h (scale set) sparse buckets per @s: 0, -EINVAL or -ENOMEM. */
-static int sparse_new(struct pcpu_histogram *h, const struct pcpu_histogram_sparse *s)
+int pcpu_histogram_sparse_check(const struct pcpu_histogram_sparse *s)
 {
 	if (s->schema < PCPU_HISTOGRAM_MIN_SCHEMA || s->schema > PCPU_HISTOGRAM_MAX_SCHEMA ||
 	    !(s->zero_threshold >= 0 && s->zero_threshold <= 1.7976931348623157e308) ||
@@ -121,6 +120,15 @@ static int sparse_new(struct pcpu_histogram *h, const struct pcpu_histogram_spar
 	for (size_t i = 0; i < sizeof(s->reserved) / sizeof(s->reserved[0]); i++)
 		if (s->reserved[i])
 			return -EINVAL;
+	return 0;
+}
+
+int pcpu_histogram_sparse_init(struct pcpu_histogram *h, const struct pcpu_histogram_sparse *s)
+{
+	int err = pcpu_histogram_sparse_check(s);
+
+	if (err)
+		return err;
 	return pcpu_sparse_new(&(struct pcpu_sparse_shape){ .schema = s->schema,
 							    .max_buckets = s->max_buckets,
 							    .zero_threshold = s->zero_threshold,
@@ -307,7 +315,7 @@ static struct pcpu_histogram *create(const struct pcpu_histogram_desc *d,
 	}
 	h->set = pcpu_histogram_make_set(h->nr_bounds);
 	/* a sparse histogram has no sum counter: that routes the inline observe */
-	err = !h->set ? -errno : s ? sparse_new(h, s) : pcpu_histogram_sum_init(h);
+	err = !h->set ? -errno : s ? pcpu_histogram_sparse_init(h, s) : pcpu_histogram_sum_init(h);
 	err = !err ? pcpu_metrics_add(d->registry,
 					&(struct metric_spec){ .name = d->name, .help = d->help,
 							       .unit = d->unit,

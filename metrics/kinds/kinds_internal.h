@@ -27,6 +27,17 @@ int pcpu_histogram_sum_init(struct pcpu_histogram *h);
 void pcpu_histogram_sum_free(struct pcpu_histogram *h);
 
 /*
+ * Sparse buckets (struct pcpu_histogram's @c sparse) per @s for @h, whose
+ * scale is set and which has no sum counter (that routes the inline
+ * observe): 0, -EINVAL (@s as pcpu_histogram_create_sparse() refuses it)
+ * or -ENOMEM; pcpu_sparse_free() frees them. A family's sparse child is
+ * made in place with it; the check alone is the family's, at creation.
+ */
+struct pcpu_histogram_sparse;
+int pcpu_histogram_sparse_check(const struct pcpu_histogram_sparse *s);
+int pcpu_histogram_sparse_init(struct pcpu_histogram *h, const struct pcpu_histogram_sparse *s);
+
+/*
  * Fills @h's bounds (copied; merged with native ones, with @native), scale
  * and native fields; not its set. 0, -ERANGE, -EINVAL (@native) or -ENOMEM.
  * pcpu_histogram_layout_free() frees what it allocated.

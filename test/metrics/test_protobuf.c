@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <percpu/family.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics.h>
 #include <percpu/metrics_registry.h>
@@ -903,6 +904,72 @@ Test(protobuf, a_native_histograms_classic_buckets_carry_the_latest_exemplar_the
 	cr_assert_eq(decode(s, 1), 1);
 	cr_assert_eq(m->nr_buckets, 2);
 	cr_assert(m->buckets[1].has_exemplar);
+}
+
+/* A label family's sparse children: each its own buckets, with its labels. */
+Test(protobuf, a_sparse_familys_children_are_sparse_histograms_with_their_labels)
+{
+	static const char *const names[] = { "route", NULL };
+	struct pcpu_metrics_registry *r = pcpu_metrics_registry_create(NULL);
+	struct pcpu_family *f = pcpu_family_create_sparse(
+		&(struct pcpu_family_desc){ .name = "fam_sparse_seconds", .help = "h",
+					    .kind = PCPU_METRIC_HISTOGRAM, .label_names = names,
+					    .registry = r },
+		&(struct pcpu_histogram_sparse){ .schema = 0, .zero_threshold = 0.5 });
+	struct pcpu_histogram *a = pcpu_family_get_histogram(f, (const char *const[]){ "a", NULL });
+	struct pcpu_histogram *b = pcpu_family_get_histogram(f, (const char *const[]){ "b", NULL });
+	/* schema 0: key k holds (2^(k-1), 2^k] */
+	static const int32_t akeys[] = { 0, 2 }, bkeys[] = { 7 }, bnkeys[] = { 3 };
+	static const uint64_t acounts[] = { 1, 2 }, bcounts[] = { 1 }, bncounts[] = { 1 };
+	char *body = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&body, &len);
+
+	cr_assert_not_null(a);
+	cr_assert_not_null(b);
+	cr_assert_eq(pcpu_histogram_observe_double(a, 1), 0);
+	cr_assert_eq(pcpu_histogram_observe_double(a, 3), 0);
+	cr_assert_eq(pcpu_histogram_observe_double(a, 4), 0);
+	cr_assert_eq(pcpu_histogram_observe_double(a, 0.25), 0); /* zero bucket */
+	cr_assert_eq(pcpu_histogram_observe_double(b, 100), 0);
+	cr_assert_eq(pcpu_histogram_observe_double(b, -7), 0);
+	cr_assert_eq(pcpu_metrics_registry_write(r, out, PCPU_METRICS_PROTOBUF), 0);
+	cr_assert_eq(fclose(out), 0);
+	cr_assert_eq(decode_body(body, len, families, 8), 1);
+	free(body);
+	cr_assert_str_eq(families[0].name, "fam_sparse_seconds");
+	cr_assert_eq(families[0].type, 4, "MetricType HISTOGRAM");
+	cr_assert_eq(families[0].nr_metrics, 2);
+	for (int i = 0; i < 2; i++) {
+		const struct d_metric *m = &families[0].metrics[i];
+		bool is_a;
+
+		cr_assert_eq(m->nr_labels, 1);
+		cr_assert_str_eq(m->labels[0].name, "route");
+		is_a = strcmp(m->labels[0].value, "a") == 0;
+		cr_assert(is_a || strcmp(m->labels[0].value, "b") == 0, "%s", m->labels[0].value);
+		cr_assert(m->has_schema);
+		cr_assert_eq(m->schema, 0);
+		cr_assert_eq(m->zero_threshold, 0.5);
+		cr_assert_eq(m->count, is_a ? 4 : 2);
+		cr_assert_eq(m->sum, is_a ? 8.25 : 93.0);
+		cr_assert_eq(m->zero_count, is_a ? 1 : 0);
+		if (is_a) {
+			assert_native_buckets(m, akeys, acounts, 2);
+			cr_assert_eq(m->nr_nspans, 0);
+		} else {
+			struct d_metric neg = *m;
+
+			assert_native_buckets(m, bkeys, bcounts, 1);
+			neg.nr_spans = m->nr_nspans;
+			memcpy(neg.spans, m->nspans, sizeof(neg.spans));
+			neg.nr_deltas = m->nr_ndeltas;
+			memcpy(neg.deltas, m->ndeltas, sizeof(neg.deltas));
+			assert_native_buckets(&neg, bnkeys, bncounts, 1);
+		}
+	}
+	pcpu_family_destroy(f);
+	pcpu_metrics_registry_destroy(r);
 }
 
 /* Finds family @name among the @n decoded ones. */
