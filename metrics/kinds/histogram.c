@@ -125,16 +125,12 @@ int pcpu_histogram_sparse_check(const struct pcpu_histogram_sparse *s)
 
 int pcpu_histogram_sparse_init(struct pcpu_histogram *h, const struct pcpu_histogram_sparse *s)
 {
-	int err = pcpu_histogram_sparse_check(s);
-
-	if (err)
-		return err;
 	return pcpu_sparse_new(&(struct pcpu_sparse_shape){ .schema = s->schema,
 							    .max_buckets = s->max_buckets,
 							    .zero_threshold = s->zero_threshold,
 							    .min_reset_ns = s->min_reset_ns,
 							    .sum_scale = s->sum_scale,
-							    .scale = h->scale > 1 ? h->scale : 1 },
+							    .scale = h->scale },
 			       &h->sparse);
 }
 
@@ -153,7 +149,7 @@ static int sparse_fill(struct pcpu_histogram *h, struct pcpu_metric_sample *smp,
 	if (err)
 		return err;
 	return pcpu_sparse_fill(h->sparse, legacy[0] > 0 ? (uint64_t)legacy[0] : 0,
-				(double)sum / (double)(h->scale > 1 ? h->scale : 1), smp, inf, keys);
+				(double)sum / (double)h->scale, smp, inf, keys);
 }
 
 PCPU_EXPORT void __pcpu_histogram_observe_sparse(struct pcpu_histogram *h, int64_t value)
@@ -296,7 +292,7 @@ static struct pcpu_histogram *create(const struct pcpu_histogram_desc *d,
 	struct pcpu_histogram *h;
 	int err = check_desc(d);
 
-	if (!err && s && (d->nr_bounds || d->native))
+	if (!err && s && (d->nr_bounds || d->native || pcpu_histogram_sparse_check(s)))
 		err = -EINVAL;
 	if (err) {
 		errno = -err;

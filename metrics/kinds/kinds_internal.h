@@ -27,11 +27,12 @@ int pcpu_histogram_sum_init(struct pcpu_histogram *h);
 void pcpu_histogram_sum_free(struct pcpu_histogram *h);
 
 /*
- * Sparse buckets (struct pcpu_histogram's @c sparse) per @s for @h, whose
- * scale is set and which has no sum counter (that routes the inline
- * observe): 0, -EINVAL (@s as pcpu_histogram_create_sparse() refuses it)
- * or -ENOMEM; pcpu_sparse_free() frees them. A family's sparse child is
- * made in place with it; the check alone is the family's, at creation.
+ * pcpu_histogram_sparse_check(): 0, or -EINVAL for @s as
+ * pcpu_histogram_create_sparse() refuses it. pcpu_histogram_sparse_init():
+ * sparse buckets (struct pcpu_histogram's @c sparse) per @s, checked
+ * already (at the histogram's or its family's creation, once), for @h,
+ * whose scale is set and which has no sum counter (that routes the inline
+ * observe): 0 or -ENOMEM; pcpu_sparse_free() frees them.
  */
 struct pcpu_histogram_sparse;
 int pcpu_histogram_sparse_check(const struct pcpu_histogram_sparse *s);
