@@ -274,6 +274,15 @@ static void decode_span(struct rd r, struct d_span *s)
 	}
 }
 
+/* A packed sint64 list (a side's bucket deltas) into @deltas[32] after *@nr. */
+static void decode_deltas(struct rd packed, int64_t *deltas, int *nr)
+{
+	while (packed.p < packed.end) {
+		cr_assert_lt(*nr, 32);
+		deltas[(*nr)++] = unzigzag(rd_varint(&packed));
+	}
+}
+
 static void decode_histogram(struct rd r, struct d_metric *m)
 {
 	/* 1 count, 2 sum, 3 bucket, 5 schema, 6 zero_threshold, 7 zero_count,
@@ -316,28 +325,16 @@ static void decode_histogram(struct rd r, struct d_metric *m)
 			cr_assert_lt(m->nr_nspans, 8);
 			decode_span(rd_sub(&r), &m->nspans[m->nr_nspans++]);
 			break;
-		case 10: {
-			struct rd packed = rd_sub(&r);
-
-			while (packed.p < packed.end) {
-				cr_assert_lt(m->nr_ndeltas, 32);
-				m->ndeltas[m->nr_ndeltas++] = unzigzag(rd_varint(&packed));
-			}
+		case 10:
+			decode_deltas(rd_sub(&r), m->ndeltas, &m->nr_ndeltas);
 			break;
-		}
 		case 12:
 			cr_assert_lt(m->nr_spans, 8);
 			decode_span(rd_sub(&r), &m->spans[m->nr_spans++]);
 			break;
-		case 13: {
-			struct rd packed = rd_sub(&r);
-
-			while (packed.p < packed.end) {
-				cr_assert_lt(m->nr_deltas, 32);
-				m->deltas[m->nr_deltas++] = unzigzag(rd_varint(&packed));
-			}
+		case 13:
+			decode_deltas(rd_sub(&r), m->deltas, &m->nr_deltas);
 			break;
-		}
 		case 16:
 			cr_assert_lt(m->nr_exemplars, 4);
 			decode_exemplar(rd_sub(&r), &m->exemplars[m->nr_exemplars++]);
