@@ -273,6 +273,20 @@ PCPU_FOLD_DEFINE_STEP(armed, int64_t)
 PCPU_FOLD_DEFINE_STEP(word, uint64_t)
 
 /*
+ * How much a walk that folds many slots (a counter's fold_all()) may have
+ * moved out of slots and not yet credited to central [central-marks]: the
+ * maximum threshold @max, or an eighth of the @bound (armed CPUs x @max)
+ * where that is more. Each credit is a locked add, as each swap is: a
+ * walk over n armed CPUs whose pending deltas add up to P credits about
+ * P / budget times, at most about 8 + n / 8 times rather than up to n;
+ * read() lags by at most the budget more than at quiescence meanwhile.
+ */
+static inline uint64_t pcpu_fold_walk_budget(uint64_t max, uint64_t bound)
+{
+	return bound / 8 > max ? bound / 8 : max;
+}
+
+/*
  * The fold sequence, over either width (a counter's uint32_t, a stat
  * line's uint64_t): @one is one fold in progress (the lowest bit of the
  * field), @gen one generation (the lowest bit above every field). A fold

@@ -126,21 +126,29 @@ static void fold_cpu(struct pcpu_counter *c, unsigned int cpu)
 	pcpu_fold_seq_leave(&c->seq, COUNTER_SEQ_FOLD, COUNTER_SEQ_GEN);
 }
 
+#ifdef PCPU_TEST_HOOKS
+void (*pcpu_counter_debug_walk_hook)(struct pcpu_counter *c, unsigned int cpu);
+#define WALK_HOOK(c, cpu) (pcpu_counter_debug_walk_hook ? pcpu_counter_debug_walk_hook(c, cpu) : (void)0)
+#else
+#define WALK_HOOK(c, cpu) ((void)0)
+#endif
+
 /*
  * Folds every armed CPU's slot, as fold_cpu() does, but inside one fold
  * section for the whole walk, and credits central only when what the walk
- * moved and has not credited would pass the maximum threshold with the
- * next CPU's pending delta: so read() lags by at most about one slot's
- * worth more than at quiescence, as it may between any fold's two steps
- * [central-marks], and most folded CPUs cost one locked instruction (the
- * swap), as the kernel's fold costs its exchange. Returns base plus the
+ * moved and has not credited would pass the walk's budget
+ * (pcpu_fold_walk_budget(): the maximum threshold, or an eighth of the
+ * bound) with the next CPU's pending delta: so read() lags by at most the
+ * budget more than at quiescence [central-marks], and a folded CPU costs
+ * one locked instruction (the swap), as the kernel's fold costs its
+ * exchange, plus a credit every budget's worth. Returns base plus the
  * values the walk saw, which is what sum() would return [exact-sum]: a
  * folding sync is one walk [sync].
  */
 static int64_t fold_all(struct pcpu_counter *c)
 {
 	uint64_t sum = (uint64_t)__atomic_load_n(&c->base, __ATOMIC_ACQUIRE);
-	uint64_t max = LOAD(&c->threshold_max);
+	uint64_t budget = pcpu_fold_walk_budget(LOAD(&c->threshold_max), __pcpu_counter_bound(c));
 	int64_t owed = 0, central = 0; /* moved, not yet credited; central after a credit */
 	bool entered = false, moved = false;
 	unsigned int cpu;
@@ -157,13 +165,15 @@ static int64_t fold_all(struct pcpu_counter *c)
 			if (!entered)
 				pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
 			entered = true;
-			if (owed && pcpu_magnitude((int64_t)((uint64_t)owed + (uint64_t)pending)) > max) {
+			if (owed &&
+			    pcpu_magnitude((int64_t)((uint64_t)owed + (uint64_t)pending)) > budget) {
 				central = pcpu_fold_credit(&c->central, owed);
 				moved = true;
 				owed = 0;
 			}
 			owed = (int64_t)((uint64_t)owed +
 					 (uint64_t)pcpu_fold_take_armed(&slot->value, snap));
+			WALK_HOOK(c, cpu);
 		}
 		sum += (uint64_t)snap[0];
 	}

@@ -40,6 +40,13 @@
 #define COUNTER_SEQ_GEN (1u << COUNTER_SEQ_GEN_SHIFT)
 #define COUNTER_SEQ_FOLDS (COUNTER_SEQ_GATE - 1) /* the field of folds in flight */
 
+/*
+ * A test hook, in the suite's internal library only (PCPU_TEST_HOOKS):
+ * called by a folding walk (fold_all()) after it took CPU @cpu's pending
+ * delta, before it credits it (test/counter/test_walk_budget.c).
+ */
+extern void (*pcpu_counter_debug_walk_hook)(struct pcpu_counter *c, unsigned int cpu);
+
 /* The counters' operations for the registry. */
 extern const struct pcpu_class pcpu_counter_class;
 

@@ -408,8 +408,9 @@ static bool oracles_hold(char *why, size_t size)
 		      p->racer_gap, p->racer_bound);
 	/*
 	 * A walk that folds (sync, registry) stopped anywhere: what it moved
-	 * and has not credited stays within one threshold (fold_all()), so
-	 * read() lags by at most one slot's worth more than at quiescence.
+	 * and has not credited stays within its budget (fold_all(),
+	 * pcpu_fold_walk_budget(): one threshold on two CPUs), so read() lags
+	 * by at most one slot's worth more than at quiescence.
 	 */
 	if (action == RACER_ADDS && (traced == TRACED_SYNC || traced == TRACED_REGISTRY) &&
 	    p->racer_gap > p->racer_bound + (uint64_t)T)
