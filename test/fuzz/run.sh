@@ -9,7 +9,10 @@
 # target's final coverage (cov: edges, ft: features) and exec/s. Without
 # TARGETs, every target that the build has (serve needs libmicrohttpd,
 # push libcurl);
-# a TARGET named and not built fails.
+# a TARGET named and not built fails. FUZZ_JOBS (default 1) targets run at
+# once, each for SECONDS: on N idle CPUs, FUZZ_JOBS=N gives each target the
+# same CPU time in 1/N of the wall time. Each target's report is printed
+# once it ends, in order.
 #   test/fuzz/run.sh BUILD [SECONDS [TARGET...]]
 set -u
 build=${1:?usage: run.sh BUILD [SECONDS [TARGET...]]}
@@ -23,8 +26,46 @@ mkdir -p "$art"
 # halt on the first UBSan report, as on an ASan one (both exit non-zero)
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+jobs=${FUZZ_JOBS:-1}
+reports=$(mktemp -d)
+trap 'rm -rf "$reports"' EXIT
+
+# Fuzzes target $1 (built at $2) on a copy of its corpus: its report in
+# $reports/$1.txt, its exit status in $reports/$1.rc.
+fuzz_one()
+{
+	work=$(mktemp -d)
+	mkdir "$work/corpus"
+	for d in corpus regressions; do
+		[ -d "$src/$d/$1" ] && cp "$src/$d/$1"/* "$work/corpus/" 2>/dev/null
+	done
+	"$2" -max_total_time="$secs" -print_final_stats=1 -timeout=20 -rss_limit_mb=2048 \
+		-artifact_prefix="$art/$1-" "$work/corpus" >"$work/log" 2>&1
+	rc=$?
+	{
+		# the last status line (cov, ft, corp, exec/s) and the final stats
+		echo "fuzz-$1: ${secs}s, exit $rc: $(grep -E '^#[0-9]+' "$work/log" | tail -n 1)"
+		grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
+			"$work/log" | sed "s/^/fuzz-$1: /"
+		[ $rc -ne 0 ] && tail -n 60 "$work/log"
+	} >"$reports/$1.txt"
+	echo $rc >"$reports/$1.rc"
+	rm -rf "$work"
+}
+
+# Prints the reports of the targets $batch ran, in order; notes failures.
+report_batch()
+{
+	for b in $batch; do
+		cat "$reports/$b.txt"
+		[ "$(cat "$reports/$b.rc")" -ne 0 ] && failed="$failed $b"
+	done
+	batch=""
+}
+
 failed=""
 ran=0
+batch=""
 for t in $targets; do
 	exe="$build/test/fuzz/fuzz-$t"
 	if [ ! -x "$exe" ] && [ $# -eq 0 ]; then
@@ -37,25 +78,15 @@ for t in $targets; do
 		continue
 	fi
 	ran=$((ran + 1))
-	work=$(mktemp -d)
-	mkdir "$work/corpus"
-	for d in corpus regressions; do
-		[ -d "$src/$d/$t" ] && cp "$src/$d/$t"/* "$work/corpus/" 2>/dev/null
-	done
-	"$exe" -max_total_time="$secs" -print_final_stats=1 -timeout=20 -rss_limit_mb=2048 \
-		-artifact_prefix="$art/$t-" "$work/corpus" >"$work/log" 2>&1
-	rc=$?
-	# the last status line (cov, ft, corp, exec/s) and the final stats
-	last=$(grep -E '^#[0-9]+' "$work/log" | tail -n 1)
-	echo "fuzz-$t: ${secs}s, exit $rc: $last"
-	grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
-		"$work/log" | sed "s/^/fuzz-$t: /"
-	if [ $rc -ne 0 ]; then
-		failed="$failed $t"
-		tail -n 60 "$work/log"
+	fuzz_one "$t" "$exe" &
+	batch="$batch $t"
+	if [ $(echo $batch | wc -w) -ge "$jobs" ]; then
+		wait
+		report_batch
 	fi
-	rm -rf "$work"
 done
+wait
+report_batch
 if [ "$ran" -eq 0 ]; then
 	echo "fuzz: no target built in $build (a build with -Dfuzzing=enabled?)" >&2
 	exit 1
