@@ -204,23 +204,6 @@ static void put_bucket(const struct writer *w, const struct pcpu_metric_sample *
 	put_end(w, e);
 }
 
-/*
- * A native sample's exemplar for the classic bucket that ends with fine
- * bucket @to: the latest of fine buckets @from to @to (the text formats
- * have no fine buckets to carry the others); NULL if none has one.
- */
-static const struct pcpu_exemplar *latest_exemplar(const struct pcpu_metric_sample *m,
-						   uint32_t from, uint32_t to)
-{
-	const struct pcpu_exemplar *best = NULL;
-
-	for (uint32_t i = from; m->exemplars && i <= to; i++)
-		if (m->exemplars[i].labels &&
-		    (!best || m->exemplars[i].timestamp >= best->timestamp))
-			best = &m->exemplars[i];
-	return best;
-}
-
 struct classic_bucket {
 	const struct writer *w;
 	const struct pcpu_metric_sample *m;
@@ -235,7 +218,7 @@ static void put_classic_bucket(void *arg, int64_t bound, uint64_t cumulative)
 	/* every classic bound is a fine one */
 	while (to < b->m->nr_bounds && b->m->bounds[to] < bound)
 		to++;
-	put_bucket(b->w, b->m, &bound, cumulative, latest_exemplar(b->m, b->next, to));
+	put_bucket(b->w, b->m, &bound, cumulative, pcpu_latest_exemplar(b->m, b->next, to));
 	b->next = to + 1;
 }
 
@@ -256,7 +239,7 @@ static void put_histogram(struct writer *w, const struct pcpu_metric_sample *m)
 		/* +Inf: every fine bucket, the zero bucket and the top's overflow too */
 		for (uint32_t i = 0; i <= m->nr_bounds; i++)
 			cumulative += m->buckets[i];
-		inf = latest_exemplar(m, b.next, m->nr_bounds);
+		inf = pcpu_latest_exemplar(m, b.next, m->nr_bounds);
 	} else {
 		for (uint32_t i = 0; i < m->nr_bounds; i++) {
 			cumulative += m->buckets[i];

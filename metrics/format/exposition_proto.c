@@ -287,24 +287,6 @@ static const struct pcpu_exemplar *exemplar_of(const struct pcpu_metric_sample *
 }
 
 /*
- * The latest exemplar of fine buckets @from to @to (as exposition.c's for
- * the text formats; NULL if none has one): a classic bucket of a native
- * histogram carries it, as client_golang's do, because Prometheus up to
- * 2.4x reads a histogram's exemplars from its classic buckets only and
- * ignores the native list (2.42 stored none of a native histogram's).
- */
-static const struct pcpu_exemplar *latest_exemplar(const struct pcpu_metric_sample *m,
-						   uint32_t from, uint32_t to)
-{
-	const struct pcpu_exemplar *best = NULL;
-
-	for (uint32_t i = from; i <= to; i++)
-		if (exemplar_of(m, i) && (!best || m->exemplars[i].timestamp >= best->timestamp))
-			best = &m->exemplars[i];
-	return best;
-}
-
-/*
  * One classic bucket: cumulative count, upper bound (scaled), and the
  * latest exemplar of the fine buckets it spans (a classic histogram's are
  * its own buckets: one each).
@@ -325,7 +307,7 @@ static void add_classic(void *arg, int64_t bound, uint64_t cumulative)
 	/* every classic bound is a fine one */
 	while (to < c->m->nr_bounds && c->m->bounds[to] < bound)
 		to++;
-	e = latest_exemplar(c->m, c->next, to);
+	e = pcpu_latest_exemplar(c->m, c->next, to);
 	c->next = to + 1;
 	put_uint(bucket, BUCKET_CUMULATIVE, cumulative);
 	put_double(bucket, BUCKET_UPPER_BOUND, scaled(bound, c->m->scale));
@@ -408,7 +390,7 @@ static void put_histogram(struct scratch *x, const struct pcpu_metric_sample *m)
 			add_classic(&c, m->bounds[i], count);
 		}
 	}
-	inf = latest_exemplar(m, c.next, m->nr_bounds);
+	inf = pcpu_latest_exemplar(m, c.next, m->nr_bounds);
 	if (inf) {
 		put_uint(&x->item, BUCKET_CUMULATIVE, total);
 		put_double(&x->item, BUCKET_UPPER_BOUND, INFINITY);
