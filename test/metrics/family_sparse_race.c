@@ -40,11 +40,11 @@
 #include "sparse_shadow.h"
 
 #define OBSERVERS 3
-#define ROUNDS 20000
-#define SCRAPES 150
+#define ROUNDS 100000
+#define SCRAPES 300
 #define KEPT 3    /* children never removed: the first KEPT routes */
 #define CHURNED 2 /* children removed and made again: the others */
-#define MAX_REMOVALS 300
+#define MAX_REMOVALS 1000
 #define SCHEMA 8
 
 static const char *const routes[KEPT + CHURNED] = { "k0", "k1", "k2", "c0", "c1" };
@@ -120,7 +120,7 @@ static void *remover(void *arg)
 		/* no one else removes: the child got is the one removed */
 		CHECK(22, pcpu_family_remove(family, tuple) == 0);
 		removed[nr_removed++] = h;
-		nanosleep(&(struct timespec){ .tv_nsec = 500000 }, NULL);
+		nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
 	}
 	return NULL;
 }
