@@ -104,7 +104,8 @@ static void *observer(void *arg)
 
 /*
  * Removes the churned children in turn, each after reading it once, until
- * the observers are done (each of them at least once, however late it starts).
+ * the observers are done (each churned route at least once, however late
+ * this thread starts).
  */
 static void *remover(void *arg)
 {
