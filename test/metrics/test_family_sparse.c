@@ -21,54 +21,12 @@
 #include "helpers.h"
 #include "kinds/kinds_internal.h"
 #include "pcpu_test.h"
+#define SHADOW_ASSERT cr_assert
+#include "sparse_shadow.h"
 
 static const char *const route_names[] = { "route", NULL };
 static const char *const routes[] = { "a", "b", "c" };
 #define NR_CHILDREN 3
-
-/* A model: counts by (sign, key) at the schema it was made at. */
-#define SPAN 8192 /* keys -SPAN/2 .. SPAN/2 - 1: 2^-12 .. 2^13 at schema 8 */
-struct model {
-	uint64_t pos[SPAN], neg[SPAN];
-	uint64_t zero, count;
-	double sum;
-};
-
-static void model_add(struct model *m, double v, int32_t schema)
-{
-	m->count++;
-	m->sum += v;
-	if (v == 0) { /* the zero threshold is 2^-128: only 0 in the zero bucket here */
-		m->zero++;
-		return;
-	}
-	int32_t k = pcpu_metrics_native_key(fabs(v), schema);
-
-	cr_assert(k > -SPAN / 2 && k < SPAN / 2, "key %d out of the model", k);
-	(v < 0 ? m->neg : m->pos)[k + SPAN / 2]++;
-}
-
-/* client_golang's rule: k > 0 ? (k + 1) / 2 : k / 2 (truncated). */
-static int32_t go_reduce(int32_t k)
-{
-	return (k > 0 ? k + 1 : k) / 2;
-}
-
-static void model_reduce(struct model *out, const struct model *m, int32_t from, int32_t to)
-{
-	memset(out, 0, sizeof(*out));
-	out->zero = m->zero;
-	out->count = m->count;
-	out->sum = m->sum;
-	for (int i = 0; i < SPAN; i++) {
-		int32_t k = i - SPAN / 2;
-
-		for (int32_t s = from; s > to; s--)
-			k = go_reduce(k);
-		out->pos[k + SPAN / 2] += m->pos[i];
-		out->neg[k + SPAN / 2] += m->neg[i];
-	}
-}
 
 static struct pcpu_family *make(struct pcpu_metrics_registry *r, const char *name,
 				const char *const *names, unsigned int max,
@@ -89,7 +47,7 @@ struct got {
 	int samples[NR_CHILDREN];
 	int32_t schema[NR_CHILDREN];
 	uint64_t inf[NR_CHILDREN];
-	struct model m[NR_CHILDREN];
+	struct shadow m[NR_CHILDREN];
 };
 
 static int grab(const struct pcpu_metric_sample *s, void *arg)
@@ -106,14 +64,7 @@ static int grab(const struct pcpu_metric_sample *s, void *arg)
 	g->samples[at]++;
 	g->schema[at] = s->schema;
 	g->inf[at] = s->buckets[s->nr_bounds];
-	g->m[at].count = s->count;
-	g->m[at].zero = s->zero_count;
-	g->m[at].sum = s->dsum;
-	for (uint32_t i = 0; i < s->nr_keys; i++) {
-		cr_assert(s->keys[i] > -SPAN / 2 && s->keys[i] < SPAN / 2);
-		(i < s->nr_negative ? g->m[at].neg : g->m[at].pos)[s->keys[i] + SPAN / 2] =
-			s->key_counts[i];
-	}
+	shadow_from_sample(&g->m[at], s);
 	return 0;
 }
 
@@ -124,7 +75,7 @@ static int grab(const struct pcpu_metric_sample *s, void *arg)
 struct worker {
 	struct pcpu_family *f;
 	unsigned int seed;
-	struct model *tally; /* [NR_CHILDREN] */
+	struct shadow *tally; /* [NR_CHILDREN] */
 };
 
 static void *observe_many(void *arg)
@@ -153,7 +104,8 @@ static void *observe_many(void *arg)
 			pcpu_histogram_observe(kids[c], (int64_t)v);
 		else
 			cr_assert_eq(pcpu_histogram_observe_double(kids[c], v), 0);
-		model_add(&w->tally[c], v, 8);
+		/* the zero threshold is 2^-128: only 0 in the zero bucket here */
+		shadow_add(&w->tally[c], v, ldexp(1, -128), 8);
 	}
 	return NULL;
 }
@@ -161,7 +113,7 @@ static void *observe_many(void *arg)
 PCPU_TEST(family_sparse, children_are_exact_under_concurrent_observers_across_reductions,
 	  .timeout = 120)
 {
-	static struct model tallies[THREADS][NR_CHILDREN], total[NR_CHILDREN], want;
+	static struct shadow tallies[THREADS][NR_CHILDREN], total[NR_CHILDREN], want;
 	static struct got g;
 	struct pcpu_metrics_registry *r = pcpu_metrics_registry_create(NULL);
 	struct pcpu_family *f = make(r, "fs_conc_seconds", route_names, 0,
@@ -178,15 +130,8 @@ PCPU_TEST(family_sparse, children_are_exact_under_concurrent_observers_across_re
 	}
 	for (int i = 0; i < THREADS; i++) {
 		cr_assert_eq(pthread_join(t[i], NULL), 0);
-		for (int c = 0; c < NR_CHILDREN; c++) {
-			for (int k = 0; k < SPAN; k++) {
-				total[c].pos[k] += tallies[i][c].pos[k];
-				total[c].neg[k] += tallies[i][c].neg[k];
-			}
-			total[c].zero += tallies[i][c].zero;
-			total[c].count += tallies[i][c].count;
-			total[c].sum += tallies[i][c].sum;
-		}
+		for (int c = 0; c < NR_CHILDREN; c++)
+			shadow_merge(&total[c], &tallies[i][c]);
 	}
 	cr_assert_eq(pcpu_family_count(f), NR_CHILDREN);
 	cr_assert_eq(pcpu_metrics_registry_foreach(r, grab, &g), 0);
@@ -194,7 +139,7 @@ PCPU_TEST(family_sparse, children_are_exact_under_concurrent_observers_across_re
 		struct pcpu_histogram *h =
 			pcpu_family_get_histogram(f, (const char *const[]){ routes[c], NULL });
 		struct pcpu_sparse_stats st;
-		uint64_t in_keys = 0, snap;
+		uint64_t snap;
 		int64_t sum;
 
 		pcpu_sparse_stats(h->sparse, &st);
@@ -212,16 +157,9 @@ PCPU_TEST(family_sparse, children_are_exact_under_concurrent_observers_across_re
 		cr_assert_eq(g.m[c].zero, total[c].zero);
 		cr_assert_eq(g.m[c].sum, total[c].sum, "child %s: sum %.17g, want %.17g",
 			     routes[c], g.m[c].sum, total[c].sum);
-		for (int k = 0; k < SPAN; k++)
-			in_keys += g.m[c].pos[k] + g.m[c].neg[k];
-		cr_assert_eq(in_keys + g.m[c].zero, g.m[c].count);
-		model_reduce(&want, &total[c], 8, g.schema[c]);
-		for (int k = 0; k < SPAN; k++) {
-			cr_assert_eq(g.m[c].pos[k], want.pos[k], "child %s key %d", routes[c],
-				     k - SPAN / 2);
-			cr_assert_eq(g.m[c].neg[k], want.neg[k], "child %s key -%d", routes[c],
-				     k - SPAN / 2);
-		}
+		cr_assert_eq(shadow_in_keys(&g.m[c]) + g.m[c].zero, g.m[c].count);
+		shadow_reduce(&want, &total[c], 8, g.schema[c]);
+		shadow_assert_same(&g.m[c], &want, routes[c]);
 		/* the snapshot: the count as the one bucket, the sum at scale 1 */
 		cr_assert_eq(pcpu_histogram_snapshot(h, &snap, &sum), 0);
 		cr_assert_eq(snap, total[c].count);

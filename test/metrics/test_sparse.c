@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Sparse native histograms (pcpu_histogram_create_sparse()): every bucket
- * against a model that keys each observation with pcpu_metrics_native_key()
- * (negative and double observations too); the bucket limit after each
+ * against a shadow (sparse_shadow.h) that keys each observation with
+ * pcpu_metrics_native_key() (negative and double observations too); the
+ * bucket limit after each
  * observe; reductions that merge keys as client_golang's ceil(k / 2) and
  * land where the coarser schema keys the values; min_reset_ns; exact counts
  * against a shadow tally with concurrent observers across reductions and
@@ -22,56 +23,8 @@
 #include "helpers.h"
 #include "kinds/kinds_internal.h"
 #include "pcpu_test.h"
-
-/* A model: counts by (sign, key) at the schema it was made at. */
-#define SPAN 16384 /* keys -SPAN/2 .. SPAN/2 - 1 */
-struct model {
-	uint64_t pos[SPAN], neg[SPAN];
-	uint64_t zero, none, count;
-};
-
-static void model_add(struct model *m, double v, double zt, int32_t schema)
-{
-	m->count++;
-	if (v != v || isinf(v)) {
-		m->none++;
-		return;
-	}
-	if (fabs(v) <= zt) {
-		m->zero++;
-		return;
-	}
-	int32_t k = pcpu_metrics_native_key(fabs(v), schema);
-
-	cr_assert(k > -SPAN / 2 && k < SPAN / 2, "key %d out of the model", k);
-	(v < 0 ? m->neg : m->pos)[k + SPAN / 2]++;
-}
-
-/* client_golang's rule, written independently: k > 0 ? (k + 1) / 2 : k / 2. */
-static int32_t go_reduce(int32_t k)
-{
-	if (k > 0)
-		k++;
-	return k / 2;
-}
-
-/* @m reduced from @from to @to. */
-static void model_reduce(struct model *out, const struct model *m, int32_t from, int32_t to)
-{
-	memset(out->pos, 0, sizeof(out->pos));
-	memset(out->neg, 0, sizeof(out->neg));
-	out->zero = m->zero;
-	out->none = m->none;
-	out->count = m->count;
-	for (int i = 0; i < SPAN; i++) {
-		int32_t k = i - SPAN / 2;
-
-		for (int32_t s = from; s > to; s--)
-			k = go_reduce(k);
-		out->pos[k + SPAN / 2] += m->pos[i];
-		out->neg[k + SPAN / 2] += m->neg[i];
-	}
-}
+#define SHADOW_ASSERT cr_assert
+#include "sparse_shadow.h"
 
 /* What a scrape gave for one histogram. */
 struct got {
@@ -82,7 +35,7 @@ struct got {
 	uint64_t count, zero, inf;
 	double sum, zero_threshold, created;
 	uint32_t nr_keys, nr_negative;
-	struct model m;
+	struct shadow m;
 };
 
 static int grab(const struct pcpu_metric_sample *s, void *arg)
@@ -102,16 +55,12 @@ static int grab(const struct pcpu_metric_sample *s, void *arg)
 	g->created = s->created;
 	g->nr_keys = s->nr_keys;
 	g->nr_negative = s->nr_negative;
-	memset(&g->m, 0, sizeof(g->m));
 	for (uint32_t i = 0; i < s->nr_keys; i++) {
-		bool neg = i < s->nr_negative;
-
 		cr_assert(s->key_counts[i] > 0, "key %d exposed with no count", s->keys[i]);
 		if (i && i != s->nr_negative)
 			cr_assert_gt(s->keys[i], s->keys[i - 1], "keys ascend within a sign");
-		cr_assert(s->keys[i] > -SPAN / 2 && s->keys[i] < SPAN / 2);
-		(neg ? g->m.neg : g->m.pos)[s->keys[i] + SPAN / 2] = s->key_counts[i];
 	}
+	shadow_from_sample(&g->m, s);
 	return 0;
 }
 
@@ -125,18 +74,6 @@ static struct got *scrape(struct pcpu_metrics_registry *r, const char *name)
 	cr_assert_eq(g.samples, 1);
 	cr_assert(g.flags & PCPU_METRIC_SAMPLE_F_SPARSE);
 	return &g;
-}
-
-static void assert_same(const struct model *got, const struct model *want)
-{
-	for (int i = 0; i < SPAN; i++) {
-		cr_assert_eq(got->pos[i], want->pos[i], "positive key %d: %llu, want %llu",
-			     i - SPAN / 2, (unsigned long long)got->pos[i],
-			     (unsigned long long)want->pos[i]);
-		cr_assert_eq(got->neg[i], want->neg[i], "negative key %d: %llu, want %llu",
-			     i - SPAN / 2, (unsigned long long)got->neg[i],
-			     (unsigned long long)want->neg[i]);
-	}
 }
 
 static struct pcpu_histogram *make(struct pcpu_metrics_registry *r, const char *name,
@@ -165,9 +102,8 @@ PCPU_TEST(sparse, double_and_negative_observations_land_in_prometheus_keys)
 	struct pcpu_histogram *h = make(r, "d_seconds", 0,
 					&(struct pcpu_histogram_sparse){ .schema = 3,
 									 .zero_threshold = 1e-3 });
-	static struct model want;
+	static struct shadow want;
 	unsigned int seed = 1;
-	double sum = 0;
 	struct got *g;
 
 	memset(&want, 0, sizeof(want));
@@ -176,8 +112,7 @@ PCPU_TEST(sparse, double_and_negative_observations_land_in_prometheus_keys)
 		double v = ldexp(round(ldexp(spread(&seed), 30)), -30);
 
 		cr_assert_eq(pcpu_histogram_observe_double(h, v), 0);
-		model_add(&want, v, 1e-3, 3);
-		sum += v;
+		shadow_add(&want, v, 1e-3, 3);
 	}
 	g = scrape(r, "d_seconds");
 	cr_assert_eq(g->schema, 3);
@@ -186,10 +121,10 @@ PCPU_TEST(sparse, double_and_negative_observations_land_in_prometheus_keys)
 	cr_assert_eq(g->zero, want.zero);
 	cr_assert_eq(g->zero_threshold, (double)1e-3);
 	cr_assert_gt(g->nr_negative, 0);
-	assert_same(&g->m, &want);
+	shadow_assert_same(&g->m, &want, "scraped");
 	/* 20000 adds, each off by at most 0.5e-9 */
-	cr_assert(fabs(g->sum - sum) <= 20000 * 0.5e-9 + 1e-9, "sum %.17g, want %.17g", g->sum,
-		  sum);
+	cr_assert(fabs(g->sum - want.sum) <= 20000 * 0.5e-9 + 1e-9, "sum %.17g, want %.17g",
+		  g->sum, want.sum);
 	pcpu_histogram_destroy(h);
 	pcpu_metrics_registry_destroy(r);
 }
@@ -199,7 +134,7 @@ PCPU_TEST(sparse, integer_observations_are_divided_by_the_scale)
 	struct pcpu_metrics_registry *r = pcpu_metrics_registry_create(NULL);
 	struct pcpu_histogram *h = make(r, "i_seconds", 1000000000,
 					&(struct pcpu_histogram_sparse){ .schema = 2 });
-	static struct model want;
+	static struct shadow want;
 	int64_t sum = 0;
 	uint64_t counts[1];
 	int64_t snap_sum;
@@ -208,13 +143,13 @@ PCPU_TEST(sparse, integer_observations_are_divided_by_the_scale)
 	memset(&want, 0, sizeof(want));
 	for (int64_t v = -3000000000; v <= 3000000000; v += 7777777) {
 		pcpu_histogram_observe(h, v);
-		model_add(&want, (double)v / 1e9, ldexp(1, -128), 2);
+		shadow_add(&want, (double)v / 1e9, ldexp(1, -128), 2);
 		sum += v;
 	}
 	g = scrape(r, "i_seconds");
 	cr_assert_eq(g->count, want.count);
 	cr_assert_eq(g->zero_threshold, ldexp(1, -128), "0: the Go client's 2^-128");
-	assert_same(&g->m, &want);
+	shadow_assert_same(&g->m, &want, "scraped");
 	/* the sum's units are the scale's: integers summed exactly */
 	cr_assert_eq(g->sum, (double)((double)sum / 1e9));
 	cr_assert_eq(pcpu_histogram_nr_buckets(h), 1);
@@ -231,7 +166,7 @@ PCPU_TEST(sparse, the_limit_holds_after_each_observe_and_reduction_merges_as_go)
 	struct pcpu_histogram *h = make(r, "l_seconds", 0,
 					&(struct pcpu_histogram_sparse){ .schema = 8,
 									 .max_buckets = 24 });
-	static struct model fine, want;
+	static struct shadow fine, want;
 	struct pcpu_sparse_stats st;
 	unsigned int seed = 5;
 	int32_t schema = 8;
@@ -242,7 +177,7 @@ PCPU_TEST(sparse, the_limit_holds_after_each_observe_and_reduction_merges_as_go)
 		double v = spread(&seed) / 64;
 
 		pcpu_histogram_observe_double(h, v);
-		model_add(&fine, v, ldexp(1, -128), 8);
+		shadow_add(&fine, v, ldexp(1, -128), 8);
 		pcpu_sparse_stats(h->sparse, &st);
 		cr_assert_leq(st.populated, 24, "observe %d: %u buckets", i, st.populated);
 		cr_assert_leq(st.schema, schema, "the schema only goes down");
@@ -254,17 +189,17 @@ PCPU_TEST(sparse, the_limit_holds_after_each_observe_and_reduction_merges_as_go)
 	cr_assert_eq(g->schema, schema);
 	cr_assert_leq(g->nr_keys, 24);
 	/* Go's merge of the fine keys ... */
-	model_reduce(&want, &fine, 8, schema);
-	assert_same(&g->m, &want);
+	shadow_reduce(&want, &fine, 8, schema);
+	shadow_assert_same(&g->m, &want, "scraped");
 	/* ... is where the coarse schema keys each value */
 	{
-		static struct model direct;
+		static struct shadow direct;
 		unsigned int again = 5;
 
 		memset(&direct, 0, sizeof(direct));
 		for (int i = 0; i < 5000; i++)
-			model_add(&direct, spread(&again) / 64, ldexp(1, -128), schema);
-		assert_same(&g->m, &direct);
+			shadow_add(&direct, spread(&again) / 64, ldexp(1, -128), schema);
+		shadow_assert_same(&g->m, &direct, "keyed coarse");
 	}
 	cr_assert_eq(g->count, fine.count);
 	pcpu_histogram_destroy(h);
@@ -279,7 +214,7 @@ PCPU_TEST(sparse, go_rule_on_known_keys)
 
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		cr_assert_eq(pcpu_sparse_reduce_key(k[i], 3, 2), want[i], "key %d", k[i]);
-		cr_assert_eq(pcpu_sparse_reduce_key(k[i], 3, 2), go_reduce(k[i]));
+		cr_assert_eq(pcpu_sparse_reduce_key(k[i], 3, 2), shadow_go_reduce(k[i]));
 	}
 	cr_assert_eq(pcpu_sparse_reduce_key(17, 5, 2), 3); /* 17 -> 9 -> 5 -> 3 */
 }
@@ -334,8 +269,7 @@ struct worker {
 	int n;
 	int32_t schema;
 	double scale_down;
-	struct model *tally;
-	double sum;
+	struct shadow *tally;
 };
 
 static void *observe_many(void *arg)
@@ -347,23 +281,21 @@ static void *observe_many(void *arg)
 		double v = ldexp(round(ldexp(spread(&w->seed) / w->scale_down, 20)), -20);
 
 		pcpu_histogram_observe_double(w->h, v);
-		model_add(w->tally, v, ldexp(1, -128), w->schema);
-		w->sum += v;
+		shadow_add(w->tally, v, ldexp(1, -128), w->schema);
 	}
 	return NULL;
 }
 
 #define THREADS 4
 
-static void run_workers(struct pcpu_histogram *h, int32_t schema, int n, struct model *total,
-			double *sum)
+/* @total: what the threads observed, their sum included. */
+static void run_workers(struct pcpu_histogram *h, int32_t schema, int n, struct shadow *total)
 {
-	static struct model tallies[THREADS];
+	static struct shadow tallies[THREADS];
 	struct worker w[THREADS];
 	pthread_t t[THREADS];
 
 	memset(total, 0, sizeof(*total));
-	*sum = 0;
 	for (int i = 0; i < THREADS; i++) {
 		memset(&tallies[i], 0, sizeof(tallies[i]));
 		w[i] = (struct worker){ .h = h, .seed = 100u + (unsigned int)i, .n = n,
@@ -372,13 +304,7 @@ static void run_workers(struct pcpu_histogram *h, int32_t schema, int n, struct 
 	}
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(t[i], NULL);
-		for (int k = 0; k < SPAN; k++) {
-			total->pos[k] += tallies[i].pos[k];
-			total->neg[k] += tallies[i].neg[k];
-		}
-		total->zero += tallies[i].zero;
-		total->count += tallies[i].count;
-		*sum += w[i].sum;
+		shadow_merge(total, &tallies[i]);
 	}
 }
 
@@ -389,13 +315,11 @@ PCPU_TEST(sparse, concurrent_observers_are_exact_across_reductions, .timeout = 1
 					&(struct pcpu_histogram_sparse){
 						.schema = 8, .max_buckets = 40,
 						.sum_scale = INT64_C(1) << 20 });
-	static struct model total, want;
+	static struct shadow total, want;
 	struct pcpu_sparse_stats st;
-	uint64_t in_keys = 0;
-	double sum;
 	struct got *g;
 
-	run_workers(h, 8, 50000, &total, &sum);
+	run_workers(h, 8, 50000, &total);
 	pcpu_sparse_stats(h->sparse, &st);
 	cr_log_info("reductions %llu, grows %llu, schema %d, populated %u",
 		    (unsigned long long)st.reductions, (unsigned long long)st.grows, st.schema,
@@ -404,13 +328,11 @@ PCPU_TEST(sparse, concurrent_observers_are_exact_across_reductions, .timeout = 1
 	g = scrape(r, "c_seconds");
 	cr_assert_eq(g->count, total.count, "count %llu, observed %llu",
 		     (unsigned long long)g->count, (unsigned long long)total.count);
-	for (int k = 0; k < SPAN; k++)
-		in_keys += g->m.pos[k] + g->m.neg[k];
-	cr_assert_eq(in_keys + g->zero, g->count, "count == sum of buckets");
-	model_reduce(&want, &total, 8, g->schema);
-	assert_same(&g->m, &want);
+	cr_assert_eq(shadow_in_keys(&g->m) + g->zero, g->count, "count == sum of buckets");
+	shadow_reduce(&want, &total, 8, g->schema);
+	shadow_assert_same(&g->m, &want, "scraped");
 	cr_assert_eq(g->zero, total.zero);
-	cr_assert_eq(g->sum, sum, "sum %.17g, want %.17g", g->sum, sum);
+	cr_assert_eq(g->sum, total.sum, "sum %.17g, want %.17g", g->sum, total.sum);
 	pcpu_histogram_destroy(h);
 	pcpu_metrics_registry_destroy(r);
 }
@@ -422,13 +344,11 @@ PCPU_TEST(sparse, concurrent_observers_across_resets_lose_nothing_else, .timeout
 	struct pcpu_histogram *h = make(r, "x_seconds", 0,
 					&(struct pcpu_histogram_sparse){
 						.schema = 3, .max_buckets = 30, .min_reset_ns = 1 });
-	static struct model total;
+	static struct shadow total;
 	struct pcpu_sparse_stats st;
-	uint64_t in_keys = 0;
-	double sum;
 	struct got *g;
 
-	run_workers(h, 3, 10000, &total, &sum);
+	run_workers(h, 3, 10000, &total);
 	pcpu_sparse_stats(h->sparse, &st);
 	cr_log_info("resets %llu, discarded %llu", (unsigned long long)st.resets,
 		    (unsigned long long)st.discarded);
@@ -439,13 +359,12 @@ PCPU_TEST(sparse, concurrent_observers_across_resets_lose_nothing_else, .timeout
 		     "kept %llu + dropped %llu, observed %llu + repeated %llu",
 		     (unsigned long long)g->count, (unsigned long long)st.discarded,
 		     (unsigned long long)total.count, (unsigned long long)st.repeated);
-	for (int k = 0; k < SPAN; k++) {
-		in_keys += g->m.pos[k] + g->m.neg[k];
-		/* what is kept is a part of what was observed, key by key */
+	/* what is kept is a part of what was observed, key by key */
+	for (int k = 0; k < SHADOW_SPAN; k++) {
 		cr_assert_leq(g->m.pos[k], total.pos[k] + st.repeated);
 		cr_assert_leq(g->m.neg[k], total.neg[k] + st.repeated);
 	}
-	cr_assert_eq(in_keys + g->zero, g->count, "count == sum of buckets");
+	cr_assert_eq(shadow_in_keys(&g->m) + g->zero, g->count, "count == sum of buckets");
 	cr_assert_leq(g->nr_keys, 30);
 	pcpu_histogram_destroy(h);
 	pcpu_metrics_registry_destroy(r);
