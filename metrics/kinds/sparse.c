@@ -29,17 +29,45 @@
  *   clears @retiring. A scrape reads under @lock: the state and, where
  *   kept, the retiring one, so each observation counts once whichever
  *   side of a rebuild it lands on.
- * - The rebuild lock is taken by observers past the cap and never under
- *   another lock; @lock is taken under the metrics lock (scrapes) and
- *   under the rebuild lock, and nothing that allocates a stat set (which
- *   takes the library's registry lock, which fork handlers take before the
- *   metrics lock) or waits for a grace period runs under it.
+ * - @retiring is set only between a rebuild's publication and the end of
+ *   its merge (finish_rebuild()), by the holder of the rebuild lock: a
+ *   holder of the rebuild lock that finds it set found a rebuild that a
+ *   fork() cut short (see Fork).
+ *
+ * Lock order. The rebuild lock is taken by observers past the cap and
+ * never under another lock. @lock is taken under the metrics lock
+ * (scrapes), under the rebuild lock, alone (pcpu_histogram_snapshot(),
+ * stats), and at fork under the metrics lock and the fork leaves' mutex
+ * (list/fork_leaves.c); nothing that allocates a stat set (which takes
+ * the core's registry lock, which the fork handlers take first) or waits
+ * for a grace period or for another lock runs under it.
+ *
+ * Fork. The metrics lock's fork handlers take every sparse histogram's
+ * @lock (a leaf: pcpu_fork_leaf_add() at creation, family children
+ * included), so no rebuild is inside a step under @lock at the fork. They
+ * cannot take the rebuild lock, whose holder allocates stat sets and
+ * waits for grace periods, which need the locks the handlers hold
+ * already. The child makes both anew (sparse_fork_child()): @lock, which
+ * the forking thread took, and the rebuild lock, whose holder, if any, is
+ * not in the child. A rebuild whose thread the child lacks was then at
+ * one of these points:
+ * - building its new state, unpublished: leaked in the child (memory, and
+ *   stat sets that stay in the core's registry), nothing changed;
+ * - published, the old state parked as @retiring: a scrape counts both
+ *   meanwhile, and the child's first holder of the rebuild lock (an
+ *   observer past the cap: enforce_cap()) finishes the merge (or, for a
+ *   reset, the drop) once, as the rebuild would have; free finishes none;
+ * - freeing the old state, unreachable already: the rest of it leaked.
+ * The one observation of a vanished thread in flight at the fork (added,
+ * not yet returned) is in the child's counts, or, if it passed the cap and
+ * its reset was under way, among the reset's discarded ones, not repeated.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +80,7 @@
 #include <percpu/stat.h>
 
 #include "kinds/kinds_internal.h"
+#include "list/list_internal.h"
 
 /* Keys per chunk: a power of two (2 powers of 2 at schema 3). */
 #define CHUNK_BITS 4
@@ -97,9 +126,11 @@ struct state {
 };
 
 struct pcpu_sparse {
+	struct pcpu_fork_leaf leaf; /* fork takes @lock (see Fork) */
 	struct state *state;    /* published with release, read with acquire under RCU */
-	struct state *retiring; /* under @lock: a state being replaced */
-	bool retiring_kept;     /* under @lock: its counts go to the new state */
+	/* written under @lock by the rebuild lock's holder: a state being replaced */
+	struct state *retiring;
+	bool retiring_kept;     /* as @retiring: its counts go to the new state */
 	pthread_mutex_t lock;
 	pthread_mutex_t rebuild;
 	int32_t schema;         /* the initial one */
@@ -388,6 +419,41 @@ static uint64_t state_count(struct state *st)
 	return n;
 }
 
+#ifdef PCPU_TEST_HOOKS
+void (*pcpu_sparse_debug_parked_hook)(void);
+#endif
+
+/*
+ * A rebuild's second half, under the rebuild lock: @retiring, quiescent (a
+ * grace period passed since the state replaced it), merged into the state
+ * when kept, else dropped (a reset), then freed.
+ */
+static void finish_rebuild(struct pcpu_sparse *sp)
+{
+	struct state *old = sp->retiring, *new = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
+	bool keep = sp->retiring_kept;
+
+	if (keep)
+		prepare_merge(old, new);
+	pthread_mutex_lock(&sp->lock);
+	if (keep) {
+		merge(old, new);
+		if (new->schema < old->schema)
+			sp->stats.reductions++;
+		else
+			sp->stats.grows++;
+	} else {
+		sp->stats.resets++;
+		sp->stats.discarded += state_count(old);
+		sp->last_reset = now_ns(CLOCK_MONOTONIC);
+		sp->created = (double)now_ns(CLOCK_REALTIME) / 1e9;
+	}
+	sp->retiring = NULL;
+	sp->retiring_kept = false;
+	pthread_mutex_unlock(&sp->lock);
+	state_free(old);
+}
+
 /*
  * Replaces @old (the state, under the rebuild lock) by a new one of
  * @schema and @nr_slots slots: its counts merged in when @keep, else
@@ -405,26 +471,14 @@ static int sparse_rebuild(struct pcpu_sparse *sp, struct state *old, int32_t sch
 	sp->retiring_kept = keep;
 	__atomic_store_n(&sp->state, new, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sp->lock);
+#ifdef PCPU_TEST_HOOKS
+	/* parked: the suite forks here (sparse_fork.c) */
+	if (pcpu_sparse_debug_parked_hook)
+		pcpu_sparse_debug_parked_hook();
+#endif
 	/* every observer that loaded @old is done with it */
 	urcu_bp_synchronize_rcu();
-	if (keep)
-		prepare_merge(old, new);
-	pthread_mutex_lock(&sp->lock);
-	if (keep) {
-		merge(old, new);
-		if (schema < old->schema)
-			sp->stats.reductions++;
-		else
-			sp->stats.grows++;
-	} else {
-		sp->stats.resets++;
-		sp->stats.discarded += state_count(old);
-		sp->last_reset = now_ns(CLOCK_MONOTONIC);
-		sp->created = (double)now_ns(CLOCK_REALTIME) / 1e9;
-	}
-	sp->retiring = NULL;
-	pthread_mutex_unlock(&sp->lock);
-	state_free(old);
+	finish_rebuild(sp);
 	return 0;
 }
 
@@ -440,6 +494,14 @@ static int enforce_cap(struct pcpu_sparse *sp)
 	int err = 0, reset = 0;
 
 	pthread_mutex_lock(&sp->rebuild);
+	if (sp->retiring) {
+		/*
+		 * A rebuild that a fork() cut short, in the child: its thread
+		 * is gone with its readers, and no other can know the old state.
+		 */
+		urcu_bp_synchronize_rcu();
+		finish_rebuild(sp);
+	}
 	for (;;) {
 		struct state *st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
 		uint32_t n = __atomic_load_n(&st->nr_touched, __ATOMIC_RELAXED);
@@ -504,6 +566,38 @@ void pcpu_sparse_observe(struct pcpu_sparse *sp, double v)
 	}
 }
 
+/* Fork (see the head): @lock taken at fork; both locks made anew in the child. */
+
+static struct pcpu_sparse *of_leaf(struct pcpu_fork_leaf *l)
+{
+	return (struct pcpu_sparse *)((char *)l - offsetof(struct pcpu_sparse, leaf));
+}
+
+static void sparse_fork_prepare(struct pcpu_fork_leaf *l)
+{
+	pthread_mutex_lock(&of_leaf(l)->lock);
+}
+
+static void sparse_fork_parent(struct pcpu_fork_leaf *l)
+{
+	pthread_mutex_unlock(&of_leaf(l)->lock);
+}
+
+static void sparse_fork_child(struct pcpu_fork_leaf *l)
+{
+	struct pcpu_sparse *sp = of_leaf(l);
+
+	pthread_mutex_init(&sp->lock, NULL);
+	/* its holder, if any, was another thread: what it left, enforce_cap() finishes */
+	pthread_mutex_init(&sp->rebuild, NULL);
+}
+
+static const struct pcpu_fork_leaf_ops sparse_fork_ops = {
+	.prepare = sparse_fork_prepare,
+	.parent = sparse_fork_parent,
+	.child = sparse_fork_child,
+};
+
 int pcpu_sparse_new(const struct pcpu_sparse_shape *s, struct pcpu_sparse **out)
 {
 	struct pcpu_sparse *sp = calloc(1, sizeof(*sp));
@@ -524,9 +618,13 @@ int pcpu_sparse_new(const struct pcpu_sparse_shape *s, struct pcpu_sparse **out)
 	sp->last_reset = now_ns(CLOCK_MONOTONIC);
 	sp->state = state_new(sp, s->schema, MIN_SLOTS);
 	if (!sp->state) {
-		pcpu_sparse_free(sp);
+		pthread_mutex_destroy(&sp->lock);
+		pthread_mutex_destroy(&sp->rebuild);
+		free(sp);
 		return -ENOMEM;
 	}
+	sp->leaf.ops = &sparse_fork_ops;
+	pcpu_fork_leaf_add(&sp->leaf);
 	*out = sp;
 	return 0;
 }
@@ -535,6 +633,9 @@ void pcpu_sparse_free(struct pcpu_sparse *sp)
 {
 	if (!sp)
 		return;
+	pcpu_fork_leaf_remove(&sp->leaf);
+	/* a rebuild that a fork() cut short and the child never finished */
+	state_free(sp->retiring);
 	state_free(sp->state);
 	pthread_mutex_destroy(&sp->lock);
 	pthread_mutex_destroy(&sp->rebuild);
@@ -727,6 +828,7 @@ void pcpu_sparse_stats(struct pcpu_sparse *sp, struct pcpu_sparse_stats *out)
 {
 	pthread_mutex_lock(&sp->lock);
 	*out = sp->stats;
+	out->retiring = sp->retiring != NULL;
 	out->schema = sp->state->schema;
 	out->populated = __atomic_load_n(&sp->state->nr_touched, __ATOMIC_RELAXED);
 	out->chunks = __atomic_load_n(&sp->state->nr_chunks, __ATOMIC_RELAXED);
