@@ -225,11 +225,11 @@ struct pcpu_histogram_sparse {
  * while it reads the buckets; observations take none, except the one that
  * passes the cap or fills the table, which does the rebuild (and waits
  * for the grace period) itself, under a lock of the histogram's. fork()
- * is safe at any time (since 0.5): a child process can observe, scrape and
- * snapshot the histogram even if a thread of the parent was rebuilding it
- * at the fork; a rebuild that the fork cut short, the child's first
- * observation past the cap finishes, and a scrape meanwhile counts each
- * observation once. An observation that a vanished thread had under way at
+ * is safe at any time: a child process can observe, scrape and snapshot
+ * the histogram even if a thread of the parent was rebuilding it at the
+ * fork; a rebuild that the fork cut short, the child's first observation
+ * past the cap finishes, and a scrape meanwhile counts each observation
+ * once. An observation that a vanished thread had under way at
  * the fork counts, in the child, in the count or, if it set off a reset,
  * among the dropped ones.
  *
