@@ -16,11 +16,15 @@
  *
  * Invariants.
  * - Observers find the state under urcu-bp's read lock and add to it
- *   only (a new chunk's stat set is created there, which waits for no
- *   grace period); they never free (a stat set's destroy waits for one:
+ *   only; they never free (a stat set's destroy waits for a grace period:
  *   a chunk that lost an insertion race is kept in @spares), merge or
  *   take a lock, except to act on the cap (after their add, outside the
- *   read lock: the rebuild lock).
+ *   read lock: the rebuild lock). A new chunk's stat set is made before
+ *   the read lock (ADD_NEED_SET, then a try again): pcpu_stat_create()
+ *   takes the core's registry lock, whose holder in fork()'s handlers
+ *   waits for urcu's grace-period lock, which a rebuild's
+ *   synchronize_rcu() holds while it waits for the readers: a reader
+ *   waiting for the registry lock would close the circle.
  * - A rebuild (reduce, reset, grow: sparse_rebuild()) runs under the rebuild
  *   lock: it publishes a new state and parks the old one as @retiring
  *   under @lock; waits for a grace period (no lock but the rebuild lock
@@ -233,12 +237,15 @@ static void spare(struct state *st, struct chunk *c)
 }
 
 /*
- * The chunk of @key and sign @negative in @st, inserted if @insert and
- * missing (a lock-free compare-and-swap into the first free slot of its
- * probe); NULL if missing, or if the table is full or out of memory (the
- * state is then marked to grow).
+ * The chunk of @key and sign @negative in @st; if missing, NULL, or with
+ * @set inserted (a lock-free compare-and-swap into the first free slot of
+ * its probe) with the stat set *@set, taken (*@set NULL after), or if
+ * *@set is NULL one made here, which only a caller outside the read lock
+ * may ask (see the head). NULL also if the table is full (the state is
+ * then marked to grow) or out of memory.
  */
-static struct chunk *chunk_get(struct state *st, int32_t key, uint32_t negative, bool insert)
+static struct chunk *chunk_get(struct state *st, int32_t key, uint32_t negative,
+			       struct pcpu_stat **set)
 {
 	int32_t first = chunk_first(key);
 	uint32_t id = ((uint32_t)first >> CHUNK_BITS) * 2u + negative;
@@ -249,17 +256,18 @@ static struct chunk *chunk_get(struct state *st, int32_t key, uint32_t negative,
 		struct chunk *c = __atomic_load_n(&st->slots[at], __ATOMIC_ACQUIRE);
 
 		if (!c) {
-			if (!insert)
+			if (!set)
 				return NULL;
 			if (!mine) {
 				mine = calloc(1, sizeof(*mine));
 				if (mine)
-					mine->set = make_set(chunk_names, CHUNK_KEYS);
+					mine->set = *set ? *set : make_set(chunk_names, CHUNK_KEYS);
 				if (!mine || !mine->set) {
 					/* out of memory, not of room: no growth */
 					free(mine);
 					return NULL;
 				}
+				*set = NULL;
 				mine->first = first;
 				mine->negative = negative;
 			}
@@ -299,10 +307,14 @@ static uint32_t chunk_add(struct state *st, struct chunk *c, int32_t key, int64_
 }
 
 /* What an add left to do. */
-enum add_result { ADD_DONE, ADD_OVER, ADD_NO_ROOM };
+enum add_result { ADD_DONE, ADD_OVER, ADD_NO_ROOM, ADD_NEED_SET };
 
-/* Observes @v (exposed units) in @st. */
-static enum add_result add(struct pcpu_sparse *sp, struct state *st, double v)
+/*
+ * Observes @v (exposed units) in @st, under the read lock; a new chunk
+ * takes *@set, and without one the add asks for it (ADD_NEED_SET).
+ */
+static enum add_result add(struct pcpu_sparse *sp, struct state *st, double v,
+			   struct pcpu_stat **set)
 {
 	double a = fabs(v);
 	struct chunk *c;
@@ -321,7 +333,11 @@ static enum add_result add(struct pcpu_sparse *sp, struct state *st, double v)
 		return ADD_DONE;
 	}
 	key = pcpu_metrics_native_key(a, st->schema);
-	c = chunk_get(st, key, v < 0, true);
+	c = chunk_get(st, key, v < 0, NULL);
+	if (!c && !*set)
+		return ADD_NEED_SET;
+	if (!c)
+		c = chunk_get(st, key, v < 0, set);
 	if (!c)
 		return ADD_NO_ROOM;
 	n = chunk_add(st, c, key, 1);
@@ -373,7 +389,7 @@ static void merge(struct state *old, struct state *new)
 			if (counts[i] <= 0)
 				continue;
 			key = reduce_key(c->first + (int32_t)i, old->schema, new->schema);
-			to = chunk_get(new, key, c->negative, false);
+			to = chunk_get(new, key, c->negative, NULL);
 			if (to)
 				chunk_add(new, to, key, counts[i]);
 			else
@@ -400,7 +416,7 @@ static void prepare_merge(struct state *old, struct state *new)
 			if (touched & (UINT32_C(1) << i))
 				chunk_get(new,
 					  reduce_key(c->first + (int32_t)i, old->schema, new->schema),
-					  c->negative, true);
+					  c->negative, &(struct pcpu_stat *){ NULL });
 	}
 }
 
@@ -530,40 +546,68 @@ static int enforce_cap(struct pcpu_sparse *sp)
 	return err ? err : reset;
 }
 
+/* Counts @v in no bucket (out of memory): in the count and the sum only. */
+static void add_none(struct pcpu_sparse *sp, double v)
+{
+	struct state *st;
+
+	urcu_bp_read_lock();
+	st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
+	pcpu_stat_add(st->misc, MISC_NONE, 1);
+	pcpu_counter_double_add(st->sum, v);
+	urcu_bp_read_unlock();
+}
+
+/* One try at observing @v: true when done (see pcpu_sparse_observe() for @set). */
+static bool observe_once(struct pcpu_sparse *sp, double v, struct pcpu_stat **set)
+{
+	struct state *st;
+	enum add_result r;
+	int err;
+
+	urcu_bp_read_lock();
+	st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
+	r = add(sp, st, v, set);
+	urcu_bp_read_unlock();
+	if (r == ADD_DONE)
+		return true;
+	if (r == ADD_NEED_SET) {
+		*set = make_set(chunk_names, CHUNK_KEYS);
+		if (*set)
+			return false;
+		add_none(sp, v);
+		return true;
+	}
+	/* a rebuild waits for readers: act outside the read lock */
+	err = enforce_cap(sp);
+	if (r == ADD_OVER) {
+		if (err <= 0)
+			return true;
+		/* as client_golang: the observation that reset stays, in the new state */
+		pthread_mutex_lock(&sp->lock);
+		sp->stats.repeated++;
+		pthread_mutex_unlock(&sp->lock);
+		return false;
+	}
+	if (err >= 0 && __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE) != st)
+		return false; /* a new state (a bigger table): try there */
+	add_none(sp, v);
+	return true;
+}
+
 void pcpu_sparse_observe(struct pcpu_sparse *sp, double v)
 {
-	for (;;) {
-		struct state *st;
-		enum add_result r;
-		int err;
+	/*
+	 * A new chunk's stat set, made outside the read lock (see the head);
+	 * left over if the chunk came meanwhile (another thread's, a new
+	 * state's), destroyed (a grace period) outside it too.
+	 */
+	struct pcpu_stat *set = NULL;
 
-		urcu_bp_read_lock();
-		st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
-		r = add(sp, st, v);
-		urcu_bp_read_unlock();
-		if (r == ADD_DONE)
-			return;
-		/* a rebuild waits for readers: act outside the read lock */
-		err = enforce_cap(sp);
-		if (r == ADD_OVER) {
-			if (err <= 0)
-				return;
-			/* as client_golang: the observation that reset stays, in the new state */
-			pthread_mutex_lock(&sp->lock);
-			sp->stats.repeated++;
-			pthread_mutex_unlock(&sp->lock);
-			continue;
-		}
-		if (err >= 0 && __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE) != st)
-			continue; /* a new state (a bigger table): try there */
-		/* out of memory: counted, in no bucket */
-		urcu_bp_read_lock();
-		st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
-		pcpu_stat_add(st->misc, MISC_NONE, 1);
-		pcpu_counter_double_add(st->sum, v);
-		urcu_bp_read_unlock();
-		return;
-	}
+	while (!observe_once(sp, v, &set))
+		;
+	if (set)
+		pcpu_stat_destroy(set);
 }
 
 /* Fork (see the head): @lock taken at fork; both locks made anew in the child. */
