@@ -19,9 +19,9 @@
  *   merge (one histogram) or the reset's drop (another) exactly once:
  *   exact counts, and the buckets of a histogram that observed the same
  *   values directly.
- * - Random: FORKS forks beside OBSERVERS observers that keep the
- *   histogram rebuilding (a cap of 4 buckets; a reset every 200 us) and a
- *   scraper. Each child checks its observations, added exactly, and the
+ * - Random: FORKS forks beside OBSERVERS observers that keep a histogram
+ *   and a label family's child rebuilding (a cap of 4 buckets; a reset
+ *   every 200 us) and a scraper. Each child checks its observations, added exactly, and the
  *   parent's: at least what a shadow counter had counted at the fork, at
  *   most one more per observer (under way at the fork).
  */
@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <percpu/family.h>
 #include <percpu/histogram.h>
 #include <percpu/metrics_registry.h>
 
@@ -256,7 +257,8 @@ static void parked_fork(const char *name, int64_t min_reset_ns, int (*child)(str
 
 /* Part two: forks at random points beside observers and a scraper. */
 
-static struct pcpu_histogram *busy; /* rebuilt all the time */
+/* rebuilt all the time: a histogram, and a child of a family of them */
+static struct pcpu_histogram *busy, *kid;
 static atomic_bool stop;
 static atomic_uint_fast64_t shadow; /* observations completed */
 
@@ -270,6 +272,7 @@ static void *observe(void *arg)
 				 rand_r(&seed) % 120 - 60);
 
 		pcpu_histogram_observe_double(busy, v);
+		pcpu_histogram_observe_double(kid, v);
 		atomic_fetch_add_explicit(&shadow, 1, memory_order_release);
 	}
 	return NULL;
@@ -292,51 +295,65 @@ static void *scraper(void *arg)
 	return NULL;
 }
 
-/* What @busy counts of the observations made: kept, or dropped by a reset (not twice). */
-static uint64_t observed(void)
+/* What @h counts of the observations made: kept, or dropped by a reset (not twice). */
+static uint64_t observed(struct pcpu_histogram *h)
 {
-	struct pcpu_sparse_stats st = stats(busy);
+	struct pcpu_sparse_stats st = stats(h);
 	uint64_t snap[1];
 
-	CHILD_CHECK(30, pcpu_histogram_snapshot(busy, snap, NULL) == 0);
+	CHILD_CHECK(30, pcpu_histogram_snapshot(h, snap, NULL) == 0);
 	return snap[0] + st.discarded - st.repeated;
+}
+
+/*
+ * In the child of a fork at a random point, @h (named @name), which the
+ * parent's observers had observed @at_fork times at the fork (the shadow
+ * counter's copy), and at most once more each (under way).
+ */
+static void check_after_fork(struct pcpu_histogram *h, const char *name, uint64_t at_fork)
+{
+	uint64_t mine = 0, base, rebuilds;
+	struct pcpu_sparse_stats st;
+
+	(void)scrape(h, name);
+	/*
+	 * Past the cap, until a rebuild finishes: one the fork cut short
+	 * first, then the child's own (a reset 200 us after the last one).
+	 */
+	st = stats(h);
+	rebuilds = st.reductions + st.resets + st.grows;
+	for (int i = 0; st.reductions + st.resets + st.grows == rebuilds; i++) {
+		CHILD_CHECK(32, i < 10000000);
+		pcpu_histogram_observe_double(h, (i % 2 ? -1 : 1) * ldexp(1, i % 2000 - 1000));
+		mine++;
+		st = stats(h);
+	}
+	CHILD_CHECK(33, st.retiring == 0);
+	base = observed(h);
+	CHILD_CHECK(34, base >= at_fork + mine && base <= at_fork + mine + OBSERVERS);
+	(void)scrape(h, name);
+	/* the child's own, exactly */
+	for (int i = 0; i < 1000; i++)
+		pcpu_histogram_observe_double(h, ldexp(1, (i * 37) % 2000 - 1000));
+	CHILD_CHECK(35, observed(h) == base + 1000);
+	(void)scrape(h, name);
 }
 
 /* The child of a fork at a random point; @before: the shadow counter read before it. */
 static int random_child(uint64_t before)
 {
-	uint64_t at_fork = atomic_load(&shadow), mine = 0, base, rebuilds;
-	struct pcpu_sparse_stats st;
+	uint64_t at_fork = atomic_load(&shadow);
 
 	alarm(10);
 	CHILD_CHECK(31, before <= at_fork);
-	(void)scrape(busy, "fork_sparse");
-	/*
-	 * Past the cap, until a rebuild finishes: one the fork cut short
-	 * first, then the child's own (a reset 200 us after the last one).
-	 */
-	st = stats(busy);
-	rebuilds = st.reductions + st.resets + st.grows;
-	for (int i = 0; st.reductions + st.resets + st.grows == rebuilds; i++) {
-		CHILD_CHECK(32, i < 10000000);
-		pcpu_histogram_observe_double(busy, (i % 2 ? -1 : 1) * ldexp(1, i % 2000 - 1000));
-		mine++;
-		st = stats(busy);
-	}
-	CHILD_CHECK(33, st.retiring == 0);
-	base = observed();
-	CHILD_CHECK(34, base >= at_fork + mine && base <= at_fork + mine + OBSERVERS);
-	(void)scrape(busy, "fork_sparse");
-	/* the child's own, exactly */
-	for (int i = 0; i < 1000; i++)
-		pcpu_histogram_observe_double(busy, ldexp(1, (i * 37) % 2000 - 1000));
-	CHILD_CHECK(35, observed() == base + 1000);
-	(void)scrape(busy, "fork_sparse");
+	check_after_fork(busy, "fork_sparse", at_fork);
+	check_after_fork(kid, "fork_family", at_fork);
 	return 0;
 }
 
 int main(void)
 {
+	struct pcpu_family *fam;
 	pthread_t t[OBSERVERS + 1];
 	struct pcpu_sparse_stats st;
 
@@ -359,7 +376,15 @@ int main(void)
 		&(struct pcpu_histogram_desc){ .name = "fork_sparse", .registry = reg },
 		&(struct pcpu_histogram_sparse){ .schema = 8, .max_buckets = CAP,
 						 .min_reset_ns = 200000 });
-	CHECK(52, busy != NULL);
+	fam = pcpu_family_create_sparse(
+		&(struct pcpu_family_desc){ .name = "fork_family", .kind = PCPU_METRIC_HISTOGRAM,
+					    .label_names = (const char *const[]){ "route", NULL },
+					    .max_children = 4, .registry = reg },
+		&(struct pcpu_histogram_sparse){ .schema = 8, .max_buckets = CAP,
+						 .min_reset_ns = 200000 });
+	CHECK(59, fam != NULL);
+	kid = pcpu_family_get_histogram(fam, (const char *const[]){ "/", NULL });
+	CHECK(52, busy != NULL && kid != NULL);
 	for (uintptr_t i = 0; i < OBSERVERS; i++)
 		CHECK(53, pthread_create(&t[i], NULL, observe, (void *)(i + 1)) == 0);
 	CHECK(54, pthread_create(&t[OBSERVERS], NULL, scraper, NULL) == 0);
@@ -387,9 +412,11 @@ int main(void)
 		pthread_join(t[i], NULL);
 	st = stats(busy);
 	printf("sparse-fork: a reduction and a reset parked at the fork; %d forks beside %d "
-	       "observers (%llu reductions, %llu resets) and a scraper\n",
+	       "observers of a histogram (%llu reductions, %llu resets) and a family child, "
+	       "and a scraper\n",
 	       FORKS, OBSERVERS, (unsigned long long)st.reductions, (unsigned long long)st.resets);
 	pcpu_histogram_destroy(busy);
+	pcpu_family_destroy(fam);
 	CHECK(58, pcpu_metrics_registry_destroy(reg) == 0);
 	return 0;
 }
