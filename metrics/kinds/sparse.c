@@ -64,7 +64,8 @@
  * - freeing the old state, unreachable already: the rest of it leaked.
  * The one observation of a vanished thread in flight at the fork (added,
  * not yet returned) is in the child's counts, or, if it passed the cap and
- * its reset was under way, among the reset's discarded ones, not repeated.
+ * its reset was under way, among the reset's discarded ones, not repeated;
+ * a stat set it had made for a new chunk and not yet used is leaked.
  */
 #define _GNU_SOURCE
 #include <errno.h>
