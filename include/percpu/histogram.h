@@ -224,11 +224,14 @@ struct pcpu_histogram_sparse {
  * histograms with negative bounds). A scrape holds the histogram's lock
  * while it reads the buckets; observations take none, except the one that
  * passes the cap or fills the table, which does the rebuild (and waits
- * for the grace period) itself, under a lock of the histogram's. Those
- * locks are not the fork handlers': a child process of fork() must not
- * observe past the cap, nor read the histogram (a scrape, a snapshot), if
- * a thread of the parent was rebuilding it at the fork (lowering its
- * schema, resetting it or growing its table).
+ * for the grace period) itself, under a lock of the histogram's. fork()
+ * is safe at any time: a child process can observe, scrape and snapshot
+ * the histogram even if a thread of the parent was rebuilding it at the
+ * fork; a rebuild that the fork cut short, the child's first observation
+ * past the cap finishes, and a scrape meanwhile counts each observation
+ * once. An observation that a vanished thread had under way at
+ * the fork counts, in the child, in the count or, if it set off a reset,
+ * among the dropped ones.
  *
  * The observations: pcpu_histogram_observe() (the value divided by @p d's
  * scale) and pcpu_histogram_observe_double() (the value itself). NaN and

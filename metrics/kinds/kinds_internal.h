@@ -133,8 +133,15 @@ struct pcpu_sparse_stats {
 	uint64_t reductions, resets, grows;
 	uint64_t discarded; /* observations that resets dropped */
 	uint64_t repeated;  /* of them, observed again after the reset (the one that passed the cap) */
+	uint32_t retiring;  /* 1: a rebuild's old state is parked, its merge (or drop) to come */
 };
 void pcpu_sparse_stats(struct pcpu_sparse *sp, struct pcpu_sparse_stats *out);
+
+/*
+ * The suite's internal library only (PCPU_TEST_HOOKS): called by a rebuild
+ * between its publication and its merge, under the rebuild lock alone.
+ */
+extern void (*pcpu_sparse_debug_parked_hook)(void);
 
 /* Label families (family.c), for currying and partial removal (family_curry.c). */
 

@@ -16,11 +16,15 @@
  *
  * Invariants.
  * - Observers find the state under urcu-bp's read lock and add to it
- *   only (a new chunk's stat set is created there, which waits for no
- *   grace period); they never free (a stat set's destroy waits for one:
+ *   only; they never free (a stat set's destroy waits for a grace period:
  *   a chunk that lost an insertion race is kept in @spares), merge or
  *   take a lock, except to act on the cap (after their add, outside the
- *   read lock: the rebuild lock).
+ *   read lock: the rebuild lock). A new chunk's stat set is made before
+ *   the read lock (ADD_NEED_SET, then a try again): pcpu_stat_create()
+ *   takes the core's registry lock, whose holder in fork()'s handlers
+ *   waits for urcu's grace-period lock, which a rebuild's
+ *   synchronize_rcu() holds while it waits for the readers: a reader
+ *   waiting for the registry lock would close the circle.
  * - A rebuild (reduce, reset, grow: sparse_rebuild()) runs under the rebuild
  *   lock: it publishes a new state and parks the old one as @retiring
  *   under @lock; waits for a grace period (no lock but the rebuild lock
@@ -29,17 +33,46 @@
  *   clears @retiring. A scrape reads under @lock: the state and, where
  *   kept, the retiring one, so each observation counts once whichever
  *   side of a rebuild it lands on.
- * - The rebuild lock is taken by observers past the cap and never under
- *   another lock; @lock is taken under the metrics lock (scrapes) and
- *   under the rebuild lock, and nothing that allocates a stat set (which
- *   takes the library's registry lock, which fork handlers take before the
- *   metrics lock) or waits for a grace period runs under it.
+ * - @retiring is set only between a rebuild's publication and the end of
+ *   its merge (finish_rebuild()), by the holder of the rebuild lock: a
+ *   holder of the rebuild lock that finds it set found a rebuild that a
+ *   fork() cut short (see Fork).
+ *
+ * Lock order. The rebuild lock is taken by observers past the cap and
+ * never under another lock. @lock is taken under the metrics lock
+ * (scrapes), under the rebuild lock, alone (pcpu_histogram_snapshot(),
+ * stats), and at fork under the metrics lock and the fork leaves' mutex
+ * (list/fork_leaves.c); nothing that allocates a stat set (which takes
+ * the core's registry lock, which the fork handlers take first) or waits
+ * for a grace period or for another lock runs under it.
+ *
+ * Fork. The metrics lock's fork handlers take every sparse histogram's
+ * @lock (a leaf: pcpu_fork_leaf_add() at creation, family children
+ * included), so no rebuild is inside a step under @lock at the fork. They
+ * cannot take the rebuild lock, whose holder allocates stat sets and
+ * waits for grace periods, which need the locks the handlers hold
+ * already. The child makes both anew (sparse_fork_child()): @lock, which
+ * the forking thread took, and the rebuild lock, whose holder, if any, is
+ * not in the child. A rebuild whose thread the child lacks was then at
+ * one of these points:
+ * - building its new state, unpublished: leaked in the child (memory, and
+ *   stat sets that stay in the core's registry), nothing changed;
+ * - published, the old state parked as @retiring: a scrape counts both
+ *   meanwhile, and the child's first holder of the rebuild lock (an
+ *   observer past the cap: enforce_cap()) finishes the merge (or, for a
+ *   reset, the drop) once, as the rebuild would have; free finishes none;
+ * - freeing the old state, unreachable already: the rest of it leaked.
+ * The one observation of a vanished thread in flight at the fork (added,
+ * not yet returned) is in the child's counts, or, if it passed the cap and
+ * its reset was under way, among the reset's discarded ones, not repeated;
+ * a stat set it had made for a new chunk and not yet used is leaked.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +85,7 @@
 #include <percpu/stat.h>
 
 #include "kinds/kinds_internal.h"
+#include "list/list_internal.h"
 
 /* Keys per chunk: a power of two (2 powers of 2 at schema 3). */
 #define CHUNK_BITS 4
@@ -97,9 +131,11 @@ struct state {
 };
 
 struct pcpu_sparse {
+	struct pcpu_fork_leaf leaf; /* fork takes @lock (see Fork) */
 	struct state *state;    /* published with release, read with acquire under RCU */
-	struct state *retiring; /* under @lock: a state being replaced */
-	bool retiring_kept;     /* under @lock: its counts go to the new state */
+	/* written under @lock by the rebuild lock's holder: a state being replaced */
+	struct state *retiring;
+	bool retiring_kept;     /* as @retiring: its counts go to the new state */
 	pthread_mutex_t lock;
 	pthread_mutex_t rebuild;
 	int32_t schema;         /* the initial one */
@@ -202,12 +238,15 @@ static void spare(struct state *st, struct chunk *c)
 }
 
 /*
- * The chunk of @key and sign @negative in @st, inserted if @insert and
- * missing (a lock-free compare-and-swap into the first free slot of its
- * probe); NULL if missing, or if the table is full or out of memory (the
- * state is then marked to grow).
+ * The chunk of @key and sign @negative in @st; if missing, NULL, or with
+ * @set inserted (a lock-free compare-and-swap into the first free slot of
+ * its probe) with the stat set *@set, taken (*@set NULL after), or if
+ * *@set is NULL one made here, which only a caller outside the read lock
+ * may ask (see the head). NULL also if the table is full (the state is
+ * then marked to grow) or out of memory.
  */
-static struct chunk *chunk_get(struct state *st, int32_t key, uint32_t negative, bool insert)
+static struct chunk *chunk_get(struct state *st, int32_t key, uint32_t negative,
+			       struct pcpu_stat **set)
 {
 	int32_t first = chunk_first(key);
 	uint32_t id = ((uint32_t)first >> CHUNK_BITS) * 2u + negative;
@@ -218,17 +257,18 @@ static struct chunk *chunk_get(struct state *st, int32_t key, uint32_t negative,
 		struct chunk *c = __atomic_load_n(&st->slots[at], __ATOMIC_ACQUIRE);
 
 		if (!c) {
-			if (!insert)
+			if (!set)
 				return NULL;
 			if (!mine) {
 				mine = calloc(1, sizeof(*mine));
 				if (mine)
-					mine->set = make_set(chunk_names, CHUNK_KEYS);
+					mine->set = *set ? *set : make_set(chunk_names, CHUNK_KEYS);
 				if (!mine || !mine->set) {
 					/* out of memory, not of room: no growth */
 					free(mine);
 					return NULL;
 				}
+				*set = NULL;
 				mine->first = first;
 				mine->negative = negative;
 			}
@@ -268,10 +308,14 @@ static uint32_t chunk_add(struct state *st, struct chunk *c, int32_t key, int64_
 }
 
 /* What an add left to do. */
-enum add_result { ADD_DONE, ADD_OVER, ADD_NO_ROOM };
+enum add_result { ADD_DONE, ADD_OVER, ADD_NO_ROOM, ADD_NEED_SET };
 
-/* Observes @v (exposed units) in @st. */
-static enum add_result add(struct pcpu_sparse *sp, struct state *st, double v)
+/*
+ * Observes @v (exposed units) in @st, under the read lock; a new chunk
+ * takes *@set, and without one the add asks for it (ADD_NEED_SET).
+ */
+static enum add_result add(struct pcpu_sparse *sp, struct state *st, double v,
+			   struct pcpu_stat **set)
 {
 	double a = fabs(v);
 	struct chunk *c;
@@ -290,7 +334,11 @@ static enum add_result add(struct pcpu_sparse *sp, struct state *st, double v)
 		return ADD_DONE;
 	}
 	key = pcpu_metrics_native_key(a, st->schema);
-	c = chunk_get(st, key, v < 0, true);
+	c = chunk_get(st, key, v < 0, NULL);
+	if (!c && !*set)
+		return ADD_NEED_SET;
+	if (!c)
+		c = chunk_get(st, key, v < 0, set);
 	if (!c)
 		return ADD_NO_ROOM;
 	n = chunk_add(st, c, key, 1);
@@ -342,7 +390,7 @@ static void merge(struct state *old, struct state *new)
 			if (counts[i] <= 0)
 				continue;
 			key = reduce_key(c->first + (int32_t)i, old->schema, new->schema);
-			to = chunk_get(new, key, c->negative, false);
+			to = chunk_get(new, key, c->negative, NULL);
 			if (to)
 				chunk_add(new, to, key, counts[i]);
 			else
@@ -369,7 +417,7 @@ static void prepare_merge(struct state *old, struct state *new)
 			if (touched & (UINT32_C(1) << i))
 				chunk_get(new,
 					  reduce_key(c->first + (int32_t)i, old->schema, new->schema),
-					  c->negative, true);
+					  c->negative, &(struct pcpu_stat *){ NULL });
 	}
 }
 
@@ -386,6 +434,41 @@ static uint64_t state_count(struct state *st)
 	if (!pcpu_stat_snapshot(st->misc, misc, NULL))
 		n += (uint64_t)misc[MISC_ZERO] + (uint64_t)misc[MISC_NONE];
 	return n;
+}
+
+#ifdef PCPU_TEST_HOOKS
+void (*pcpu_sparse_debug_parked_hook)(void);
+#endif
+
+/*
+ * A rebuild's second half, under the rebuild lock: @retiring, quiescent (a
+ * grace period passed since the state replaced it), merged into the state
+ * when kept, else dropped (a reset), then freed.
+ */
+static void finish_rebuild(struct pcpu_sparse *sp)
+{
+	struct state *old = sp->retiring, *new = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
+	bool keep = sp->retiring_kept;
+
+	if (keep)
+		prepare_merge(old, new);
+	pthread_mutex_lock(&sp->lock);
+	if (keep) {
+		merge(old, new);
+		if (new->schema < old->schema)
+			sp->stats.reductions++;
+		else
+			sp->stats.grows++;
+	} else {
+		sp->stats.resets++;
+		sp->stats.discarded += state_count(old);
+		sp->last_reset = now_ns(CLOCK_MONOTONIC);
+		sp->created = (double)now_ns(CLOCK_REALTIME) / 1e9;
+	}
+	sp->retiring = NULL;
+	sp->retiring_kept = false;
+	pthread_mutex_unlock(&sp->lock);
+	state_free(old);
 }
 
 /*
@@ -405,26 +488,14 @@ static int sparse_rebuild(struct pcpu_sparse *sp, struct state *old, int32_t sch
 	sp->retiring_kept = keep;
 	__atomic_store_n(&sp->state, new, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sp->lock);
+#ifdef PCPU_TEST_HOOKS
+	/* parked: the suite forks here (sparse_fork.c) */
+	if (pcpu_sparse_debug_parked_hook)
+		pcpu_sparse_debug_parked_hook();
+#endif
 	/* every observer that loaded @old is done with it */
 	urcu_bp_synchronize_rcu();
-	if (keep)
-		prepare_merge(old, new);
-	pthread_mutex_lock(&sp->lock);
-	if (keep) {
-		merge(old, new);
-		if (schema < old->schema)
-			sp->stats.reductions++;
-		else
-			sp->stats.grows++;
-	} else {
-		sp->stats.resets++;
-		sp->stats.discarded += state_count(old);
-		sp->last_reset = now_ns(CLOCK_MONOTONIC);
-		sp->created = (double)now_ns(CLOCK_REALTIME) / 1e9;
-	}
-	sp->retiring = NULL;
-	pthread_mutex_unlock(&sp->lock);
-	state_free(old);
+	finish_rebuild(sp);
 	return 0;
 }
 
@@ -440,6 +511,14 @@ static int enforce_cap(struct pcpu_sparse *sp)
 	int err = 0, reset = 0;
 
 	pthread_mutex_lock(&sp->rebuild);
+	if (sp->retiring) {
+		/*
+		 * A rebuild that a fork() cut short, in the child: its thread
+		 * is gone with its readers, and no other can know the old state.
+		 */
+		urcu_bp_synchronize_rcu();
+		finish_rebuild(sp);
+	}
 	for (;;) {
 		struct state *st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
 		uint32_t n = __atomic_load_n(&st->nr_touched, __ATOMIC_RELAXED);
@@ -468,41 +547,101 @@ static int enforce_cap(struct pcpu_sparse *sp)
 	return err ? err : reset;
 }
 
+/* Counts @v in no bucket (out of memory): in the count and the sum only. */
+static void add_none(struct pcpu_sparse *sp, double v)
+{
+	struct state *st;
+
+	urcu_bp_read_lock();
+	st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
+	pcpu_stat_add(st->misc, MISC_NONE, 1);
+	pcpu_counter_double_add(st->sum, v);
+	urcu_bp_read_unlock();
+}
+
+/* One try at observing @v: true when done (see pcpu_sparse_observe() for @set). */
+static bool observe_once(struct pcpu_sparse *sp, double v, struct pcpu_stat **set)
+{
+	struct state *st;
+	enum add_result r;
+	int err;
+
+	urcu_bp_read_lock();
+	st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
+	r = add(sp, st, v, set);
+	urcu_bp_read_unlock();
+	if (r == ADD_DONE)
+		return true;
+	if (r == ADD_NEED_SET) {
+		*set = make_set(chunk_names, CHUNK_KEYS);
+		if (*set)
+			return false;
+		add_none(sp, v);
+		return true;
+	}
+	/* a rebuild waits for readers: act outside the read lock */
+	err = enforce_cap(sp);
+	if (r == ADD_OVER) {
+		if (err <= 0)
+			return true;
+		/* as client_golang: the observation that reset stays, in the new state */
+		pthread_mutex_lock(&sp->lock);
+		sp->stats.repeated++;
+		pthread_mutex_unlock(&sp->lock);
+		return false;
+	}
+	if (err >= 0 && __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE) != st)
+		return false; /* a new state (a bigger table): try there */
+	add_none(sp, v);
+	return true;
+}
+
 void pcpu_sparse_observe(struct pcpu_sparse *sp, double v)
 {
-	for (;;) {
-		struct state *st;
-		enum add_result r;
-		int err;
+	/*
+	 * A new chunk's stat set, made outside the read lock (see the head);
+	 * left over if the chunk came meanwhile (another thread's, a new
+	 * state's), destroyed (a grace period) outside it too.
+	 */
+	struct pcpu_stat *set = NULL;
 
-		urcu_bp_read_lock();
-		st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
-		r = add(sp, st, v);
-		urcu_bp_read_unlock();
-		if (r == ADD_DONE)
-			return;
-		/* a rebuild waits for readers: act outside the read lock */
-		err = enforce_cap(sp);
-		if (r == ADD_OVER) {
-			if (err <= 0)
-				return;
-			/* as client_golang: the observation that reset stays, in the new state */
-			pthread_mutex_lock(&sp->lock);
-			sp->stats.repeated++;
-			pthread_mutex_unlock(&sp->lock);
-			continue;
-		}
-		if (err >= 0 && __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE) != st)
-			continue; /* a new state (a bigger table): try there */
-		/* out of memory: counted, in no bucket */
-		urcu_bp_read_lock();
-		st = __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
-		pcpu_stat_add(st->misc, MISC_NONE, 1);
-		pcpu_counter_double_add(st->sum, v);
-		urcu_bp_read_unlock();
-		return;
-	}
+	while (!observe_once(sp, v, &set))
+		;
+	if (set)
+		pcpu_stat_destroy(set);
 }
+
+/* Fork (see the head): @lock taken at fork; both locks made anew in the child. */
+
+static struct pcpu_sparse *of_leaf(struct pcpu_fork_leaf *l)
+{
+	return (struct pcpu_sparse *)((char *)l - offsetof(struct pcpu_sparse, leaf));
+}
+
+static void sparse_fork_prepare(struct pcpu_fork_leaf *l)
+{
+	pthread_mutex_lock(&of_leaf(l)->lock);
+}
+
+static void sparse_fork_parent(struct pcpu_fork_leaf *l)
+{
+	pthread_mutex_unlock(&of_leaf(l)->lock);
+}
+
+static void sparse_fork_child(struct pcpu_fork_leaf *l)
+{
+	struct pcpu_sparse *sp = of_leaf(l);
+
+	pthread_mutex_init(&sp->lock, NULL);
+	/* its holder, if any, was another thread: what it left, enforce_cap() finishes */
+	pthread_mutex_init(&sp->rebuild, NULL);
+}
+
+static const struct pcpu_fork_leaf_ops sparse_fork_ops = {
+	.prepare = sparse_fork_prepare,
+	.parent = sparse_fork_parent,
+	.child = sparse_fork_child,
+};
 
 int pcpu_sparse_new(const struct pcpu_sparse_shape *s, struct pcpu_sparse **out)
 {
@@ -524,9 +663,13 @@ int pcpu_sparse_new(const struct pcpu_sparse_shape *s, struct pcpu_sparse **out)
 	sp->last_reset = now_ns(CLOCK_MONOTONIC);
 	sp->state = state_new(sp, s->schema, MIN_SLOTS);
 	if (!sp->state) {
-		pcpu_sparse_free(sp);
+		pthread_mutex_destroy(&sp->lock);
+		pthread_mutex_destroy(&sp->rebuild);
+		free(sp);
 		return -ENOMEM;
 	}
+	sp->leaf.ops = &sparse_fork_ops;
+	pcpu_fork_leaf_add(&sp->leaf);
 	*out = sp;
 	return 0;
 }
@@ -535,6 +678,9 @@ void pcpu_sparse_free(struct pcpu_sparse *sp)
 {
 	if (!sp)
 		return;
+	pcpu_fork_leaf_remove(&sp->leaf);
+	/* a rebuild that a fork() cut short and the child never finished */
+	state_free(sp->retiring);
 	state_free(sp->state);
 	pthread_mutex_destroy(&sp->lock);
 	pthread_mutex_destroy(&sp->rebuild);
@@ -727,6 +873,7 @@ void pcpu_sparse_stats(struct pcpu_sparse *sp, struct pcpu_sparse_stats *out)
 {
 	pthread_mutex_lock(&sp->lock);
 	*out = sp->stats;
+	out->retiring = sp->retiring != NULL;
 	out->schema = sp->state->schema;
 	out->populated = __atomic_load_n(&sp->state->nr_touched, __ATOMIC_RELAXED);
 	out->chunks = __atomic_load_n(&sp->state->nr_chunks, __ATOMIC_RELAXED);

@@ -129,6 +129,30 @@ void pcpu_metrics_fork_parent(void);
 void pcpu_metrics_fork_child(void);
 
 /*
+ * Leaf locks at fork() (fork_leaves.c): an object whose lock a scrape
+ * takes under the metrics lock joins the list for its life, and the metrics
+ * lock's fork handlers call its @ops after taking the metrics lock and the
+ * exemplar lock: prepare takes its locks (nothing taken under them
+ * allocates, waits for a grace period or takes a lock of the library's),
+ * parent releases them, child (one thread left) makes them anew.
+ */
+struct pcpu_fork_leaf;
+struct pcpu_fork_leaf_ops {
+	void (*prepare)(struct pcpu_fork_leaf *l);
+	void (*parent)(struct pcpu_fork_leaf *l);
+	void (*child)(struct pcpu_fork_leaf *l);
+};
+struct pcpu_fork_leaf {
+	const struct pcpu_fork_leaf_ops *ops;
+	struct pcpu_fork_leaf *prev, *next; /* under the list's mutex */
+};
+void pcpu_fork_leaf_add(struct pcpu_fork_leaf *l);
+void pcpu_fork_leaf_remove(struct pcpu_fork_leaf *l);
+void pcpu_fork_leaves_prepare(void);
+void pcpu_fork_leaves_parent(void);
+void pcpu_fork_leaves_child(void);
+
+/*
  * One exposition's record of what it has written (collectors.c), so that
  * no collector can make the body invalid. pcpu_scrape_note() passes a
  * registered metric's sample on to the scrape's callback and records its

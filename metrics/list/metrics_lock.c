@@ -77,10 +77,13 @@ void pcpu_metrics_fork_prepare(void)
 	pthread_mutex_lock(&metrics_lock);
 	/* after the metrics lock, as a scrape takes it (exemplar.c) */
 	pcpu_exemplars_fork_prepare();
+	/* then the leaf locks: a sparse histogram's (fork_leaves.c) */
+	pcpu_fork_leaves_prepare();
 }
 
 void pcpu_metrics_fork_parent(void)
 {
+	pcpu_fork_leaves_parent();
 	pcpu_exemplars_fork_parent();
 	pthread_mutex_unlock(&metrics_lock);
 }
@@ -97,6 +100,7 @@ void pcpu_metrics_fork_child(void)
 {
 	pthread_mutex_init(&metrics_lock, NULL);
 	pcpu_exemplars_fork_child();
+	pcpu_fork_leaves_child();
 	if (on_fork_child)
 		on_fork_child();
 }
