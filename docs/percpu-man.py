@@ -659,7 +659,8 @@ def cxx_page(path, version):
         if not doc or doc[0].startswith('@file') or '@internal' in ' '.join(doc):
             continue
         rest = src[m.end():]
-        cls = re.match(r'(class|struct) (\w+)', rest)
+        # a class template's "template <...>" line comes first
+        cls = re.match(r'(?:template <[^\n]*>\n)?(class|struct) (\w+)', rest)
         out = []
         if cls:
             names.append((cls.group(1), cls.group(2)))

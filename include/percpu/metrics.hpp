@@ -4,7 +4,8 @@
  * C++17 wrappers of libpercpu-metrics, for daemons that use prometheus-cpp
  * today (docs/cpp.md ports one, line by line): counters, counters and
  * gauges of doubles, set-style gauges, histograms, summaries, label
- * families whose label values are std::string_view, registries, the
+ * families whose label values are std::string_view (curried views, partial
+ * removal), registries, the
  * exposition as a std::string, the /metrics server, and the push to a
  * Pushgateway.
  *
@@ -17,7 +18,8 @@
  * (pcpu_summary_observe()).
  *
  * Ownership. percpu::counter, counter_double, gauge, gauge_double,
- * histogram, summary, the families, registry and server own what their
+ * histogram, summary, the families, a family's curried view (destroyed
+ * before its family), registry and server own what their
  * constructor created or registered, are move-only, and destroy (and so
  * unregister) it in their destructor. A moved-from object owns nothing: it
  * may be destroyed or assigned to, not used. percpu::counter_ref,
@@ -1054,6 +1056,106 @@ public:
 
 namespace detail {
 
+/* The C getter through a curried view of the family whose child is @Ref. */
+template <class Ref>
+struct curried_getter;
+template <>
+struct curried_getter<counter_ref> {
+	static struct pcpu_counter *get(struct pcpu_family_curried *cf, const char *const *v)
+	{
+		return pcpu_family_curried_get(cf, v);
+	}
+	static constexpr const char *what = "pcpu_family_curried_get";
+};
+template <>
+struct curried_getter<gauge_ref> {
+	static struct pcpu_gauge *get(struct pcpu_family_curried *cf, const char *const *v)
+	{
+		return pcpu_family_curried_get_gauge(cf, v);
+	}
+	static constexpr const char *what = "pcpu_family_curried_get_gauge";
+};
+template <>
+struct curried_getter<histogram_ref> {
+	static struct pcpu_histogram *get(struct pcpu_family_curried *cf, const char *const *v)
+	{
+		return pcpu_family_curried_get_histogram(cf, v);
+	}
+	static constexpr const char *what = "pcpu_family_curried_get_histogram";
+};
+template <>
+struct curried_getter<summary_ref> {
+	static struct pcpu_summary *get(struct pcpu_family_curried *cf, const char *const *v)
+	{
+		return pcpu_family_curried_get_summary(cf, v);
+	}
+	static constexpr const char *what = "pcpu_family_curried_get_summary";
+};
+
+} // namespace detail
+
+/**
+ * A family with the values of some of its labels fixed
+ * (pcpu_family_curry()), as client_golang's CurryWith; made by a family's
+ * curry(). Its get() takes the values of the other labels, in the family's
+ * order, and returns the very child (the same Ref, for the same C child)
+ * that the family's get() of the whole tuple returns, with the same
+ * overflow, refusals and cap. Move-only; it holds copies of its values and
+ * a pointer to the C family, which a move of the family keeps: destroy it
+ * before the family (declare it after), as the C view is freed before its
+ * family. Removing children does not touch it. Any number of threads may
+ * get through it at once. @p Ref is counter_ref, gauge_ref, histogram_ref
+ * or summary_ref, as the family's get() returns. @since 0.5
+ */
+template <class Ref>
+class curried {
+public:
+	/** Owns the C view @p cf (from pcpu_family_curry()), freed by the destructor. */
+	explicit curried(struct pcpu_family_curried *cf) noexcept : cf_(cf) {}
+
+	curried(curried &&o) noexcept : cf_(std::exchange(o.cf_, nullptr)) {}
+	curried &operator=(curried &&o) noexcept
+	{
+		if (this != &o) {
+			pcpu_family_curried_free(cf_);
+			cf_ = std::exchange(o.cf_, nullptr);
+		}
+		return *this;
+	}
+	curried(const curried &) = delete;
+	curried &operator=(const curried &) = delete;
+
+	/** Frees the view (pcpu_family_curried_free()), not its family nor any child. */
+	~curried() { pcpu_family_curried_free(cf_); }
+
+	/**
+	 * The child of the fixed values and @p values (one per label the view
+	 * leaves free, in the family's order; {} where it fixes them all).
+	 * Throws as the family's get() (EINVAL for a wrong number of values).
+	 */
+	Ref get(std::initializer_list<std::string_view> values) const
+	{
+		return get(values.begin(), values.size());
+	}
+
+	/** As get() above, with @p n values at @p values. */
+	Ref get(const std::string_view *values, std::size_t n) const
+	{
+		detail::cstrings c(values, n, true);
+
+		return Ref(detail::check_ptr(detail::curried_getter<Ref>::get(cf_, c.get()),
+					     detail::curried_getter<Ref>::what));
+	}
+
+	/** The C view. */
+	struct pcpu_family_curried *get() const noexcept { return cf_; }
+
+private:
+	struct pcpu_family_curried *cf_;
+};
+
+namespace detail {
+
 /*
  * What the three families share: the C family, its destruction, and the
  * calls that do not depend on the kind of child.
@@ -1088,6 +1190,22 @@ public:
 			return false;
 		detail::check(ret, "pcpu_family_remove");
 		return true;
+	}
+
+	/*
+	 * Removes every child whose labels hold all of @p l ({{"name",
+	 * "value"}, ...}; {}: every child) but the overflow child, as
+	 * pcpu_family_remove_matching(), client_golang's DeletePartialMatch;
+	 * returns how many. Throws EINVAL (a name not among the family's
+	 * label names or repeated, a bad value, a NUL byte).
+	 */
+	unsigned int remove_matching(percpu::labels l)
+	{
+		detail::cstrings c(l.begin(), l.size());
+		int ret = pcpu_family_remove_matching(f_, c.get());
+
+		detail::check(ret, "pcpu_family_remove_matching");
+		return static_cast<unsigned int>(ret);
 	}
 
 	/* Frees removed children (pcpu_family_reclaim()). */
@@ -1205,6 +1323,22 @@ public:
 	{
 		return counter_ref(child(pcpu_family_get, values, n, "pcpu_family_get"));
 	}
+
+	/**
+	 * A view with the labels of @p l ({{"name", "value"}, ...}, names among
+	 * the family's label names, in any order) fixed (pcpu_family_curry()),
+	 * as client_golang's CurryWith: its get() takes the values of the
+	 * other labels. Destroy it before the family. Throws EINVAL (a name
+	 * not among the label names or repeated, a value not UTF-8, too long
+	 * or holding a NUL byte) or ENOMEM.
+	 */
+	curried<counter_ref> curry(percpu::labels l) const
+	{
+		detail::cstrings c(l.begin(), l.size());
+
+		return curried<counter_ref>(detail::check_ptr(pcpu_family_curry(f_, c.get()),
+							   "pcpu_family_curry"));
+	}
 };
 
 /**
@@ -1233,6 +1367,15 @@ public:
 	gauge_ref get(const std::string_view *values, std::size_t n) const
 	{
 		return gauge_ref(child(pcpu_family_get_gauge, values, n, "pcpu_family_get_gauge"));
+	}
+
+	/** A view with the labels of @p l fixed; as counter_family::curry(). */
+	curried<gauge_ref> curry(percpu::labels l) const
+	{
+		detail::cstrings c(l.begin(), l.size());
+
+		return curried<gauge_ref>(detail::check_ptr(pcpu_family_curry(f_, c.get()),
+							   "pcpu_family_curry"));
 	}
 };
 
@@ -1267,6 +1410,15 @@ public:
 		return histogram_ref(
 			child(pcpu_family_get_histogram, values, n, "pcpu_family_get_histogram"));
 	}
+
+	/** A view with the labels of @p l fixed; as counter_family::curry(). */
+	curried<histogram_ref> curry(percpu::labels l) const
+	{
+		detail::cstrings c(l.begin(), l.size());
+
+		return curried<histogram_ref>(detail::check_ptr(pcpu_family_curry(f_, c.get()),
+							   "pcpu_family_curry"));
+	}
 };
 
 /**
@@ -1297,6 +1449,15 @@ public:
 	summary_ref get(const std::string_view *values, std::size_t n) const
 	{
 		return summary_ref(child(pcpu_family_get_summary, values, n, "pcpu_family_get_summary"));
+	}
+
+	/** A view with the labels of @p l fixed; as counter_family::curry(). */
+	curried<summary_ref> curry(percpu::labels l) const
+	{
+		detail::cstrings c(l.begin(), l.size());
+
+		return curried<summary_ref>(detail::check_ptr(pcpu_family_curry(f_, c.get()),
+							   "pcpu_family_curry"));
 	}
 };
 

@@ -45,6 +45,9 @@ int main(int argc, char **)
 	h.observe(2000000);
 	percpu::counter_ref child = cf.get({ "200" });
 	child.inc();
+	percpu::curried<percpu::gauge_ref> pools = gf.curry({ { "pool", "db" } });
+	pools.get({}).set(3);
+	auto routes = hf.curry({});
 	gf.get({ "db" }).set(3);
 	percpu::histogram_ref sizes = hf.get({ "/" });
 	sizes.observe(4);
@@ -53,19 +56,21 @@ int main(int argc, char **)
 	paid.inc();
 	rpc.observe(1000);
 	rpc.observe_double(0.5);
-	percpu::summary_ref op = sf.get({ "get" });
+	percpu::summary_ref op = sf.curry({ { "op", "get" } }).get({});
 	op.observe(3);
 	push.basic_auth("u", "p").format(PCPU_METRICS_PROTOBUF).timeout(std::chrono::seconds(1));
 	bool ok = c.value() == 3 && c.read() <= 3 && up_down.value() == -1 && g.value() == 5 &&
 		  d.value() > 0.7 && h.snapshot().count() == 1 && child.value() == 1 &&
 		  gf.get({ "db" }).value() == 3 && sizes.snapshot().sum == 4 && cf.size() == 2 &&
-		  cf.refused() == 0 && cf.remove({ "200" }) && !r.exposition().empty() &&
+		  cf.refused() == 0 && cf.remove({ "200" }) &&
+		  routes.get({ "/" }).get() == sizes.get() &&
+		  hf.remove_matching({ { "route", "/" } }) == 1 && !r.exposition().empty() &&
 		  !percpu::exposition(PCPU_METRICS_OPENMETRICS).empty() && paid.value() == 1.25 &&
 		  paid.refused() == 0 && rpc.count() == 2 && rpc.sum() == 500001000 &&
 		  rpc.quantile(1) > 0.45 && rpc.alpha() <= 0.05 && op.count() == 1 && sf.size() == 1;
 	cf.reclaim();
 	return ok && c && child && sizes && gf.get() && r.get() && paid.get() && rpc && op &&
-			       sf.get() ?
+			       sf.get() && pools.get() ?
 		       0 :
 		       1;
 }

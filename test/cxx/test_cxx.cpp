@@ -794,3 +794,160 @@ Test(cxx, gateway_pushes_the_registrys_exposition_or_throws_the_c_calls_errno)
 	}
 	assert_no_leaks();
 }
+
+namespace {
+
+// How many times @p what occurs in @p text.
+std::size_t occurrences(const std::string &text, const std::string &what)
+{
+	std::size_t n = 0;
+
+	for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+		n++;
+	return n;
+}
+
+} // namespace
+
+Test(cxx, a_curried_views_get_is_the_familys_get_of_the_whole_tuple)
+{
+	{
+		percpu::registry r;
+		percpu::counter_family f{percpu::desc("cxx_cur").in(r), {"method", "code", "region"}};
+		// a child that a get ignoring the fixed values could hit instead
+		f.get({ "POST", "500", "eu" }).add(100);
+		// fixed out of the family's order: the view puts them in place
+		percpu::curried<percpu::counter_ref> get200 = f.curry({ { "code", "200" },
+									{ "method", "GET" } });
+		auto in_eu = f.curry({ { "region", "eu" } });
+		auto all = f.curry({ { "region", "eu" }, { "method", "GET" }, { "code", "200" } });
+		auto none = f.curry({});
+
+		percpu::counter_ref c = get200.get({ "eu" });
+		cr_assert_eq(c.get(), f.get({ "GET", "200", "eu" }).get());
+		cr_assert_eq(in_eu.get({ "GET", "200" }).get(), c.get());
+		cr_assert_eq(all.get({}).get(), c.get());
+		cr_assert_eq(none.get({ "GET", "200", "eu" }).get(), c.get());
+		cr_assert_neq(in_eu.get({ "POST", "500" }).get(), c.get());
+		cr_assert_eq(in_eu.get({ "POST", "500" }).value(), 100);
+		c.add(3);
+		get200.get({ "eu" }).inc();
+		cr_assert_eq(f.get({ "GET", "200", "eu" }).value(), 4);
+		cr_assert_eq(f.size(), 2u);
+		const std::string text = r.exposition();
+		cr_assert_eq(occurrences(text, "{code=\"200\",method=\"GET\",region=\"eu\"}"), 1u,
+			     "%s", text.c_str());
+		cr_assert(contains(text, "cxx_cur_total{code=\"200\",method=\"GET\",region=\"eu\"} 4\n"),
+			  "%s", text.c_str());
+
+		// each kind of family's view returns its family's child
+		percpu::gauge_family gf{percpu::desc("cxx_cur_g").in(r), {"a", "b"}};
+		percpu::histogram_family hf{percpu::desc("cxx_cur_h").in(r), {"a", "b"}, { 10 }};
+		percpu::summary_family sf{percpu::desc("cxx_cur_s").in(r), {"a", "b"}};
+		auto gv = gf.curry({ { "b", "2" } });
+		auto hv = hf.curry({ { "a", "1" } });
+		auto sv = sf.curry({ { "b", "2" } });
+		gv.get({ "1" }).set(7);
+		cr_assert_eq(gf.get({ "1", "2" }).value(), 7);
+		cr_assert_eq(hv.get({ "2" }).get(), hf.get({ "1", "2" }).get());
+		cr_assert_eq(sv.get({ "1" }).get(), sf.get({ "1", "2" }).get());
+		cr_assert_eq(hf.size(), 1u);
+
+		// a moved view owns the C view once; the moved-from one owns nothing
+		percpu::curried<percpu::counter_ref> moved{std::move(get200)};
+		cr_assert_null(get200.get());
+		cr_assert_eq(moved.get({ "eu" }).get(), c.get());
+		get200 = std::move(in_eu);
+		cr_assert_eq(get200.get({ "GET", "200" }).get(), c.get());
+
+		// refusals as the family's get: the cap, the overflow child
+		percpu::counter_family capped{percpu::desc("cxx_cur_cap").in(r), {"a", "b"}, 1};
+		auto capped_a = capped.curry({ { "a", "x" } });
+		(void)capped_a.get({ "1" });
+		cr_assert_eq(thrown_errno([&] { (void)capped_a.get({ "2" }); }), E2BIG);
+		capped.set_overflow({ "o", "o" });
+		cr_assert_eq(capped_a.get({ "3" }).get(), capped.get({ "o", "o" }).get());
+		cr_assert_eq(capped_a.get({ std::string_view("\0", 1) }).get(),
+			     capped.get({ "o", "o" }).get());
+	}
+	assert_no_leaks();
+}
+
+Test(cxx, curry_and_a_views_get_throw_the_c_calls_errno)
+{
+	{
+		percpu::registry r;
+		percpu::counter_family f{percpu::desc("cxx_cur_bad").labels({ { "env", "prod" } }).in(r),
+					 {"a", "b"}};
+		std::string what;
+
+		cr_assert_eq(thrown_errno([&] { (void)f.curry({ { "nope", "1" } }); }, &what), EINVAL);
+		cr_assert(contains(what, "pcpu_family_curry"), "%s", what.c_str());
+		cr_assert_eq(thrown_errno([&] { (void)f.curry({ { "env", "prod" } }); }), EINVAL);
+		cr_assert_eq(thrown_errno([&] { (void)f.curry({ { "a", "1" }, { "a", "2" } }); }),
+			     EINVAL);
+		cr_assert_eq(thrown_errno([&] { (void)f.curry({ { "a", "\xff" } }); }), EINVAL);
+		cr_assert_eq(thrown_errno([&] { (void)f.curry({ { "a", std::string_view("\0", 1) } }); }),
+			     EINVAL);
+		auto v = f.curry({ { "a", "1" } });
+		cr_assert_eq(thrown_errno([&] { (void)v.get({}); }, &what), EINVAL);
+		cr_assert(contains(what, "pcpu_family_curried_get"), "%s", what.c_str());
+		cr_assert_eq(thrown_errno([&] { (void)v.get({ "2", "3" }); }), EINVAL);
+		cr_assert_eq(thrown_errno([&] { (void)v.get({ "\xff" }); }), EINVAL);
+		cr_assert_eq(f.size(), 0u);
+		cr_assert_eq(f.refused(), 3u);
+	}
+	assert_no_leaks();
+}
+
+Test(cxx, remove_matching_removes_exactly_the_matching_children)
+{
+	{
+		percpu::registry r;
+		percpu::counter_family f{percpu::desc("cxx_rm").in(r), {"method", "code"}};
+		auto get = f.curry({ { "method", "GET" } });
+
+		f.get({ "GET", "200" }).add(1);
+		f.get({ "GET", "500" }).add(2);
+		f.get({ "POST", "200" }).add(3);
+		f.get({ "POST", "500" }).add(4);
+		f.set_overflow({ "other", "other" });
+		cr_assert_eq(f.size(), 5u);
+
+		cr_assert_eq(f.remove_matching({ { "code", "200" } }), 2u);
+		cr_assert_eq(f.size(), 3u);
+		std::string text = r.exposition();
+		cr_assert(!contains(text, "code=\"200\""), "%s", text.c_str());
+		cr_assert(contains(text, "cxx_rm_total{code=\"500\",method=\"GET\"} 2\n"), "%s",
+			  text.c_str());
+		cr_assert(contains(text, "cxx_rm_total{code=\"500\",method=\"POST\"} 4\n"), "%s",
+			  text.c_str());
+		cr_assert_eq(f.remove_matching({ { "code", "500" }, { "method", "GET" } }), 1u);
+		cr_assert_eq(f.remove_matching({ { "method", "PUT" } }), 0u);
+		text = r.exposition();
+		cr_assert(!contains(text, "method=\"GET\""), "%s", text.c_str());
+		cr_assert(contains(text, "cxx_rm_total{code=\"500\",method=\"POST\"} 4\n"), "%s",
+			  text.c_str());
+
+		std::string what;
+		cr_assert_eq(thrown_errno([&] { (void)f.remove_matching({ { "nope", "1" } }); }, &what),
+			     EINVAL);
+		cr_assert(contains(what, "pcpu_family_remove_matching"), "%s", what.c_str());
+		cr_assert_eq(thrown_errno([&] {
+				     (void)f.remove_matching({ { "code", std::string_view("5\0", 2) } });
+			     }),
+			     EINVAL);
+		cr_assert_eq(f.size(), 2u);
+		f.reclaim();
+
+		// the view outlives the removal of its children: a new child at 0
+		cr_assert_eq(get.get({ "200" }).value(), 0);
+		get.get({ "200" }).inc();
+		cr_assert(contains(r.exposition(), "cxx_rm_total{code=\"200\",method=\"GET\"} 1\n"));
+		// {}: every child but the overflow one
+		cr_assert_eq(f.remove_matching({}), 2u);
+		cr_assert_eq(f.size(), 1u);
+		f.reclaim();
+	}
+	assert_no_leaks();
+}
