@@ -660,11 +660,13 @@ def cxx_page(path, version):
             continue
         rest = src[m.end():]
         # a class template's "template <...>" line comes first
-        cls = re.match(r'(?:template <[^\n]*>\n)?(class|struct) (\w+)', rest)
+        cls = re.match(r'(template <[^\n]*>\n)?(class|struct) (\w+)', rest)
         out = []
         if cls:
-            names.append((cls.group(1), cls.group(2)))
-            out += ['.SS "%s percpu::%s"' % cls.groups()] + doc_roff(split_doc(doc)[0])
+            names.append((cls.group(2), cls.group(3)))
+            out += ['.SS "%s%s percpu::%s"' % ((cls.group(1) or '').replace('\n', ' '),
+                                              cls.group(2), cls.group(3))]
+            out += doc_roff(split_doc(doc)[0])
             end = matching(rest, rest.index('{'), '{', '}')
             body = rest[:end]
             for mm in re.finditer(r'^\t/\*\*(?!<).*?\*/\n\t', body, re.M | re.S):

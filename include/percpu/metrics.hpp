@@ -1286,7 +1286,10 @@ protected:
  * values, as prometheus-cpp's Family<Counter>. get() looks the child up
  * without a lock (only a new tuple takes the family's lock); keep the
  * counter_ref it returns to add without any lookup, as prometheus-cpp's
- * Counter&. @since 0.5
+ * Counter&. Every family also has remove({values}) (pcpu_family_remove()),
+ * remove_matching({{"name", "value"}, ...}) (pcpu_family_remove_matching(),
+ * client_golang's DeletePartialMatch: the number removed), reclaim(),
+ * set_overflow({values}), refused() and size(). @since 0.5
  */
 class counter_family : public detail::family_base {
 public:
