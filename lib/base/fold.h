@@ -277,9 +277,11 @@ PCPU_FOLD_DEFINE_STEP(word, uint64_t)
  * moved out of slots and not yet credited to central [central-marks]: the
  * maximum threshold @max, or an eighth of the @bound (armed CPUs x @max)
  * where that is more. Each credit is a locked add, as each swap is: a
- * walk over n armed CPUs whose pending deltas add up to P credits about
- * P / budget times, at most about 8 + n / 8 times rather than up to n;
- * read() lags by at most the budget more than at quiescence meanwhile.
+ * walk over n armed CPUs credits each time what it owes passes the budget
+ * less one CPU's delta, so, on n > 16, at most about n / (n / 8 - 1) + 1
+ * times (12 on 32 CPUs, 10 on 64, 9 on 1,024), where crediting every
+ * @max's worth credits up to n times; read() lags by at most the budget
+ * more than at quiescence meanwhile.
  */
 static inline uint64_t pcpu_fold_walk_budget(uint64_t max, uint64_t bound)
 {
