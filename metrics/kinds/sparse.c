@@ -72,7 +72,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -615,7 +614,7 @@ void pcpu_sparse_observe(struct pcpu_sparse *sp, double v)
 
 static struct pcpu_sparse *of_leaf(struct pcpu_fork_leaf *l)
 {
-	return (struct pcpu_sparse *)((char *)l - offsetof(struct pcpu_sparse, leaf));
+	return caa_container_of(l, struct pcpu_sparse, leaf);
 }
 
 static void sparse_fork_prepare(struct pcpu_fork_leaf *l)

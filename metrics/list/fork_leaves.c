@@ -21,36 +21,36 @@
 #include "list/list_internal.h"
 
 static pthread_mutex_t leaves_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pcpu_fork_leaf leaves = { .prev = &leaves, .next = &leaves };
+static CDS_LIST_HEAD(leaves);
 
 void pcpu_fork_leaf_add(struct pcpu_fork_leaf *l)
 {
 	pthread_mutex_lock(&leaves_lock);
-	l->next = &leaves;
-	l->prev = leaves.prev;
-	leaves.prev->next = l;
-	leaves.prev = l;
+	cds_list_add_tail(&l->link, &leaves);
 	pthread_mutex_unlock(&leaves_lock);
 }
 
 void pcpu_fork_leaf_remove(struct pcpu_fork_leaf *l)
 {
 	pthread_mutex_lock(&leaves_lock);
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
+	cds_list_del(&l->link);
 	pthread_mutex_unlock(&leaves_lock);
 }
 
 void pcpu_fork_leaves_prepare(void)
 {
+	struct pcpu_fork_leaf *l;
+
 	pthread_mutex_lock(&leaves_lock);
-	for (struct pcpu_fork_leaf *l = leaves.next; l != &leaves; l = l->next)
+	cds_list_for_each_entry(l, &leaves, link)
 		l->ops->prepare(l);
 }
 
 void pcpu_fork_leaves_parent(void)
 {
-	for (struct pcpu_fork_leaf *l = leaves.next; l != &leaves; l = l->next)
+	struct pcpu_fork_leaf *l;
+
+	cds_list_for_each_entry(l, &leaves, link)
 		l->ops->parent(l);
 	pthread_mutex_unlock(&leaves_lock);
 }
@@ -58,7 +58,9 @@ void pcpu_fork_leaves_parent(void)
 /* In the child (one thread): the list's mutex and every leaf's locks anew. */
 void pcpu_fork_leaves_child(void)
 {
+	struct pcpu_fork_leaf *l;
+
 	pthread_mutex_init(&leaves_lock, NULL);
-	for (struct pcpu_fork_leaf *l = leaves.next; l != &leaves; l = l->next)
+	cds_list_for_each_entry(l, &leaves, link)
 		l->ops->child(l);
 }

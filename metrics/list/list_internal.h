@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <urcu/list.h>
+
 #include <percpu/metrics.h>
 #include <percpu/metrics_registry.h>
 
@@ -144,7 +146,7 @@ struct pcpu_fork_leaf_ops {
 };
 struct pcpu_fork_leaf {
 	const struct pcpu_fork_leaf_ops *ops;
-	struct pcpu_fork_leaf *prev, *next; /* under the list's mutex */
+	struct cds_list_head link; /* under the list's mutex */
 };
 void pcpu_fork_leaf_add(struct pcpu_fork_leaf *l);
 void pcpu_fork_leaf_remove(struct pcpu_fork_leaf *l);
