@@ -47,9 +47,9 @@ TESTS=(
 	"charge-races||test/charge/test-charge-races --tap"
 	"stat||test/stat/test-stat --tap"
 	"shared||test/shared/test-shared --tap"
-	"race||test/race/test-race"
-	"charge-race||test/charge/test-charge-race"
-	"stat-race||test/stat/test-stat-race"
+	"race||test/test-race"
+	"charge-race||test/test-charge-race"
+	"stat-race||test/test-stat-race"
 )
 if [ $# -gt 3 ]; then
 	chosen=()
