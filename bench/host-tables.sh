@@ -158,8 +158,8 @@ cell() {
 		on && $2 + 0 == 1024 && $3 + 0 == n { v = $idx[name]; gsub(/ /, "", v); print v; exit }' "$1"
 }
 if $x86; then
-	echo "| series | percpu (ns) | kernel port (ns) | ratio | at 1024/4: percpu (ns) | plain loads of 1,024 pairs (ns) | one \`lock cmpxchg16b\` per pair (ns) | a plain store of each mark (ns) |"
-	echo "|--:|--:|--:|--:|--:|--:|--:|--:|"
+	echo "| series | percpu (ns) | kernel port (ns) | ratio | at 1024/4: percpu (ns) | plain loads of 1,024 pairs (ns) | one \`lock cmpxchg16b\` per pair (ns) | a plain store of each mark (ns) | colored: one \`lock cmpxchg16b\` per pair (ns) |"
+	echo "|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 else
 	echo "| series | percpu (ns) | kernel port (ns) | ratio | at 1024/4: percpu (ns) |"
 	echo "|--:|--:|--:|--:|--:|"
@@ -170,20 +170,21 @@ for i in $(seq "$series"); do
 	row="| $i | $p | $k | $(awk -v p="$p" -v k="$k" 'BEGIN { printf "%.2f", p / k }')x | $(cell "$f" 4 "sync_fold (ns)")"
 	if $x86; then
 		w=$out/fold-walk.$i.txt
-		row="$row | $(awk '/^plain loads  / { print $3 }' "$w") | $(awk '/^cas16 per slot/ { print $4 }' "$w") | $(awk '/^plain loads, plain mark store/ { print $6 }' "$w")"
+		row="$row | $(awk '/^plain loads  / { print $3 }' "$w") | $(awk '/^cas16 per slot/ { print $4 }' "$w") | $(awk '/^plain loads, plain mark store/ { print $6 }' "$w") | $(awk '/^colored: cas16 per slot/ { print $5 }' "$w")"
 	fi
 	echo "$row |"
 done > "$out/sync.rows"
 cat "$out/sync.rows"
 col_sync() { awk -F'|' -v c="$1" '{ gsub(/[ x]/, "", $c); print $c }' "$out/sync.rows" | median; }
-echo "| **median** | $(col_sync 3) | $(col_sync 4) | **$(printf %.2f "$(col_sync 5)")x** | $(col_sync 6) |$($x86 && echo " $(col_sync 7) | $(col_sync 8) | $(col_sync 9) |")"
+echo "| **median** | $(col_sync 3) | $(col_sync 4) | **$(printf %.2f "$(col_sync 5)")x** | $(col_sync 6) |$($x86 && echo " $(col_sync 7) | $(col_sync 8) | $(col_sync 9) | $(col_sync 10) |")"
 echo
 echo "Targets (issue 35): <= 1.2x the kernel port, never above 1.5x. percpu folds each armed CPU"
-echo "with one locked swap; the kernel port reads every slot and makes one add. The last three"
-echo "columns are walks of 1,024 pairs with nothing else (\`bench/shapes/fold-walk.c\`): loads,"
-echo "a locked swap of each, and a plain store of each mark (what a fold would write if folders"
-echo "took one lock for the walk instead of a swap per CPU): where the stores cost what the swaps"
-echo "do, it is writing every CPU's line, not the lock, that the kernel port does not pay."
+echo "with one locked swap; the kernel port reads every slot and makes one add. The last four"
+echo "columns are walks of 1,024 pairs a 4 KiB stride apart with nothing else"
+echo "(\`bench/shapes/fold-walk.c\`): loads; a locked swap of each; a plain store of each mark"
+echo "(what a fold would write if folders took one lock for the walk); and the swaps again with"
+echo "each pair at another cache line of its page (colored), where the 4 KiB stride puts every"
+echo "CPU's copy in one set of an L1 indexed by the page offset."
 echo
 echo "### The check against the last release (\`meson test --benchmark add-vs-0.4\`'s command)"
 echo
