@@ -527,6 +527,20 @@ static void run_stat_snapshot(void *ctx, unsigned int i)
 		abort();
 }
 
+static void refill_stat(void *ctx)
+{
+	fill_stat(((struct stat_ctx *)ctx)->s);
+}
+
+/* Each call a line of its own (its first item's sync): every one has all pending. */
+static void run_stat_sync(void *ctx, unsigned int i)
+{
+	struct stat_ctx *sc = ctx;
+	const struct stat_set *s = set_of(sc->s);
+
+	sink = pcpu_stat_sync_if_delta_above(sc->s, s->lines[i % s->nr_lines].item[0], 0);
+}
+
 static void run_shared_snapshot(void *ctx, unsigned int i)
 {
 	struct stat_ctx *sc = ctx;
@@ -1005,6 +1019,13 @@ static int measure_stat(double *row)
 			err = -EPROTO;
 		}
 	}
+	row[SCALE_stat_sync_fold] = measure(
+		&(struct op){ refill_stat, run_stat_sync, sc, set_of(sc->s)->nr_lines });
+	for (unsigned int i = 0; i < STAT_ITEMS; i++)
+		if (pcpu_stat_read(sc->s, i) != pcpu_stat_sum(sc->s, i)) {
+			fprintf(stderr, "percpu-bench-scale: stat item %u pending after sync\n", i);
+			err = -EPROTO;
+		}
 	pcpu_stat_add(sc->s, 1, GIB); /* the slow path: central, then the threshold */
 	row[SCALE_stat_bound_1g] = (double)pcpu_stat_error_bound(sc->s, 1);
 	pcpu_stat_destroy(sc->s);
