@@ -532,13 +532,17 @@ static void refill_stat(void *ctx)
 	fill_stat(((struct stat_ctx *)ctx)->s);
 }
 
-/* Each call a line of its own (its first item's sync): every one has all pending. */
+/*
+ * Each call a full line of its own (its first item's sync), so that each
+ * finds every CPU pending: the 64 items' first STAT_FULL_LINES lines.
+ */
+#define STAT_FULL_LINES (STAT_ITEMS / PCPU_STAT_LINE_ITEMS)
+
 static void run_stat_sync(void *ctx, unsigned int i)
 {
 	struct stat_ctx *sc = ctx;
-	const struct stat_set *s = set_of(sc->s);
 
-	sink = pcpu_stat_sync_if_delta_above(sc->s, s->lines[i % s->nr_lines].item[0], 0);
+	sink = pcpu_stat_sync_if_delta_above(sc->s, set_of(sc->s)->lines[i].item[0], 0);
 }
 
 static void run_shared_snapshot(void *ctx, unsigned int i)
@@ -1019,12 +1023,22 @@ static int measure_stat(double *row)
 			err = -EPROTO;
 		}
 	}
-	row[SCALE_stat_sync_fold] = measure(
-		&(struct op){ refill_stat, run_stat_sync, sc, set_of(sc->s)->nr_lines });
-	for (unsigned int i = 0; i < STAT_ITEMS; i++)
-		if (pcpu_stat_read(sc->s, i) != pcpu_stat_sum(sc->s, i)) {
-			fprintf(stderr, "percpu-bench-scale: stat item %u pending after sync\n", i);
+	for (unsigned int l = 0; l < STAT_FULL_LINES; l++)
+		if (set_of(sc->s)->lines[l].nr != PCPU_STAT_LINE_ITEMS) {
+			fprintf(stderr, "percpu-bench-scale: stat line %u not full\n", l);
 			err = -EPROTO;
+		}
+	row[SCALE_stat_sync_fold] =
+		measure(&(struct op){ refill_stat, run_stat_sync, sc, STAT_FULL_LINES });
+	for (unsigned int l = 0; l < STAT_FULL_LINES; l++)
+		for (unsigned int k = 0; k < PCPU_STAT_LINE_ITEMS; k++) {
+			unsigned int i = set_of(sc->s)->lines[l].item[k];
+
+			if (pcpu_stat_read(sc->s, i) != pcpu_stat_sum(sc->s, i)) {
+				fprintf(stderr, "percpu-bench-scale: stat item %u pending after sync\n",
+					i);
+				err = -EPROTO;
+			}
 		}
 	pcpu_stat_add(sc->s, 1, GIB); /* the slow path: central, then the threshold */
 	row[SCALE_stat_bound_1g] = (double)pcpu_stat_error_bound(sc->s, 1);
