@@ -158,6 +158,7 @@ static void print_tables(FILE *out, double rows[][SCALE_NR_COLUMNS], unsigned in
 		SCALE_compare_precise,  SCALE_sync_fold,
 		SCALE_fold_walk,        SCALE_fold_walk_seq_once,
 		SCALE_fold_all_1k,      SCALE_fold_all_1k_idle, SCALE_stat_snapshot_64,
+		SCALE_stat_sync_fold,
 		SCALE_shared_snapshot_64, SCALE_expo_1k,       SCALE_expo_10k,
 		-1,
 	};

@@ -527,6 +527,24 @@ static void run_stat_snapshot(void *ctx, unsigned int i)
 		abort();
 }
 
+static void refill_stat(void *ctx)
+{
+	fill_stat(((struct stat_ctx *)ctx)->s);
+}
+
+/*
+ * Each call a full line of its own (its first item's sync), so that each
+ * finds every CPU pending: the 64 items' first STAT_FULL_LINES lines.
+ */
+#define STAT_FULL_LINES (STAT_ITEMS / PCPU_STAT_LINE_ITEMS)
+
+static void run_stat_sync(void *ctx, unsigned int i)
+{
+	struct stat_ctx *sc = ctx;
+
+	sink = pcpu_stat_sync_if_delta_above(sc->s, set_of(sc->s)->lines[i].item[0], 0);
+}
+
 static void run_shared_snapshot(void *ctx, unsigned int i)
 {
 	struct stat_ctx *sc = ctx;
@@ -1005,6 +1023,23 @@ static int measure_stat(double *row)
 			err = -EPROTO;
 		}
 	}
+	for (unsigned int l = 0; l < STAT_FULL_LINES; l++)
+		if (set_of(sc->s)->lines[l].nr != PCPU_STAT_LINE_ITEMS) {
+			fprintf(stderr, "percpu-bench-scale: stat line %u not full\n", l);
+			err = -EPROTO;
+		}
+	row[SCALE_stat_sync_fold] =
+		measure(&(struct op){ refill_stat, run_stat_sync, sc, STAT_FULL_LINES });
+	for (unsigned int l = 0; l < STAT_FULL_LINES; l++)
+		for (unsigned int k = 0; k < PCPU_STAT_LINE_ITEMS; k++) {
+			unsigned int i = set_of(sc->s)->lines[l].item[k];
+
+			if (pcpu_stat_read(sc->s, i) != pcpu_stat_sum(sc->s, i)) {
+				fprintf(stderr, "percpu-bench-scale: stat item %u pending after sync\n",
+					i);
+				err = -EPROTO;
+			}
+		}
 	pcpu_stat_add(sc->s, 1, GIB); /* the slow path: central, then the threshold */
 	row[SCALE_stat_bound_1g] = (double)pcpu_stat_error_bound(sc->s, 1);
 	pcpu_stat_destroy(sc->s);

@@ -64,15 +64,71 @@ static void retune_line(struct stat_set *s, uint32_t line, uint32_t changed)
 			retune(s, ln->item[k], LOAD(&values_of(s, line)[k]));
 }
 
-/* Folds every armed CPU's pending deltas of the items of @line. */
+#ifdef PCPU_TEST_HOOKS
+void (*pcpu_stat_debug_walk_hook)(struct pcpu_stat *s, unsigned int line, unsigned int cpu);
+#define WALK_HOOK(s, line, cpu)                                                                    \
+	(pcpu_stat_debug_walk_hook ? pcpu_stat_debug_walk_hook(&(s)->pub, line, cpu) : (void)0)
+#else
+#define WALK_HOOK(s, line, cpu) ((void)0)
+#endif
+
+/*
+ * Folds every armed CPU's pending deltas of the items of @line, inside one
+ * fold section for the whole walk, as a counter's fold_all() does: each
+ * position of the line credits its central value only when what the walk
+ * took and has not credited would pass the item's budget
+ * (pcpu_fold_walk_budget() of its maximum and its bound) with the next
+ * CPU's pending delta, and once at the end for the rest. So read() lags by
+ * at most the budget more than at quiescence [central-marks], and a word
+ * folded costs one locked instruction (the swap) plus a credit every
+ * budget's worth, not two. Thresholds follow central after the last credit.
+ */
 void pcpu_stat_fold_line(struct stat_set *s, uint32_t line)
 {
-	uint32_t changed = 0;
+	const struct line *ln = &s->lines[line];
+	int64_t *central = values_of(s, line);
+	int64_t owed[PCPU_STAT_LINE_ITEMS] = { 0 }; /* taken, not yet credited */
+	uint64_t budget[PCPU_STAT_LINE_ITEMS];
+	uint32_t changed = 0, armed = LOAD(&s->armed);
 	unsigned int cpu;
 
+	for (uint32_t k = 0; k < ln->nr; k++) {
+		uint64_t max = LOAD(&s->threshold_max[ln->item[k]]);
+
+		/* the bound as pcpu_stat_error_bound() computes it */
+		budget[k] = pcpu_fold_walk_budget(max, pcpu_policy_bound(max, armed));
+	}
 	fold_enter(s, line);
-	pcpu_armset_for_each(s->armset, cpu_possible(), cpu)
-		changed |= fold_cpu_line(s, line, cpu, UINT32_MAX, 0);
+	pcpu_armset_for_each(s->armset, cpu_possible(), cpu) {
+		uint64_t *w = words_of(s, cpu) + ln->first_slot;
+		bool took = false;
+
+		for (uint32_t k = 0; k < ln->nr; k++) {
+			uint64_t snap;
+			int64_t pending;
+
+			pcpu_word_snap(&w[k], &snap);
+			pending = pcpu_word_pending(&snap);
+			if (pending == 0)
+				continue;
+			if (owed[k] &&
+			    pcpu_magnitude((int64_t)((uint64_t)owed[k] + (uint64_t)pending)) > budget[k]) {
+				pcpu_fold_credit(&central[k], owed[k]);
+				changed |= 1u << k;
+				owed[k] = 0;
+			}
+			owed[k] = (int64_t)((uint64_t)owed[k] +
+					    (uint64_t)pcpu_fold_take_word(&w[k], &snap));
+			took = true;
+		}
+		if (took)
+			WALK_HOOK(s, line, cpu);
+	}
+	for (uint32_t k = 0; k < ln->nr; k++)
+		if (owed[k]) {
+			pcpu_fold_credit(&central[k], owed[k]);
+			changed |= 1u << k;
+		}
 	fold_leave(s, line);
 	retune_line(s, line, changed);
 }

@@ -234,6 +234,14 @@ static inline bool stat_stable(uint64_t before, uint64_t after)
 /* Folds every CPU's pending deltas of the items of @line. */
 void pcpu_stat_fold_line(struct stat_set *s, uint32_t line);
 
+/*
+ * A test hook, in the suite's internal library only (PCPU_TEST_HOOKS):
+ * called by a line's folding walk (pcpu_stat_fold_line()) after it took
+ * CPU @cpu's pending deltas of @line, before it credits them
+ * (test/stat/test_stat_walk_budget.c).
+ */
+extern void (*pcpu_stat_debug_walk_hook)(struct pcpu_stat *s, unsigned int line, unsigned int cpu);
+
 /* The stat sets' operations for the registry. */
 extern const struct pcpu_class pcpu_stat_class;
 
