@@ -10,8 +10,8 @@
  * threshold in force, so that every bound the library reports stays true;
  * the other N - M slots stay zero-filled, not armed. The counters' walks
  * then visit M real slots on M distinct pages. Stat sets and shared
- * segments do not arm their slots yet: every possible CPU's slot of theirs
- * is filled, and their walks visit all N.
+ * segments are filled the same way, armed (their armed sets, since 0.4),
+ * and their walks visit the same M.
  *
  * What the model cannot reproduce: on a real machine the other CPUs' slots
  * sit in those CPUs' caches, so a walk takes a coherence miss per CPU. Two

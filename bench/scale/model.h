@@ -24,9 +24,9 @@
 	X(fold_walk_seq_once, "ns", "the same, seq entered once for the walk (proposal)")   \
 	X(fold_all_1k, "us", "pcpu_registry_fold_all(), 1k counters, every running CPU pending") \
 	X(fold_all_1k_idle, "us", "pcpu_registry_fold_all(), 1k counters, nothing pending") \
-	X(stat_snapshot_64, "ns", "pcpu_stat_snapshot(), 64 items, every possible CPU pending (not armed yet)") \
+	X(stat_snapshot_64, "ns", "pcpu_stat_snapshot(), 64 items, every running CPU pending") \
 	X(stat_sync_fold, "ns", "pcpu_stat_sync_if_delta_above(0): one line of 7 items folded, every running CPU pending on each") \
-	X(shared_snapshot_64, "ns", "pcpu_shared_snapshot(), 64 items, every possible CPU pending (not armed yet)") \
+	X(shared_snapshot_64, "ns", "pcpu_shared_snapshot(), 64 items, every running CPU pending") \
 	X(expo_1k, "us", "pcpu_metrics_write(), 1k counters")                                \
 	X(expo_10k, "us", "pcpu_metrics_write(), 10k counters")                              \
 	X(counter_bytes, "B", "memory per counter: slots + struct + armed set")              \
