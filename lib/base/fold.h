@@ -273,7 +273,8 @@ PCPU_FOLD_DEFINE_STEP(armed, int64_t)
 PCPU_FOLD_DEFINE_STEP(word, uint64_t)
 
 /*
- * How much a walk that folds many slots (a counter's fold_all()) may have
+ * How much a walk that folds many slots (a counter's fold_all(), a stat
+ * line's pcpu_stat_fold_line(), per item) may have
  * moved out of slots and not yet credited to central [central-marks]: the
  * maximum threshold @max, or an eighth of the @bound (armed CPUs x @max)
  * where that is more. Each credit is a locked add, as each swap is: a
@@ -286,6 +287,16 @@ PCPU_FOLD_DEFINE_STEP(word, uint64_t)
 static inline uint64_t pcpu_fold_walk_budget(uint64_t max, uint64_t bound)
 {
 	return bound / 8 > max ? bound / 8 : max;
+}
+
+/*
+ * In such a walk, before it takes a slot's @pending: must it first credit
+ * what it owes (@owed: taken, not yet credited)? When the two together
+ * would pass its @budget.
+ */
+static inline bool pcpu_fold_walk_due(int64_t owed, int64_t pending, uint64_t budget)
+{
+	return owed && pcpu_magnitude((int64_t)((uint64_t)owed + (uint64_t)pending)) > budget;
 }
 
 /*

@@ -165,8 +165,7 @@ static int64_t fold_all(struct pcpu_counter *c)
 			if (!entered)
 				pcpu_fold_seq_enter(&c->seq, COUNTER_SEQ_FOLD);
 			entered = true;
-			if (owed &&
-			    pcpu_magnitude((int64_t)((uint64_t)owed + (uint64_t)pending)) > budget) {
+			if (pcpu_fold_walk_due(owed, pending, budget)) {
 				central = pcpu_fold_credit(&c->central, owed);
 				moved = true;
 				owed = 0;

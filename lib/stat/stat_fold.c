@@ -111,8 +111,7 @@ void pcpu_stat_fold_line(struct stat_set *s, uint32_t line)
 			pending = pcpu_word_pending(&snap);
 			if (pending == 0)
 				continue;
-			if (owed[k] &&
-			    pcpu_magnitude((int64_t)((uint64_t)owed[k] + (uint64_t)pending)) > budget[k]) {
+			if (pcpu_fold_walk_due(owed[k], pending, budget[k])) {
 				pcpu_fold_credit(&central[k], owed[k]);
 				changed |= 1u << k;
 				owed[k] = 0;
