@@ -89,15 +89,12 @@ void pcpu_stat_fold_line(struct stat_set *s, uint32_t line)
 	int64_t *central = values_of(s, line);
 	int64_t owed[PCPU_STAT_LINE_ITEMS] = { 0 }; /* taken, not yet credited */
 	uint64_t budget[PCPU_STAT_LINE_ITEMS];
-	uint32_t changed = 0, armed = LOAD(&s->armed);
+	uint32_t changed = 0;
 	unsigned int cpu;
 
-	for (uint32_t k = 0; k < ln->nr; k++) {
-		uint64_t max = LOAD(&s->threshold_max[ln->item[k]]);
-
-		/* the bound as pcpu_stat_error_bound() computes it */
-		budget[k] = pcpu_fold_walk_budget(max, pcpu_policy_bound(max, armed));
-	}
+	for (uint32_t k = 0; k < ln->nr; k++)
+		budget[k] = pcpu_fold_walk_budget(LOAD(&s->threshold_max[ln->item[k]]),
+						  pcpu_stat_error_bound(&s->pub, ln->item[k]));
 	fold_enter(s, line);
 	pcpu_armset_for_each(s->armset, cpu_possible(), cpu) {
 		uint64_t *w = words_of(s, cpu) + ln->first_slot;
