@@ -3,8 +3,9 @@
 #
 # Issue 35's tables for the host it runs on, in one command: the add against
 # both bare adds, the shapes of the sequence in asm alone, the folding sync
-# at 1024/1024 against the kernel port beside the walk's locked floor, and
-# the check against the last release. Prints a section of bench/RESULTS.md
+# at 1024/1024 against the kernel port beside walks of loads, swaps and
+# stores alone (bench/shapes/fold-walk.c), and the check against the last
+# release. Prints a section of bench/RESULTS.md
 # (Markdown, the CPU named) on stdout; keeps every raw output in OUT.
 #
 #   bench/host-tables.sh BUILD [OUT]
@@ -30,7 +31,9 @@ report_only=false
 if [ "${1:-}" = --report ]; then
 	report_only=true out=${2:?$usage}
 	runs=$(ls "$out"/add.*.txt | wc -l) series=$(ls "$out"/scale.*.txt | wc -l)
-	[ -f "$out/shapes-1.txt" ] || x86=false
+	# the outputs say which tables there are, not this machine
+	x86=false
+	[ -f "$out/shapes-1.txt" ] && x86=true
 else
 	build=${1:?$usage}
 	out=${2:-$(mktemp -d /tmp/host-tables.XXXXXX)}
@@ -142,7 +145,7 @@ if $x86; then
 			rate=$(awk -v v="$v" '$2 == v { print $4 }' "$f" | median)
 			ratio=$(awk -v v="$v" '$2 == 0 { a[$1] = $4 } $2 == v { r[$1] = $4 }
 				END { for (k in r) if (a[k] > 0) printf "%.3f\n", r[k] / a[k] }' "$f" | median)
-			row="$row | $rate | $(printf %.2f "$ratio")"
+			row="$row | $(printf %.0f "$rate") | $(printf %.2f "$ratio")"
 		done
 		echo "$row |"
 	done
@@ -175,8 +178,8 @@ for i in $(seq "$series"); do
 	echo "$row |"
 done > "$out/sync.rows"
 cat "$out/sync.rows"
-col_sync() { awk -F'|' -v c="$1" '{ gsub(/[ x]/, "", $c); print $c }' "$out/sync.rows" | median; }
-echo "| **median** | $(col_sync 3) | $(col_sync 4) | **$(printf %.2f "$(col_sync 5)")x** | $(col_sync 6) |$($x86 && echo " $(col_sync 7) | $(col_sync 8) | $(col_sync 9) | $(col_sync 10) |")"
+col_sync() { printf %.0f "$(awk -F'|' -v c="$1" '{ gsub(/[ x]/, "", $c); print $c }' "$out/sync.rows" | median)"; }
+echo "| **median** | $(col_sync 3) | $(col_sync 4) | **$(awk -F'|' '{ gsub(/[ x]/, "", $5); print $5 }' "$out/sync.rows" | median | xargs printf %.2f)x** | $(col_sync 6) |$($x86 && echo " $(col_sync 7) | $(col_sync 8) | $(col_sync 9) | $(col_sync 10) |")"
 echo
 echo "Targets (issue 35): <= 1.2x the kernel port, never above 1.5x. percpu folds each armed CPU"
 echo "with one locked swap; the kernel port reads every slot and makes one add. The last four"
