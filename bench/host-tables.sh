@@ -47,6 +47,13 @@ fi
 # The median of the numbers on stdin, one per line.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# The median of column C of the table rows in FILE (a ratio's x dropped),
+# printed with FORMAT.
+column_median() { printf "$3" "$(awk -F'|' -v c="$2" '{ gsub(/[ x]/, "", $c); print $c }' "$1" | median)"; }
+
+# The time of walk NAME in fold-walk.c's output FILE.
+walk_ns() { awk -v name="$2" '{ w = $0; sub(/ +[0-9]+ ns per walk.*/, "", w) } w == name { print $(NF - 6) }' "$1"; }
+
 # The Nth bracketed figure ([per CPU time]) of the line of FILE that holds TEXT.
 bracket() { grep -F -- "$2" "$1" | head -n 1 | grep -o '\[[0-9.]*\]' | sed -n "$3p" | tr -d '[]'; }
 
@@ -112,7 +119,7 @@ for i in $(seq "$runs"); do
 	echo "| $i | $(bracket "$f" "bare add, librseq's idiom" 1) | $(bracket "$f" "bare add, librseq's idiom" 2) | $(bracket "$f" "percpu / 0.4" 1) | $(bracket "$f" "percpu / 0.4" 2) |"
 done > "$out/add.rows"
 cat "$out/add.rows"
-col() { printf %.2f "$(awk -F'|' -v c="$1" '{ gsub(/ /, "", $c); print $c }' "$out/add.rows" | median)"; }
+col() { column_median "$out/add.rows" "$1" %.2f; }
 echo "| **median** | **$(col 3)x** | **$(col 4)x** | $(col 5)x | $(col 6)x |"
 echo
 echo "Targets (issue 35): >= 0.7x librseq's bare add at 1 and 2 threads, >= 0.8x where the"
@@ -173,13 +180,13 @@ for i in $(seq "$series"); do
 	row="| $i | $p | $k | $(awk -v p="$p" -v k="$k" 'BEGIN { printf "%.2f", p / k }')x | $(cell "$f" 4 "sync_fold (ns)")"
 	if $x86; then
 		w=$out/fold-walk.$i.txt
-		row="$row | $(awk '/^plain loads  / { print $3 }' "$w") | $(awk '/^cas16 per slot/ { print $4 }' "$w") | $(awk '/^plain loads, plain mark store/ { print $6 }' "$w") | $(awk '/^colored: cas16 per slot/ { print $5 }' "$w")"
+		row="$row | $(walk_ns "$w" "plain loads") | $(walk_ns "$w" "cas16 per slot") | $(walk_ns "$w" "plain loads, plain mark store") | $(walk_ns "$w" "colored: cas16 per slot")"
 	fi
 	echo "$row |"
 done > "$out/sync.rows"
 cat "$out/sync.rows"
-col_sync() { printf %.0f "$(awk -F'|' -v c="$1" '{ gsub(/[ x]/, "", $c); print $c }' "$out/sync.rows" | median)"; }
-echo "| **median** | $(col_sync 3) | $(col_sync 4) | **$(awk -F'|' '{ gsub(/[ x]/, "", $5); print $5 }' "$out/sync.rows" | median | xargs printf %.2f)x** | $(col_sync 6) |$($x86 && echo " $(col_sync 7) | $(col_sync 8) | $(col_sync 9) | $(col_sync 10) |")"
+col_sync() { column_median "$out/sync.rows" "$1" %.0f; }
+echo "| **median** | $(col_sync 3) | $(col_sync 4) | **$(column_median "$out/sync.rows" 5 %.2f)x** | $(col_sync 6) |$($x86 && echo " $(col_sync 7) | $(col_sync 8) | $(col_sync 9) | $(col_sync 10) |")"
 echo
 echo "Targets (issue 35): <= 1.2x the kernel port, never above 1.5x. percpu folds each armed CPU"
 echo "with one locked swap; the kernel port reads every slot and makes one add. The last four"
